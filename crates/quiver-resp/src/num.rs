@@ -1,0 +1,279 @@
+//! Number parsing and formatting with Redis's exact rules.
+//!
+//! Redis parses integers with `string2ll` (no sign but `-`, no leading zeros,
+//! no spaces, fits in `i64`) and floats with `strtod` (rejecting NaN, overflow
+//! and underflow). Formatting here never allocates.
+
+use std::io::Write as _;
+
+/// The most bytes an `i64` takes in decimal (`-9223372036854775808`).
+pub const MAX_I64_DIGITS: usize = 20;
+
+/// The most bytes [`format_double`] writes (sign, 17 digits, point, exponent).
+pub const MAX_DOUBLE_CHARS: usize = 32;
+
+/// Parses `bytes` exactly as Redis's `string2ll`: `0`, or an optional `-`
+/// followed by a digit 1-9 and more digits, within `i64`.
+pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
+    match bytes {
+        [] => None,
+        [b'0'] => Some(0),
+        [b'-', rest @ ..] => {
+            let magnitude = parse_magnitude(rest)?;
+            0i64.checked_sub_unsigned(magnitude)
+        }
+        _ => i64::try_from(parse_magnitude(bytes)?).ok(),
+    }
+}
+
+/// Digits without sign, first digit 1-9.
+fn parse_magnitude(digits: &[u8]) -> Option<u64> {
+    let (&first, rest) = digits.split_first()?;
+    if !(b'1'..=b'9').contains(&first) {
+        return None;
+    }
+    let mut value = u64::from(first - b'0');
+    for &b in rest {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(value)
+}
+
+/// Parses a float as Redis's `getDoubleFromObject` does with `strtod`: no
+/// leading space, no trailing bytes, `inf`/`-inf` allowed, NaN, overflow and
+/// underflow refused.
+pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let first = *bytes.first()?;
+    if first.is_ascii_whitespace() {
+        return None;
+    }
+    let value: f64 = text.parse().ok()?;
+    if value.is_nan() {
+        return None;
+    }
+    let unsigned = text.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    let is_inf_literal = unsigned == "inf" || unsigned == "infinity";
+    if value.is_infinite() && !is_inf_literal {
+        return None; // strtod: ERANGE overflow
+    }
+    if value == 0.0
+        && unsigned
+            .bytes()
+            .take_while(|b| *b != b'e')
+            .any(|b| (b'1'..=b'9').contains(&b))
+    {
+        return None; // strtod: ERANGE underflow
+    }
+    Some(value)
+}
+
+/// Parses an unsigned cursor as Redis's `parseScanCursorOrReply` (`strtoul`);
+/// an empty argument is cursor 0 as there.
+pub fn parse_cursor(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() {
+        return Some(0);
+    }
+    if !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
+/// Writes `value` in decimal into `buf` and returns the written bytes.
+pub fn format_i64(value: i64, buf: &mut [u8; MAX_I64_DIGITS]) -> &[u8] {
+    let mut magnitude = value.unsigned_abs();
+    let mut pos = buf.len();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        pos -= 1;
+        buf[pos] = b'-';
+    }
+    &buf[pos..]
+}
+
+/// Writes `value` as C's `printf("%.17g")` does (what Redis 7.0 uses for
+/// double replies), with `inf`, `-inf` and `nan` spelled as Redis does.
+pub fn format_double(value: f64, buf: &mut [u8; MAX_DOUBLE_CHARS]) -> &[u8] {
+    if value.is_nan() {
+        return b"nan";
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { b"inf" } else { b"-inf" };
+    }
+    // 17 significant digits, correctly rounded: d.dddddddddddddddde[-]X
+    let mut sci = [0u8; MAX_DOUBLE_CHARS];
+    let sci_len = {
+        let mut cursor = &mut sci[..];
+        let before = cursor.len();
+        write!(cursor, "{:.16e}", value.abs()).expect("a 17-digit float fits in 32 bytes");
+        before - cursor.len()
+    };
+    let sci = &sci[..sci_len];
+    let e_pos = sci
+        .iter()
+        .position(|&b| b == b'e')
+        .expect("{:e} writes an exponent");
+    let exponent: i32 = std::str::from_utf8(&sci[e_pos + 1..])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .expect("{:e} writes a decimal exponent");
+    let mut digits = [0u8; 17];
+    let mut n = 0;
+    for &b in &sci[..e_pos] {
+        if b.is_ascii_digit() {
+            digits[n] = b;
+            n += 1;
+        }
+    }
+    // %g drops trailing zeros of the significand.
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let digits = &digits[..n];
+    let mut out = Out { buf, len: 0 };
+    if value.is_sign_negative() {
+        out.push(b'-');
+    }
+    if (-4..17).contains(&exponent) {
+        write_fixed(&mut out, digits, exponent);
+    } else {
+        out.push(digits[0]);
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if exponent < 0 { b'-' } else { b'+' });
+        let abs = exponent.unsigned_abs();
+        if abs < 10 {
+            out.push(b'0');
+        }
+        let mut tmp = [0u8; MAX_I64_DIGITS];
+        out.extend(format_i64(i64::from(abs), &mut tmp));
+    }
+    let len = out.len;
+    &buf[..len]
+}
+
+/// Fixed notation for `%g` when -4 <= exponent < 17.
+fn write_fixed(out: &mut Out<'_>, digits: &[u8], exponent: i32) {
+    if exponent < 0 {
+        out.extend(b"0.");
+        for _ in 0..(-exponent - 1) {
+            out.push(b'0');
+        }
+        out.extend(digits);
+        return;
+    }
+    let int_len = exponent as usize + 1;
+    for i in 0..int_len {
+        out.push(digits.get(i).copied().unwrap_or(b'0'));
+    }
+    if digits.len() > int_len {
+        out.push(b'.');
+        out.extend(&digits[int_len..]);
+    }
+}
+
+struct Out<'a> {
+    buf: &'a mut [u8; MAX_DOUBLE_CHARS],
+    len: usize,
+}
+
+impl Out<'_> {
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    fn extend(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.push(b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g17(value: f64) -> String {
+        let mut buf = [0u8; MAX_DOUBLE_CHARS];
+        String::from_utf8(format_double(value, &mut buf).to_vec()).unwrap()
+    }
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-1"), Some(-1));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"-",
+            b"-0",
+            b"01",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"9223372036854775808",
+            b"1a",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn floats_follow_strtod_with_redis_checks() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"+inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"1e3"), Some(1000.0));
+        assert_eq!(parse_f64(b"0"), Some(0.0));
+        assert_eq!(parse_f64(b"0e5"), Some(0.0));
+        for bad in [&b""[..], b"nan", b" 1", b"1 ", b"1e400", b"1e-400", b"abc"] {
+            assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn integer_formatting() {
+        let mut buf = [0u8; MAX_I64_DIGITS];
+        assert_eq!(format_i64(0, &mut buf), b"0");
+        assert_eq!(format_i64(-42, &mut buf), b"-42");
+        assert_eq!(format_i64(i64::MIN, &mut buf), b"-9223372036854775808");
+        assert_eq!(format_i64(i64::MAX, &mut buf), b"9223372036854775807");
+    }
+
+    #[test]
+    fn doubles_format_like_printf_g17() {
+        assert_eq!(g17(0.0), "0");
+        assert_eq!(g17(-0.0), "-0");
+        assert_eq!(g17(1.5), "1.5");
+        assert_eq!(g17(0.1), "0.10000000000000001");
+        assert_eq!(g17(3.0), "3");
+        assert_eq!(g17(100.0), "100");
+        assert_eq!(g17(1e16), "10000000000000000");
+        assert_eq!(g17(1e17), "1e+17");
+        assert_eq!(g17(1.5e300), "1.5000000000000001e+300");
+        assert_eq!(g17(0.0001), "0.0001");
+        assert_eq!(g17(0.00001), "1.0000000000000001e-05");
+        assert_eq!(g17(-2.5), "-2.5");
+        assert_eq!(g17(f64::INFINITY), "inf");
+        assert_eq!(g17(f64::NEG_INFINITY), "-inf");
+        assert_eq!(g17(f64::NAN), "nan");
+        assert_eq!(g17(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(g17(5e-324), "4.9406564584124654e-324");
+    }
+}
