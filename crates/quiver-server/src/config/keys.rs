@@ -1,0 +1,256 @@
+//! The registry of every configuration key: its name, kind, default, the values
+//! profiles give it and what it means. Env var and flag names derive from the
+//! key name by one rule, so they cannot drift apart.
+
+use std::time::Duration;
+
+use super::profile::Profile;
+
+/// What kind of value a key holds; decides parsing and the "allowed" text of errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    /// A filesystem path.
+    Path,
+    /// `host:port` with a numeric IP (port 0 picks a free port).
+    SocketAddr,
+    /// A whole number in an inclusive range.
+    Integer { min: u64, max: u64 },
+    /// A byte size such as `64MiB`, at most `max` bytes.
+    Size { max: u64 },
+    /// A duration such as `250us` or `2s`, at most `max`.
+    Duration { max: Duration },
+    /// `true` or `false`.
+    Bool,
+    /// A `tracing` filter: a level (`info`) or directives (`quiver=debug,warn`).
+    LogFilter,
+}
+
+/// One configuration key.
+#[derive(Debug)]
+pub struct Key {
+    /// Dotted name as written in the file, e.g. `http.addr`.
+    pub name: &'static str,
+    /// What the value is.
+    pub kind: Kind,
+    /// Built-in default, in the canonical text form.
+    pub default: &'static str,
+    /// Values that profiles set instead of the default.
+    pub profiles: &'static [(Profile, &'static str)],
+    /// One-line meaning, shown by `quiver config --help` and in the docs.
+    pub doc: &'static str,
+}
+
+impl Key {
+    /// `http.addr` -> `QUIVER_HTTP_ADDR`.
+    pub fn env_var(&self) -> String {
+        format!(
+            "QUIVER_{}",
+            self.name.replace('.', "_").to_ascii_uppercase()
+        )
+    }
+
+    /// `http.addr` -> `http-addr` (used as `--http-addr`).
+    pub fn flag(&self) -> String {
+        self.name.replace(['.', '_'], "-")
+    }
+
+    /// The value this key takes under `profile` before any file, env or flag.
+    pub fn profile_value(&self, profile: Profile) -> Option<&'static str> {
+        self.profiles
+            .iter()
+            .find(|(p, _)| *p == profile)
+            .map(|(_, value)| *value)
+    }
+}
+
+/// The key that picks the profile; it is resolved before every other key.
+pub const PROFILE_KEY: &str = "profile";
+
+const PROFILE_NAMES: &[&str] = &["balanced", "latency", "throughput", "low-memory"];
+
+/// Most connections one listener serves at once. Each costs a task and buffers,
+/// so the bound keeps a flood of clients from exhausting memory.
+const MAX_CONNECTIONS_LIMIT: u64 = 1_000_000;
+
+/// Largest socket buffer that may be asked for: the kernel takes an `int` and
+/// doubles it, and anything beyond this is memory no single connection needs.
+const SOCKET_BUFFER_LIMIT: u64 = 256 << 20;
+
+/// Every key, in the order `quiver config` prints them.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: PROFILE_KEY,
+        kind: Kind::Choice(PROFILE_NAMES),
+        default: "balanced",
+        profiles: &[],
+        doc: "Named set of defaults: balanced, latency, throughput or low-memory.",
+    },
+    Key {
+        name: "data_dir",
+        kind: Kind::Path,
+        default: "./quiver-data",
+        profiles: &[],
+        doc: "Directory for all stored data; created on start and locked against a second server.",
+    },
+    Key {
+        name: "log.level",
+        kind: Kind::LogFilter,
+        default: "info",
+        profiles: &[],
+        doc: "Log filter: a level (error, warn, info, debug, trace) or tracing directives. RUST_LOG, when set, wins.",
+    },
+    Key {
+        name: "log.format",
+        kind: Kind::Choice(&["pretty", "json"]),
+        default: "pretty",
+        profiles: &[],
+        doc: "Log line format: pretty (human) or json (one object per line).",
+    },
+    Key {
+        name: "http.addr",
+        kind: Kind::SocketAddr,
+        default: "127.0.0.1:8080",
+        profiles: &[],
+        doc: "Address of the HTTP operations listener (/health, /ready, /metrics).",
+    },
+    Key {
+        name: "http.max_connections",
+        kind: Kind::Integer {
+            min: 1,
+            max: MAX_CONNECTIONS_LIMIT,
+        },
+        default: "1024",
+        profiles: &[(Profile::Throughput, "4096"), (Profile::LowMemory, "128")],
+        doc: "Most open connections on the HTTP listener; further ones are refused with 503.",
+    },
+    Key {
+        name: "net.backlog",
+        kind: Kind::Integer {
+            min: 1,
+            max: 65_535,
+        },
+        default: "1024",
+        profiles: &[(Profile::Throughput, "4096"), (Profile::LowMemory, "128")],
+        doc: "Accept backlog of every listening socket (the kernel caps it at net.core.somaxconn).",
+    },
+    Key {
+        name: "net.nodelay",
+        kind: Kind::Bool,
+        default: "true",
+        profiles: &[],
+        doc: "Disable Nagle's algorithm on accepted TCP connections; Quiver coalesces writes itself.",
+    },
+    Key {
+        name: "net.send_buffer",
+        kind: Kind::Size {
+            max: SOCKET_BUFFER_LIMIT,
+        },
+        default: "0B",
+        profiles: &[
+            (Profile::Latency, "256KiB"),
+            (Profile::Throughput, "4MiB"),
+            (Profile::LowMemory, "64KiB"),
+        ],
+        doc: "SO_SNDBUF of accepted connections; 0B leaves the kernel's auto-tuning in charge.",
+    },
+    Key {
+        name: "net.recv_buffer",
+        kind: Kind::Size {
+            max: SOCKET_BUFFER_LIMIT,
+        },
+        default: "0B",
+        profiles: &[
+            (Profile::Latency, "256KiB"),
+            (Profile::Throughput, "4MiB"),
+            (Profile::LowMemory, "64KiB"),
+        ],
+        doc: "SO_RCVBUF of accepted connections; 0B leaves the kernel's auto-tuning in charge.",
+    },
+    Key {
+        name: "net.keepalive",
+        kind: Kind::Duration {
+            max: Duration::from_secs(7_200),
+        },
+        default: "60s",
+        profiles: &[],
+        doc: "Idle time before TCP keepalive probes start on accepted connections; 0s turns keepalive off.",
+    },
+    Key {
+        name: "shutdown.drain_timeout",
+        kind: Kind::Duration {
+            max: Duration::from_secs(3_600),
+        },
+        default: "10s",
+        profiles: &[],
+        doc: "On SIGINT/SIGTERM, how long in-flight work may take to finish before the process exits.",
+    },
+];
+
+/// Looks a key up by its dotted name.
+pub fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|key| key.name == name)
+}
+
+/// The known key closest to `name` by edit distance, if any is close enough to
+/// be a plausible typo.
+pub fn nearest(name: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|key| (edit_distance(name, key.name), key.name))
+        .filter(|(distance, key)| *distance <= key.len().max(4) / 3 + 1)
+        .min()
+        .map(|(_, key)| key)
+}
+
+/// Levenshtein distance over bytes (key names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_derive_env_and_flag() {
+        let key = find("http.addr").expect("http.addr is a key");
+        assert_eq!(key.env_var(), "QUIVER_HTTP_ADDR");
+        assert_eq!(key.flag(), "http-addr");
+        let key = find("shutdown.drain_timeout").expect("key exists");
+        assert_eq!(key.env_var(), "QUIVER_SHUTDOWN_DRAIN_TIMEOUT");
+        assert_eq!(key.flag(), "shutdown-drain-timeout");
+    }
+
+    #[test]
+    fn typos_find_the_nearest_key() {
+        assert_eq!(nearest("http.adr"), Some("http.addr"));
+        assert_eq!(nearest("datadir"), Some("data_dir"));
+        assert_eq!(
+            nearest("shutdown.drain_timout"),
+            Some("shutdown.drain_timeout")
+        );
+        assert_eq!(nearest("completely.unrelated.thing"), None);
+    }
+
+    #[test]
+    fn names_are_unique_and_profiles_known() {
+        for (i, key) in KEYS.iter().enumerate() {
+            assert!(
+                KEYS[i + 1..].iter().all(|other| other.name != key.name),
+                "{}",
+                key.name
+            );
+        }
+    }
+}

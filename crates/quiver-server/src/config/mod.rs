@@ -1,0 +1,181 @@
+//! Configuration in two layers (raw text with sources, then a typed `Config`
+//! that cannot hold an invalid value). Sources, lowest to highest: built-in
+//! defaults, profile, TOML file, `QUIVER_*` environment, command-line flags.
+//! Every key is listed once in [`keys::KEYS`]; its env var and flag derive from
+//! its name (`http.addr` -> `QUIVER_HTTP_ADDR`, `--http-addr`).
+
+pub mod error;
+pub mod keys;
+pub mod profile;
+pub mod raw;
+mod render;
+pub mod source;
+mod typed;
+pub mod value;
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use error::ConfigError;
+pub use profile::Profile;
+pub use raw::{Inputs, RawConfig};
+pub use source::Source;
+use typed::Value;
+
+/// The effective configuration, fully checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub profile: Profile,
+    /// Directory for stored data; locked while a server runs.
+    pub data_dir: PathBuf,
+    pub log: LogConfig,
+    /// The HTTP operations listener.
+    pub http: ListenerConfig,
+    pub net: NetConfig,
+    pub shutdown: ShutdownConfig,
+}
+
+/// How log lines are filtered and printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogConfig {
+    /// A checked `tracing` filter.
+    pub level: String,
+    pub format: LogFormat,
+}
+
+/// The shape of a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+/// One listener's address and connection bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerConfig {
+    pub addr: SocketAddr,
+    pub max_connections: NonZeroU32,
+}
+
+/// Socket options shared by every TCP listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetConfig {
+    pub backlog: u32,
+    pub nodelay: bool,
+    /// `None` leaves the kernel's auto-tuning in charge.
+    pub send_buffer_bytes: Option<u32>,
+    pub recv_buffer_bytes: Option<u32>,
+    /// `None` turns TCP keepalive off.
+    pub keepalive: Option<Duration>,
+}
+
+/// Graceful shutdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShutdownConfig {
+    pub drain_timeout: Duration,
+}
+
+/// The checked configuration together with each value's source.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// Every key's canonical value and source, in registry order.
+    pub values: Vec<(&'static keys::Key, String, Source)>,
+}
+
+impl Loaded {
+    /// Loads and checks the configuration from all sources.
+    pub fn load(inputs: &Inputs) -> Result<Loaded, ConfigError> {
+        let raw = RawConfig::gather(inputs)?;
+        let checked = raw
+            .entries
+            .iter()
+            .map(|entry| Value::check(entry).map(|value| (entry, value)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let find = |name: &str| {
+            checked
+                .iter()
+                .find(|(entry, _)| entry.key.name == name)
+                .map(|(_, value)| value.clone())
+                .expect("every registry key is checked")
+        };
+        let config = Config::from_values(find);
+        let values = checked
+            .iter()
+            .map(|(entry, value)| (entry.key, value.to_string(), entry.source.clone()))
+            .collect();
+        Ok(Loaded { config, values })
+    }
+
+    /// The effective configuration as TOML, each key commented with its source.
+    pub fn to_toml(&self) -> String {
+        render::to_toml(self)
+    }
+}
+
+impl Config {
+    /// Builds the typed config; `value(name)` returns the checked value of a key,
+    /// whose variant matches the key's kind by construction.
+    fn from_values(value: impl Fn(&str) -> Value) -> Config {
+        let text = |name: &str| match value(name) {
+            Value::Text(text) => text,
+            other => unreachable!("{name} is a text key, got {other:?}"),
+        };
+        let integer = |name: &str| match value(name) {
+            Value::Integer(number) => number,
+            other => unreachable!("{name} is an integer key, got {other:?}"),
+        };
+        let size = |name: &str| match value(name) {
+            Value::Size(0) => None,
+            Value::Size(bytes) => {
+                Some(u32::try_from(bytes).expect("sizes are capped below u32::MAX"))
+            }
+            other => unreachable!("{name} is a size key, got {other:?}"),
+        };
+        let duration = |name: &str| match value(name) {
+            Value::Duration(duration) => duration,
+            other => unreachable!("{name} is a duration key, got {other:?}"),
+        };
+        let keepalive = duration("net.keepalive");
+        Config {
+            profile: text(keys::PROFILE_KEY)
+                .parse()
+                .expect("profile is a checked choice"),
+            data_dir: match value("data_dir") {
+                Value::Path(path) => path,
+                other => unreachable!("data_dir is a path key, got {other:?}"),
+            },
+            log: LogConfig {
+                level: text("log.level"),
+                format: if text("log.format") == "json" {
+                    LogFormat::Json
+                } else {
+                    LogFormat::Pretty
+                },
+            },
+            http: ListenerConfig {
+                addr: match value("http.addr") {
+                    Value::Addr(addr) => addr,
+                    other => unreachable!("http.addr is an address key, got {other:?}"),
+                },
+                max_connections: NonZeroU32::new(
+                    u32::try_from(integer("http.max_connections"))
+                        .expect("bounded by the key's range"),
+                )
+                .expect("the key's range starts at 1"),
+            },
+            net: NetConfig {
+                backlog: u32::try_from(integer("net.backlog")).expect("bounded by the key's range"),
+                nodelay: matches!(value("net.nodelay"), Value::Bool(true)),
+                send_buffer_bytes: size("net.send_buffer"),
+                recv_buffer_bytes: size("net.recv_buffer"),
+                keepalive: (!keepalive.is_zero()).then_some(keepalive),
+            },
+            shutdown: ShutdownConfig {
+                drain_timeout: duration("shutdown.drain_timeout"),
+            },
+        }
+    }
+}
