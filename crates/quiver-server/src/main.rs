@@ -1,1 +1,41 @@
-fn main() {}
+//! The `quiver` binary: parse the command line, load the configuration, then
+//! serve or print. Errors reach the user as one line naming what to fix.
+
+use std::process::ExitCode;
+
+use quiver_server::cli::{self, Invocation};
+use quiver_server::config::Loaded;
+use quiver_server::{logging, serve};
+
+fn main() -> ExitCode {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let invocation = match cli::parse(std::env::args(), env) {
+        Ok(invocation) => invocation,
+        Err(error) => error.exit(),
+    };
+    match run(invocation) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(invocation: Invocation) -> anyhow::Result<()> {
+    match invocation {
+        Invocation::Config(inputs) => {
+            print!("{}", Loaded::load(&inputs)?.to_toml());
+            Ok(())
+        }
+        Invocation::Serve(inputs) => {
+            let loaded = Loaded::load(&inputs)?;
+            logging::init(&loaded.config.log)?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(serve::run(loaded.config))?;
+            Ok(())
+        }
+    }
+}

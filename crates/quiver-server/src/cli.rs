@@ -1,0 +1,127 @@
+//! The command line: `quiver serve`, `quiver config`, `--version`. Every
+//! configuration key is also a flag on both commands, generated from the key
+//! registry so that `http.addr` is always `--http-addr`.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use crate::config::Inputs;
+use crate::config::keys::{KEYS, Key, Kind};
+
+const ABOUT: &str = "Quiver: live pub/sub streams, a Redis-compatible cache, a durable log and an HTTP gateway in one binary.";
+
+const AFTER_HELP: &str = "\
+Start with `quiver serve`: it runs with built-in defaults (data in ./quiver-data,
+operations endpoint on http://127.0.0.1:8080/health). `quiver config` prints every
+setting, its value and where the value came from.";
+
+const SETTINGS_HELP: &str = "\
+Settings come from, lowest to highest precedence: built-in defaults, the profile,
+the config file (--config or QUIVER_CONFIG), QUIVER_* environment variables, and
+these flags. The key `http.addr` is the env var QUIVER_HTTP_ADDR and the flag
+--http-addr; see docs/configuration.md for every key.";
+
+/// What the user asked for.
+#[derive(Debug)]
+pub enum Invocation {
+    /// Run the server.
+    Serve(Inputs),
+    /// Print the effective configuration.
+    Config(Inputs),
+}
+
+/// The whole command-line interface.
+pub fn command() -> Command {
+    Command::new("quiver")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(ABOUT)
+        .after_help(AFTER_HELP)
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .subcommand(with_settings(Command::new("serve").about(
+            "Run the server until SIGINT or SIGTERM (then drain and exit 0)",
+        )))
+        .subcommand(with_settings(Command::new("config").about(
+            "Print the effective configuration as TOML, with where each value came from",
+        )))
+}
+
+/// Parses the process arguments; `env` is the process environment.
+pub fn parse(
+    args: impl IntoIterator<Item = String>,
+    env: Vec<(String, String)>,
+) -> Result<Invocation, clap::Error> {
+    let matches = command().try_get_matches_from(args)?;
+    Ok(match matches.subcommand() {
+        Some(("serve", sub)) => Invocation::Serve(inputs(sub, env)),
+        Some(("config", sub)) => Invocation::Config(inputs(sub, env)),
+        _ => unreachable!("clap requires one of the declared subcommands"),
+    })
+}
+
+fn with_settings(command: Command) -> Command {
+    let command = command.after_help(SETTINGS_HELP).arg(
+        Arg::new("config")
+            .long("config")
+            .value_name("FILE")
+            .value_parser(clap::value_parser!(PathBuf))
+            .help("TOML config file [env: QUIVER_CONFIG]"),
+    );
+    KEYS.iter()
+        .fold(command, |command, key| command.arg(key_arg(key)))
+}
+
+fn key_arg(key: &'static Key) -> Arg {
+    Arg::new(key.name)
+        .long(flag_name(key))
+        .value_name(value_name(key.kind))
+        .action(ArgAction::Set)
+        .help(format!(
+            "{} [default: {}] [env: {}]",
+            key.doc,
+            key.default,
+            key.env_var()
+        ))
+        .help_heading("Settings")
+}
+
+/// `key.flag()` as a `&'static str`, computed once for the whole registry.
+fn flag_name(key: &Key) -> &'static str {
+    static FLAGS: OnceLock<Vec<String>> = OnceLock::new();
+    let flags = FLAGS.get_or_init(|| KEYS.iter().map(Key::flag).collect());
+    let index = KEYS
+        .iter()
+        .position(|known| known.name == key.name)
+        .expect("flags are only made for registry keys");
+    &flags[index]
+}
+
+fn value_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Choice(_) => "NAME",
+        Kind::Path => "PATH",
+        Kind::SocketAddr => "ADDR",
+        Kind::Integer { .. } => "N",
+        Kind::Size { .. } => "SIZE",
+        Kind::Duration { .. } => "DURATION",
+        Kind::Bool => "BOOL",
+        Kind::LogFilter => "FILTER",
+    }
+}
+
+fn inputs(matches: &ArgMatches, env: Vec<(String, String)>) -> Inputs {
+    Inputs {
+        config_file: matches.get_one::<PathBuf>("config").cloned(),
+        env,
+        flags: KEYS
+            .iter()
+            .filter_map(|key| {
+                matches
+                    .get_one::<String>(key.name)
+                    .map(|value| (key.name, value.clone()))
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,13 @@
+//! `quiver-server`: the `quiver` binary and everything that touches the
+//! outside world: configuration (file, env, flags, profiles), listeners and
+//! their limits, graceful shutdown, the data directory lock, logging, and the
+//! transports as modules (`http` today; `resp`, `native` and `quic` join it).
+//!
+//! It holds no business logic: transports translate their protocol into calls
+//! on `quiver-core` and back.
+
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod logging;
+pub mod serve;

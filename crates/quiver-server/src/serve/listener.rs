@@ -1,0 +1,182 @@
+//! Listener plumbing shared by every TCP transport: bind with the configured
+//! backlog, apply socket options to each accepted connection, enforce the
+//! connection limit with a protocol-specific refusal, count connections for
+//! metrics, and stop accepting on shutdown while tracking what is still open.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, SockRef, Socket, TcpKeepalive, Type};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+
+use super::shutdown::Shutdown;
+use crate::config::{ListenerConfig, NetConfig};
+
+/// How long a refused client gets to receive its refusal before we hang up.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Counters of one listener, read by `/metrics`.
+#[derive(Debug)]
+pub struct ListenerStats {
+    /// Short name used in metrics and logs, e.g. `http`.
+    pub name: &'static str,
+    pub addr: SocketAddr,
+    pub max_connections: u32,
+    pub accepted_total: AtomicU64,
+    pub refused_total: AtomicU64,
+    /// Open connections; a watch so shutdown can await zero.
+    open: watch::Sender<u64>,
+}
+
+impl ListenerStats {
+    /// Connections open right now.
+    pub fn open(&self) -> u64 {
+        *self.open.borrow()
+    }
+
+    /// Resolves when no connection is open.
+    pub async fn wait_idle(&self) {
+        let mut receiver = self.open.subscribe();
+        // `self` owns the sender, so the channel stays open while we wait.
+        let _ = receiver.wait_for(|open| *open == 0).await;
+    }
+}
+
+/// Held by each connection task; closing it updates the open count and frees
+/// a connection slot.
+#[derive(Debug)]
+pub struct ConnectionGuard {
+    stats: Arc<ListenerStats>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        self.stats.open.send_modify(|open| *open -= 1);
+    }
+}
+
+/// A bound TCP listener that has not started accepting yet.
+#[derive(Debug)]
+pub struct Listener {
+    tcp: TcpListener,
+    net: NetConfig,
+    slots: Arc<Semaphore>,
+    stats: Arc<ListenerStats>,
+}
+
+impl Listener {
+    /// Binds `config.addr` with the configured backlog.
+    pub fn bind(
+        name: &'static str,
+        config: &ListenerConfig,
+        net: &NetConfig,
+    ) -> io::Result<Listener> {
+        let socket = Socket::new(
+            Domain::for_address(config.addr),
+            Type::STREAM,
+            Some(Protocol::TCP),
+        )?;
+        socket.set_reuse_address(true)?;
+        socket.set_nonblocking(true)?;
+        socket.bind(&config.addr.into())?;
+        socket.listen(i32::try_from(net.backlog).unwrap_or(i32::MAX))?;
+        let tcp = TcpListener::from_std(socket.into())?;
+        let addr = tcp.local_addr()?;
+        let max_connections = config.max_connections.get();
+        let stats = Arc::new(ListenerStats {
+            name,
+            addr,
+            max_connections,
+            accepted_total: AtomicU64::new(0),
+            refused_total: AtomicU64::new(0),
+            open: watch::Sender::new(0),
+        });
+        let slots = Arc::new(Semaphore::new(max_connections as usize));
+        Ok(Listener {
+            tcp,
+            net: net.clone(),
+            slots,
+            stats,
+        })
+    }
+
+    /// The listener's counters (shared with the accept loop).
+    pub fn stats(&self) -> Arc<ListenerStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Accepts until `shutdown` fires. Each admitted connection runs
+    /// `handle(stream, peer, guard)` on its own task; a connection over the limit
+    /// runs `refuse(stream, limit)` instead, which should tell the client why.
+    pub async fn run<H, HF, R, RF>(self, shutdown: Shutdown, handle: H, refuse: R)
+    where
+        H: Fn(TcpStream, SocketAddr, ConnectionGuard) -> HF,
+        HF: Future<Output = ()> + Send + 'static,
+        R: Fn(TcpStream, u32) -> RF,
+        RF: Future<Output = ()> + Send + 'static,
+    {
+        loop {
+            let accepted = tokio::select! {
+                accepted = self.tcp.accept() => accepted,
+                () = shutdown.wait() => break,
+            };
+            let (stream, peer) = match accepted {
+                Ok(pair) => pair,
+                Err(error) => {
+                    // Typically EMFILE or ECONNABORTED: back off briefly instead of spinning.
+                    tracing::warn!(listener = self.stats.name, %error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            if let Err(error) = apply_socket_options(&stream, &self.net) {
+                tracing::debug!(listener = self.stats.name, %peer, %error, "socket options not applied");
+            }
+            match Arc::clone(&self.slots).try_acquire_owned() {
+                Ok(permit) => {
+                    self.stats.accepted_total.fetch_add(1, Ordering::Relaxed);
+                    self.stats.open.send_modify(|open| *open += 1);
+                    let guard = ConnectionGuard {
+                        stats: Arc::clone(&self.stats),
+                        _permit: permit,
+                    };
+                    tokio::spawn(handle(stream, peer, guard));
+                }
+                Err(_) => {
+                    self.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        listener = self.stats.name,
+                        %peer,
+                        limit = self.stats.max_connections,
+                        "connection refused: connection limit reached"
+                    );
+                    let refusal = refuse(stream, self.stats.max_connections);
+                    tokio::spawn(async move {
+                        let _ = tokio::time::timeout(REFUSAL_TIMEOUT, refusal).await;
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn apply_socket_options(stream: &TcpStream, net: &NetConfig) -> io::Result<()> {
+    stream.set_nodelay(net.nodelay)?;
+    let socket = SockRef::from(stream);
+    if let Some(bytes) = net.send_buffer_bytes {
+        socket.set_send_buffer_size(bytes as usize)?;
+    }
+    if let Some(bytes) = net.recv_buffer_bytes {
+        socket.set_recv_buffer_size(bytes as usize)?;
+    }
+    if let Some(idle) = net.keepalive {
+        socket.set_tcp_keepalive(&TcpKeepalive::new().with_time(idle))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! Shutdown signalling: one `Shutdown` handle fires once, and every accept
+//! loop and connection holds a cheap clone it can await.
+
+use tokio::sync::watch;
+
+/// A one-way "stop now" flag that many tasks can await.
+#[derive(Debug, Clone)]
+pub struct Shutdown {
+    sender: std::sync::Arc<watch::Sender<bool>>,
+    receiver: watch::Receiver<bool>,
+}
+
+impl Shutdown {
+    /// A flag that has not fired.
+    pub fn new() -> Shutdown {
+        let (sender, receiver) = watch::channel(false);
+        Shutdown {
+            sender: std::sync::Arc::new(sender),
+            receiver,
+        }
+    }
+
+    /// Fires the flag; every waiter wakes. Firing twice is harmless.
+    pub fn trigger(&self) {
+        self.sender.send_replace(true);
+    }
+
+    /// Whether the flag has fired.
+    pub fn is_triggered(&self) -> bool {
+        *self.receiver.borrow()
+    }
+
+    /// Resolves once the flag has fired.
+    pub async fn wait(&self) {
+        let mut receiver = self.receiver.clone();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = receiver.wait_for(|fired| *fired).await;
+    }
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown::new()
+    }
+}
+
+/// Waits for SIGINT or SIGTERM. The first one triggers `shutdown` (graceful
+/// drain); a second one exits the process at once with status 130.
+pub async fn watch_signals(shutdown: Shutdown) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        _ = interrupt.recv() => tracing::info!(signal = "SIGINT", "shutting down: draining in-flight work (send again to exit at once)"),
+        _ = terminate.recv() => tracing::info!(signal = "SIGTERM", "shutting down: draining in-flight work (send again to exit at once)"),
+    }
+    shutdown.trigger();
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    tracing::warn!("second signal: exiting without waiting for the drain");
+    std::process::exit(130);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn waiters_wake_on_trigger() {
+        let shutdown = Shutdown::new();
+        let waiter = tokio::spawn({
+            let shutdown = shutdown.clone();
+            async move { shutdown.wait().await }
+        });
+        assert!(!shutdown.is_triggered());
+        shutdown.trigger();
+        waiter.await.expect("waiter finishes");
+        assert!(shutdown.is_triggered());
+        shutdown.wait().await;
+    }
+}
