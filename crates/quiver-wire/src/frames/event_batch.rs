@@ -1,0 +1,336 @@
+//! EventBatch: deliveries to a subscription, laid out so that a broker encodes a stream's
+//! batch once (the *body*) and sends the same bytes to every subscriber behind a 20-byte
+//! per-subscriber prefix (header + subscription id).
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::frames::payload::{FramePayload, put_name, read_stream, read_subscription_id};
+use crate::frames::publish::{no_headers_in_batch, read_batch_count};
+use crate::header::{FLAG_HEADERS, FrameHeader, FrameType, VERSION};
+use crate::headers::Headers;
+use crate::limits::{HEADER_LEN, MAX_BATCH_COUNT, MAX_FRAME_LEN, MAX_MESSAGE_LEN};
+use crate::name::StreamName;
+use crate::reader::{DecodeError, Reader};
+use crate::writer::{self, EncodeError};
+
+/// Bytes before the shared body: the frame header and the subscription id.
+pub const EVENT_BATCH_PREFIX_LEN: usize = HEADER_LEN + 4;
+
+/// Largest body: the frame payload limit less the subscription id.
+const MAX_BODY_LEN: usize = MAX_FRAME_LEN - 4;
+
+/// One delivered message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    /// The stream's sequence number (offset for a durable stream).
+    pub sequence: u64,
+    /// When the broker accepted the message, ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// Headers; empty for none.
+    pub headers: Headers,
+    /// The message, at most [`MAX_MESSAGE_LEN`] bytes.
+    pub payload: Bytes,
+}
+
+/// The shared part of an EventBatch: stream, count and events, encoded once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventBatchBody {
+    encoded: Bytes,
+    stream: StreamName,
+    count: u16,
+    has_headers: bool,
+}
+
+impl EventBatchBody {
+    /// Encodes `events` of `stream` into `scratch` and takes the bytes out as a shared body;
+    /// `scratch` keeps its spare capacity, so a reused buffer does not allocate per batch.
+    pub fn encode(
+        stream: &StreamName,
+        events: &[Event],
+        scratch: &mut BytesMut,
+    ) -> Result<Self, EncodeError> {
+        let with_headers = events.iter().any(|e| !e.headers.is_empty());
+        let mut encoder = EventBatchEncoder::new(scratch, stream, with_headers);
+        for event in events {
+            encoder.push(
+                event.sequence,
+                event.timestamp_ms,
+                &event.headers,
+                &event.payload,
+            )?;
+        }
+        encoder.finish()
+    }
+
+    /// The stream the events come from.
+    pub fn stream(&self) -> &StreamName {
+        &self.stream
+    }
+
+    /// Number of events (1 to [`MAX_BATCH_COUNT`]).
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Whether events carry header blocks (the frame's HEADERS flag).
+    pub fn has_headers(&self) -> bool {
+        self.has_headers
+    }
+
+    /// The encoded body, shared by every subscriber.
+    pub fn as_bytes(&self) -> &Bytes {
+        &self.encoded
+    }
+
+    /// The 20 bytes that turn this body into subscription `subscription_id`'s EventBatch:
+    /// write them, then [`Self::as_bytes`]. Nothing is allocated.
+    pub fn prefix(&self, subscription_id: u32) -> [u8; EVENT_BATCH_PREFIX_LEN] {
+        let header = FrameHeader {
+            version: VERSION,
+            frame_type: FrameType::EventBatch,
+            flags: if self.has_headers { FLAG_HEADERS } else { 0 },
+            request_id: 0,
+            payload_len: (self.encoded.len() + 4) as u32,
+        };
+        let mut out = [0u8; EVENT_BATCH_PREFIX_LEN];
+        out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+        out[HEADER_LEN..].copy_from_slice(&subscription_id.to_le_bytes());
+        out
+    }
+
+    /// The events, decoded lazily from the shared bytes (payloads are slices, not copies).
+    pub fn events(&self) -> Events<'_> {
+        let start = 1 + self.stream.as_bytes().len() + 2;
+        Events {
+            body: &self.encoded,
+            rest: self.encoded.get(start..).unwrap_or_default(),
+            remaining: self.count,
+            has_headers: self.has_headers,
+        }
+    }
+
+    /// Validates a received body.
+    fn read(encoded: Bytes, has_headers: bool) -> Result<Self, DecodeError> {
+        let mut reader = Reader::new(encoded.clone());
+        let stream = read_stream(&mut reader, "stream")?;
+        let count = read_batch_count(&mut reader, "event count")?;
+        let mut any_headers = false;
+        for _ in 0..count {
+            reader.u64("sequence")?;
+            reader.u64("timestamp")?;
+            if has_headers {
+                any_headers |= Headers::validate(&mut reader)? > 0;
+            }
+            reader.ref32("payload", MAX_MESSAGE_LEN)?;
+        }
+        if has_headers && !any_headers {
+            return Err(no_headers_in_batch());
+        }
+        reader.finish(FrameType::EventBatch)?;
+        Ok(Self {
+            encoded,
+            stream,
+            count: count as u16,
+            has_headers,
+        })
+    }
+}
+
+/// Appends an EventBatch body to a buffer one event at a time, for a broker that holds its
+/// messages in its own type. Create, [`push`](Self::push) 1 to [`MAX_BATCH_COUNT`] events,
+/// then [`finish`](Self::finish); an encoder dropped unfinished leaves its partial body at
+/// the end of the buffer (truncate it to the length it had).
+pub struct EventBatchEncoder<'a> {
+    dst: &'a mut BytesMut,
+    start: usize,
+    count: usize,
+    with_headers: bool,
+    any_headers: bool,
+}
+
+impl<'a> EventBatchEncoder<'a> {
+    /// Starts a body for `stream` at the end of `dst`. `with_headers` must be true exactly
+    /// when at least one event will have headers (the encoding is canonical).
+    pub fn new(dst: &'a mut BytesMut, stream: &StreamName, with_headers: bool) -> Self {
+        let start = dst.len();
+        put_name(dst, stream.as_bytes());
+        dst.put_u16_le(0);
+        Self {
+            dst,
+            start,
+            count: 0,
+            with_headers,
+            any_headers: false,
+        }
+    }
+
+    /// Appends one event; on error nothing of it is written.
+    pub fn push(
+        &mut self,
+        sequence: u64,
+        timestamp_ms: u64,
+        headers: &Headers,
+        payload: &[u8],
+    ) -> Result<(), EncodeError> {
+        writer::limit("event count", self.count + 1, MAX_BATCH_COUNT)?;
+        writer::limit("payload", payload.len(), MAX_MESSAGE_LEN)?;
+        if !self.with_headers && !headers.is_empty() {
+            return Err(EncodeError::HeadersNotEnabled);
+        }
+        let event_len = 16
+            + 4
+            + payload.len()
+            + if self.with_headers {
+                headers.encoded_len()
+            } else {
+                0
+            };
+        let body_len = self.dst.len() - self.start + event_len;
+        writer::limit("event batch body", body_len, MAX_BODY_LEN)?;
+        self.dst.reserve(event_len);
+        self.dst.put_u64_le(sequence);
+        self.dst.put_u64_le(timestamp_ms);
+        if self.with_headers {
+            headers.write(self.dst);
+            self.any_headers |= !headers.is_empty();
+        }
+        self.dst.put_u32_le(payload.len() as u32);
+        self.dst.put_slice(payload);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Events pushed so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Completes the body and takes it out of the buffer as shared bytes. On error the
+    /// buffer is restored to its length before [`Self::new`].
+    pub fn finish(self) -> Result<EventBatchBody, EncodeError> {
+        let failure = if self.count == 0 {
+            Some(EncodeError::Empty { field: "events" })
+        } else if self.with_headers && !self.any_headers {
+            Some(EncodeError::NonCanonical {
+                field: "headers",
+                reason: "the batch was started with headers but no event has one",
+            })
+        } else {
+            None
+        };
+        if let Some(error) = failure {
+            self.dst.truncate(self.start);
+            return Err(error);
+        }
+        let name_len = usize::from(self.dst[self.start]);
+        let count_at = self.start + 1 + name_len;
+        self.dst[count_at..count_at + 2].copy_from_slice(&(self.count as u16).to_le_bytes());
+        let encoded = if self.start == 0 {
+            self.dst.split()
+        } else {
+            self.dst.split_off(self.start)
+        }
+        .freeze();
+        let stream = StreamName::from_validated(encoded.slice(1..1 + name_len));
+        Ok(EventBatchBody {
+            encoded,
+            stream,
+            count: self.count as u16,
+            has_headers: self.with_headers,
+        })
+    }
+}
+
+/// Deliveries to one subscription: the subscription id, then the shared body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventBatch {
+    /// The subscription, as numbered by Subscribed (never 0).
+    pub subscription_id: u32,
+    /// The stream's batch, shared with every other subscriber.
+    pub body: EventBatchBody,
+}
+
+impl FramePayload for EventBatch {
+    const TYPE: FrameType = FrameType::EventBatch;
+    const KNOWN_FLAGS: u16 = FLAG_HEADERS;
+
+    fn flags(&self) -> u16 {
+        if self.body.has_headers {
+            FLAG_HEADERS
+        } else {
+            0
+        }
+    }
+
+    fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        dst.put_u32_le(self.subscription_id);
+        dst.put_slice(&self.body.encoded);
+        Ok(())
+    }
+
+    fn decode_payload(flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
+        let subscription_id = read_subscription_id(reader)?;
+        let encoded = reader.slice("body", reader.remaining())?;
+        let body = EventBatchBody::read(encoded, flags & FLAG_HEADERS != 0)?;
+        Ok(Self {
+            subscription_id,
+            body,
+        })
+    }
+}
+
+/// Iterator over a validated body's events.
+pub struct Events<'a> {
+    body: &'a Bytes,
+    rest: &'a [u8],
+    remaining: u16,
+    has_headers: bool,
+}
+
+impl Iterator for Events<'_> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        // The body was validated when decoded or encoded, so every `get` succeeds; were it
+        // otherwise, iteration would end rather than panic.
+        self.remaining = self.remaining.checked_sub(1)?;
+        let sequence = u64::from_le_bytes(self.rest.get(..8)?.try_into().ok()?);
+        let timestamp_ms = u64::from_le_bytes(self.rest.get(8..16)?.try_into().ok()?);
+        let mut at = 16;
+        let headers = if self.has_headers {
+            let block_len = headers_block_len(self.rest.get(at..)?)?;
+            let block = self.rest.get(at..at + block_len)?;
+            at += block_len;
+            Headers::from_validated(self.body.slice_ref(block))
+        } else {
+            Headers::new()
+        };
+        let len = u32::from_le_bytes(self.rest.get(at..at + 4)?.try_into().ok()?) as usize;
+        let payload = self.rest.get(at + 4..at + 4 + len)?;
+        self.rest = &self.rest[at + 4 + len..];
+        Some(Event {
+            sequence,
+            timestamp_ms,
+            headers,
+            payload: self.body.slice_ref(payload),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (
+            usize::from(self.remaining),
+            Some(usize::from(self.remaining)),
+        )
+    }
+}
+
+/// Length of the header block at the start of `bytes` (validated).
+fn headers_block_len(bytes: &[u8]) -> Option<usize> {
+    let count = *bytes.first()?;
+    let mut at = 1;
+    for _ in 0..count {
+        at += 1 + usize::from(*bytes.get(at)?);
+        at += 2 + usize::from(u16::from_le_bytes([*bytes.get(at)?, *bytes.get(at + 1)?]));
+    }
+    Some(at)
+}

@@ -1,0 +1,202 @@
+//! Subscriptions: Subscribe/Subscribed, Unsubscribe/Unsubscribed, and the pushed Lag and
+//! SubscriptionEnded notices.
+
+use bytes::{BufMut, BytesMut};
+
+use crate::error_code::ErrorCode;
+use crate::frames::payload::{
+    FramePayload, put_name, read_pattern, read_subscription_id, subscription_id_frame,
+};
+use crate::header::FrameType;
+use crate::limits::{MAX_BATCH_COUNT, MAX_ERROR_TEXT_LEN, MAX_LEVEL_LEN};
+use crate::name::{StreamPattern, validate_group};
+use crate::reader::{DecodeError, Reader, limit};
+use crate::writer::{self, EncodeError};
+
+/// Where a subscription starts reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartPosition {
+    /// Only messages published from now on.
+    Latest,
+    /// From the oldest retained message (durable streams).
+    Earliest,
+    /// From this offset (durable streams).
+    Offset(u64),
+    /// From the first message at or after this time, ms since the Unix epoch (durable streams).
+    TimestampMs(u64),
+}
+
+impl StartPosition {
+    fn encode(self, dst: &mut BytesMut) {
+        let (kind, value) = match self {
+            Self::Latest => (0, 0),
+            Self::Earliest => (1, 0),
+            Self::Offset(offset) => (2, offset),
+            Self::TimestampMs(timestamp_ms) => (3, timestamp_ms),
+        };
+        dst.put_u8(kind);
+        dst.put_u64_le(value);
+    }
+
+    fn read(reader: &mut Reader) -> Result<Self, DecodeError> {
+        let kind = reader.u8("start kind")?;
+        let value = reader.u64("start value")?;
+        let position = match kind {
+            0 => Self::Latest,
+            1 => Self::Earliest,
+            2 => return Ok(Self::Offset(value)),
+            3 => return Ok(Self::TimestampMs(value)),
+            _ => {
+                return Err(DecodeError::UnknownValue {
+                    field: "start kind",
+                    value: u64::from(kind),
+                    allowed: "0 latest, 1 earliest, 2 offset, 3 timestamp",
+                });
+            }
+        };
+        if value != 0 {
+            return Err(DecodeError::NonCanonical {
+                field: "start value",
+                reason: "must be 0 for latest and earliest",
+            });
+        }
+        Ok(position)
+    }
+}
+
+/// Subscribe to the streams a pattern selects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subscribe {
+    /// Which streams.
+    pub pattern: StreamPattern,
+    /// Where to start.
+    pub start: StartPosition,
+    /// Queue group whose members share the messages; `None` for an ordinary subscriber.
+    pub group: Option<String>,
+    /// Events this subscription may have queued; 0 for the stream's default.
+    pub queue_capacity: u32,
+    /// Most events per EventBatch, at most [`MAX_BATCH_COUNT`]; 0 for the stream's batch
+    /// size (which shares the stream's encoding with every other subscriber).
+    pub max_batch_events: u16,
+}
+
+impl FramePayload for Subscribe {
+    const TYPE: FrameType = FrameType::Subscribe;
+
+    fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        writer::limit(
+            "max batch events",
+            usize::from(self.max_batch_events),
+            MAX_BATCH_COUNT,
+        )?;
+        let group = self.group.as_deref().unwrap_or_default();
+        if self.group.is_some() && group.is_empty() {
+            return Err(EncodeError::Empty { field: "group" });
+        }
+        put_name(dst, self.pattern.as_bytes());
+        self.start.encode(dst);
+        writer::put_bytes8(dst, "group", group.as_bytes(), MAX_LEVEL_LEN)?;
+        dst.put_u32_le(self.queue_capacity);
+        dst.put_u16_le(self.max_batch_events);
+        Ok(())
+    }
+
+    fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
+        let pattern = read_pattern(reader, "pattern")?;
+        let start = StartPosition::read(reader)?;
+        let group = reader.str8("group", MAX_LEVEL_LEN)?;
+        let group = if group.is_empty() {
+            None
+        } else {
+            validate_group(&group).map_err(|source| DecodeError::InvalidName {
+                field: "group",
+                source,
+            })?;
+            Some(group)
+        };
+        let queue_capacity = reader.u32("queue capacity")?;
+        let max_batch_events = reader.u16("max batch events")?;
+        limit(
+            "max batch events",
+            usize::from(max_batch_events),
+            MAX_BATCH_COUNT,
+        )?;
+        Ok(Self {
+            pattern,
+            start,
+            group,
+            queue_capacity,
+            max_batch_events,
+        })
+    }
+}
+
+subscription_id_frame! {
+    /// The answer to Subscribe: the connection-local id of the new subscription.
+    Subscribed
+}
+
+subscription_id_frame! {
+    /// Ends a subscription.
+    Unsubscribe
+}
+
+subscription_id_frame! {
+    /// The answer to Unsubscribe; no frame for the subscription follows it.
+    Unsubscribed
+}
+
+/// Pushed before a subscription's next EventBatch when it lost messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lag {
+    /// The subscription.
+    pub subscription_id: u32,
+    /// Messages it did not receive since the previous Lag.
+    pub missed: u64,
+}
+
+impl FramePayload for Lag {
+    const TYPE: FrameType = FrameType::Lag;
+
+    fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        dst.put_u32_le(self.subscription_id);
+        dst.put_u64_le(self.missed);
+        Ok(())
+    }
+
+    fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
+        Ok(Self {
+            subscription_id: read_subscription_id(reader)?,
+            missed: reader.u64("missed")?,
+        })
+    }
+}
+
+/// Pushed when the broker ends a subscription (slow subscriber, stream deleted, shutdown).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubscriptionEnded {
+    /// The subscription.
+    pub subscription_id: u32,
+    /// Why, e.g. [`ErrorCode::SLOW_CONSUMER`].
+    pub code: ErrorCode,
+    /// A sentence for humans, at most [`MAX_ERROR_TEXT_LEN`] bytes.
+    pub message: String,
+}
+
+impl FramePayload for SubscriptionEnded {
+    const TYPE: FrameType = FrameType::SubscriptionEnded;
+
+    fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        dst.put_u32_le(self.subscription_id);
+        dst.put_u16_le(self.code.0);
+        writer::put_bytes16(dst, "message", self.message.as_bytes(), MAX_ERROR_TEXT_LEN)
+    }
+
+    fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
+        Ok(Self {
+            subscription_id: read_subscription_id(reader)?,
+            code: ErrorCode(reader.u16("code")?),
+            message: reader.str16("message", MAX_ERROR_TEXT_LEN)?,
+        })
+    }
+}
