@@ -1,0 +1,183 @@
+//! Retention: deleting whole sealed segments by age and size, optionally keeping segments a
+//! consumer group still needs, with a hard cap that deletes anyway (and counts it).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::error::SyncError;
+use crate::log::Log;
+use crate::segment::{Segment, index_name};
+use crate::stats::Counters;
+
+/// What to keep. Every bound is optional; the active segment is never deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetentionPolicy {
+    /// Delete sealed segments whose newest record is older than this.
+    pub max_age_ms: Option<u64>,
+    /// Delete the oldest sealed segments while the log is larger than this.
+    pub max_bytes: Option<u64>,
+    /// Keep segments holding offsets some consumer group has not acknowledged...
+    pub protect_unacked: bool,
+    /// ...unless the log is larger than this: then delete anyway (a forced deletion).
+    pub hard_max_bytes: Option<u64>,
+}
+
+/// What one retention run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RetentionReport {
+    pub deleted_segments: Vec<String>,
+    pub deleted_bytes: u64,
+    /// Deletions that removed records a group had not acknowledged (hard cap).
+    pub forced: usize,
+}
+
+impl Log {
+    /// Bytes of all segments.
+    pub fn size_bytes(&self) -> u64 {
+        self.inner()
+            .shared
+            .segments()
+            .iter()
+            .map(|s| s.committed_len())
+            .sum()
+    }
+
+    /// Timestamp of the newest record of the oldest sealed segment, if there is a sealed one.
+    pub(crate) fn oldest_sealed(&self) -> Option<(i64, u64)> {
+        let segs = self.inner().shared.segments();
+        (segs.len() > 1).then(|| {
+            (
+                segs[0].max_ts_ms.load(Ordering::Acquire),
+                segs[0].committed_len(),
+            )
+        })
+    }
+
+    /// Applies `policy` now.
+    pub fn apply_retention(&self, policy: &RetentionPolicy) -> Result<RetentionReport, SyncError> {
+        let now = self.inner().config.clock.now_ms();
+        let mut report = RetentionReport::default();
+        loop {
+            let total = self.size_bytes();
+            let Some((max_ts, _)) = self.oldest_sealed() else {
+                break;
+            };
+            let old = policy
+                .max_age_ms
+                .is_some_and(|age| max_ts < now.saturating_sub(age as i64));
+            let big = policy.max_bytes.is_some_and(|max| total > max);
+            if !(old || big) {
+                break;
+            }
+            let forced_ok = policy.hard_max_bytes.is_some_and(|max| total > max);
+            if !self.delete_oldest(policy.protect_unacked, forced_ok, &mut report)? {
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Deletes the oldest sealed segment unless protected (and not `forced_ok`). Returns
+    /// whether it deleted one.
+    pub(crate) fn delete_oldest(
+        &self,
+        protect: bool,
+        forced_ok: bool,
+        report: &mut RetentionReport,
+    ) -> Result<bool, SyncError> {
+        let inner = self.inner();
+        let shared = &inner.shared;
+        let segs = shared.segments();
+        if segs.len() < 2 {
+            return Ok(false);
+        }
+        let seg: Arc<Segment> = segs[0].clone();
+        let end = segs[1].base;
+        let unacked = protect
+            && inner
+                .groups
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .min_next_offset()
+                .is_some_and(|m| m < end);
+        if unacked && !forced_ok {
+            return Ok(false);
+        }
+        shared
+            .segments
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|s| !Arc::ptr_eq(s, &seg));
+        let storage = &shared.storage;
+        storage
+            .remove(&seg.name)
+            .map_err(|e| shared.poison(&seg.name, e))?;
+        let _ = storage.remove(&index_name(seg.base));
+        storage
+            .sync_dir()
+            .map_err(|e| shared.poison("directory", e))?;
+        let bytes = seg.committed_len();
+        Counters::add(&shared.counters.retention_deleted_segments, 1);
+        Counters::add(&shared.counters.retention_deleted_bytes, bytes);
+        if unacked {
+            Counters::add(&shared.counters.retention_forced_deletions, 1);
+            report.forced += 1;
+        }
+        report.deleted_segments.push(seg.name.clone());
+        report.deleted_bytes += bytes;
+        Ok(true)
+    }
+}
+
+/// Runs a job every interval on a background thread until dropped.
+#[derive(Debug)]
+pub struct RetentionThread {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl RetentionThread {
+    /// Calls `job` every `every`; the job's errors are its own to report.
+    pub fn spawn(
+        every: Duration,
+        mut job: impl FnMut() + Send + 'static,
+    ) -> std::io::Result<RetentionThread> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let stop2 = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("quiver-log-retention".to_string())
+            .spawn(move || {
+                let (lock, cv) = &*stop2;
+                let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                loop {
+                    stopped = cv
+                        .wait_timeout(stopped, every)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                    if *stopped {
+                        return;
+                    }
+                    drop(stopped);
+                    job();
+                    stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                }
+            })?;
+        Ok(RetentionThread {
+            stop,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for RetentionThread {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        cv.notify_all();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

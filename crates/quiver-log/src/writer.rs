@@ -1,0 +1,372 @@
+//! The single writer of a log: encodes batches into a reused buffer, writes them out,
+//! keeps the sparse index, and rotates segments.
+//!
+//! The hot path allocates nothing per record: records are encoded straight into `buf`
+//! (or `scratch` when compressing), the CRC is computed in place, and in `Buffered` mode no
+//! syscall is made until the buffer is full.
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+
+use crate::config::{Compression, Durability, LogConfig};
+use crate::error::{AppendError, SyncError};
+use crate::format::batch::seal_crc;
+use crate::format::record;
+use crate::format::{BatchHeader, Codec, HEADER_BYTES, IndexEntry, MAX_BATCH_PLAIN_BYTES};
+use crate::log::Shared;
+use crate::segment::{Segment, index_name, segment_name};
+use crate::stats::Counters;
+use crate::storage::FileHandle;
+
+/// One record to append with its optional timestamp and headers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NewRecord<'a> {
+    pub value: &'a [u8],
+    /// `None`: the log's clock at append time.
+    pub timestamp_ms: Option<i64>,
+    pub headers: &'a [(&'a [u8], &'a [u8])],
+}
+
+/// Something that yields records to append by index (lets plain slices and `NewRecord`s
+/// share one encoder without copying).
+pub trait RecordSource {
+    fn count(&self) -> usize;
+    fn record(&self, i: usize) -> NewRecord<'_>;
+}
+
+impl RecordSource for [&[u8]] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn record(&self, i: usize) -> NewRecord<'_> {
+        NewRecord {
+            value: self[i],
+            timestamp_ms: None,
+            headers: &[],
+        }
+    }
+}
+
+impl RecordSource for [NewRecord<'_>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn record(&self, i: usize) -> NewRecord<'_> {
+        self[i]
+    }
+}
+
+/// What has reached the OS: the segment, its written length and the offset after it.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub segment: Arc<Segment>,
+    pub len: u64,
+    pub next_offset: u64,
+}
+
+/// The writer state; lives behind the log's writer mutex.
+#[derive(Debug)]
+pub struct Writer {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) config: LogConfig,
+    pub(crate) active: Arc<Segment>,
+    pub(crate) index_file: FileHandle,
+    /// Index entries of the active segment already written to its `.idx`.
+    pub(crate) index_persisted: usize,
+    pub(crate) created_ms: i64,
+    /// Unwritten bytes of the active segment; starts at segment position `written_len`.
+    pub(crate) buf: Vec<u8>,
+    pub(crate) written_len: u64,
+    pub(crate) next_offset: u64,
+    pub(crate) last_index_pos: u64,
+    pub(crate) max_ts_ms: i64,
+    pub(crate) scratch: Vec<u8>,
+}
+
+impl Writer {
+    /// Appends one batch; returns its offsets. Writes it out unless `Buffered`/`Sync`.
+    pub fn append<S: RecordSource + ?Sized>(
+        &mut self,
+        records: &S,
+    ) -> Result<Range<u64>, AppendError> {
+        self.shared.check_poison()?;
+        let n = records.count();
+        if n == 0 {
+            return Err(AppendError::Empty);
+        }
+        let mut plain = 0usize;
+        let mut value_bytes = 0u64;
+        for i in 0..n {
+            let r = records.record(i);
+            if let Some((k, _)) = r
+                .headers
+                .iter()
+                .find(|(k, _)| k.len() > usize::from(u16::MAX))
+            {
+                return Err(AppendError::HeaderKey { len: k.len() });
+            }
+            plain += record::encoded_len(r.value, r.headers);
+            value_bytes += r.value.len() as u64;
+        }
+        if plain > MAX_BATCH_PLAIN_BYTES {
+            return Err(AppendError::TooLarge {
+                bytes: plain,
+                limit: MAX_BATCH_PLAIN_BYTES,
+            });
+        }
+        let now = self.config.clock.now_ms();
+        self.maybe_rotate(HEADER_BYTES + plain, now)?;
+        let base = self.next_offset;
+        let pos = self.written_len + self.buf.len() as u64;
+        if pos - self.last_index_pos >= u64::from(self.config.index_interval_bytes) {
+            self.push_index(IndexEntry {
+                rel_offset: (base - self.active.base) as u32,
+                position: pos as u32,
+                max_ts_before_ms: self.max_ts_ms,
+            });
+        }
+        let first_ts = records.record(0).timestamp_ms.unwrap_or(now);
+        let stored = self.encode_batch(records, base, first_ts, now, plain);
+        let c = &self.shared.counters;
+        Counters::add(&c.appends, 1);
+        Counters::add(&c.records, n as u64);
+        Counters::add(&c.bytes, value_bytes);
+        Counters::add(&c.batches, 1);
+        Counters::add(&c.plain_bytes, plain as u64);
+        Counters::add(&c.stored_bytes, stored as u64);
+        self.next_offset = base + n as u64;
+        self.active
+            .end_offset
+            .store(self.next_offset, Ordering::Release);
+        self.active
+            .max_ts_ms
+            .fetch_max(self.max_ts_ms, Ordering::Relaxed);
+        let write_now = match self.config.durability {
+            Durability::Os | Durability::Interval { .. } => true,
+            Durability::Buffered | Durability::Sync => {
+                self.buf.len() >= self.config.write_buffer_bytes
+            }
+        };
+        if write_now {
+            let w = self.write_out()?;
+            if self.config.durability != Durability::Sync {
+                self.shared.publish(&w);
+            }
+        }
+        Ok(base..self.next_offset)
+    }
+
+    /// Encodes the batch at the end of `buf`, returns its stored payload length.
+    fn encode_batch<S: RecordSource + ?Sized>(
+        &mut self,
+        records: &S,
+        base: u64,
+        first_ts: i64,
+        now: i64,
+        plain: usize,
+    ) -> usize {
+        let start = self.buf.len();
+        self.buf.resize(start + HEADER_BYTES, 0);
+        let compress =
+            matches!(self.config.compression, Compression::Lz4 { min_bytes } if plain >= min_bytes);
+        let target = if compress {
+            &mut self.scratch
+        } else {
+            &mut self.buf
+        };
+        if compress {
+            target.clear();
+        }
+        let mut max_ts = self.max_ts_ms;
+        for i in 0..records.count() {
+            let r = records.record(i);
+            let ts = r.timestamp_ms.unwrap_or(now);
+            max_ts = max_ts.max(ts);
+            record::encode(target, ts.wrapping_sub(first_ts), r.value, r.headers);
+        }
+        self.max_ts_ms = max_ts;
+        let mut codec = Codec::None;
+        if compress {
+            let bound = lz4_flex::block::get_maximum_output_size(plain);
+            let at = self.buf.len();
+            self.buf.resize(at + bound, 0);
+            match lz4_flex::block::compress_into(&self.scratch, &mut self.buf[at..]) {
+                Ok(n) if n < plain => {
+                    self.buf.truncate(at + n);
+                    codec = Codec::Lz4;
+                }
+                _ => {
+                    self.buf.truncate(at);
+                    self.buf.extend_from_slice(&self.scratch);
+                }
+            }
+        }
+        let stored = self.buf.len() - start - HEADER_BYTES;
+        let header = BatchHeader {
+            codec,
+            base_offset: base,
+            first_ts_ms: first_ts,
+            epoch: self.config.epoch,
+            count: records.count() as u32,
+            stored_len: stored as u32,
+            plain_len: plain as u32,
+            crc: 0,
+        };
+        header.encode_into(&mut self.buf[start..start + HEADER_BYTES]);
+        seal_crc(&mut self.buf[start..]);
+        stored
+    }
+
+    fn push_index(&mut self, e: IndexEntry) {
+        self.active
+            .index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(e);
+        self.last_index_pos = u64::from(e.position);
+    }
+
+    /// Writes the buffer to the active segment (`write(2)`), then any index entries that
+    /// now point at written data. Poisons the log on failure.
+    pub fn write_out(&mut self) -> Result<Written, SyncError> {
+        self.shared.check_poison_sync()?;
+        if !self.buf.is_empty() {
+            if let Err(e) = self.active.file.write_at(self.written_len, &self.buf) {
+                return Err(self.shared.poison(&self.active.name, e));
+            }
+            self.written_len += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        self.persist_index()?;
+        Ok(Written {
+            segment: self.active.clone(),
+            len: self.written_len,
+            next_offset: self.next_offset,
+        })
+    }
+
+    /// Writes index entries that point at written data to the `.idx` (not fsynced: a hint).
+    fn persist_index(&mut self) -> Result<(), SyncError> {
+        let index = self
+            .active
+            .index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut bytes = Vec::new();
+        let mut k = self.index_persisted;
+        while k < index.len() && u64::from(index[k].position) <= self.written_len {
+            index[k].encode(&mut bytes);
+            k += 1;
+        }
+        drop(index);
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let at = (crate::format::INDEX_HEADER_BYTES
+            + self.index_persisted * crate::format::INDEX_ENTRY_BYTES) as u64;
+        if let Err(e) = self.index_file.write_at(at, &bytes) {
+            return Err(self.shared.poison(&index_name(self.active.base), e));
+        }
+        self.index_persisted = k;
+        Ok(())
+    }
+
+    fn maybe_rotate(&mut self, batch_len: usize, now: i64) -> Result<(), SyncError> {
+        let len = self.written_len + self.buf.len() as u64;
+        if len == 0 {
+            return Ok(());
+        }
+        let full = len + batch_len as u64 > self.config.segment_max_bytes;
+        let old = self
+            .config
+            .segment_max_age_ms
+            .is_some_and(|age| now.saturating_sub(self.created_ms) >= age as i64);
+        if full || old {
+            self.rotate(now)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Seals the active segment (write, fsync, end index entry) and starts the next one
+    /// (create, preallocate, directory fsync). The sealed segment is then committed.
+    pub fn rotate(&mut self, now: i64) -> Result<(), SyncError> {
+        let w = self.write_out()?;
+        let rel = (self.next_offset - self.active.base) as u32;
+        self.push_index(IndexEntry {
+            rel_offset: rel,
+            position: self.written_len as u32,
+            max_ts_before_ms: self.max_ts_ms,
+        });
+        self.persist_index()?;
+        let start = std::time::Instant::now();
+        if let Err(e) = self.active.file.sync() {
+            return Err(self.shared.poison(&self.active.name, e));
+        }
+        self.shared
+            .counters
+            .fsync_done(start.elapsed().as_micros() as u64);
+        if let Err(e) = self.index_file.sync() {
+            return Err(self.shared.poison(&index_name(self.active.base), e));
+        }
+        self.shared.publish(&w);
+        self.shared.mark_synced(w.next_offset);
+        let base = self.next_offset;
+        let (segment, index_file) = create_segment(&self.shared, &self.config, base)?;
+        self.active = segment;
+        self.index_file = index_file;
+        self.index_persisted = 1;
+        self.created_ms = now;
+        self.written_len = 0;
+        self.last_index_pos = 0;
+        self.max_ts_ms = i64::MIN;
+        Ok(())
+    }
+}
+
+/// Creates segment `base` with its index, preallocates it, fsyncs the directory and adds
+/// it to the segment list.
+pub(crate) fn create_segment(
+    shared: &Arc<Shared>,
+    config: &LogConfig,
+    base: u64,
+) -> Result<(Arc<Segment>, FileHandle), SyncError> {
+    let storage = &shared.storage;
+    let name = segment_name(base);
+    let file = storage
+        .open(&name, true)
+        .map_err(|e| shared.poison(&name, e))?;
+    if config.preallocate {
+        file.preallocate(config.segment_max_bytes)
+            .map_err(|e| shared.poison(&name, e))?;
+    }
+    let idx_name = index_name(base);
+    let index_file = storage
+        .open(&idx_name, true)
+        .map_err(|e| shared.poison(&idx_name, e))?;
+    let mut idx = crate::format::index::encode_header(base);
+    IndexEntry::START.encode(&mut idx);
+    index_file
+        .truncate(0)
+        .and_then(|()| index_file.write_at(0, &idx))
+        .map_err(|e| shared.poison(&idx_name, e))?;
+    storage
+        .sync_dir()
+        .map_err(|e| shared.poison("directory", e))?;
+    let segment = Arc::new(Segment::new(
+        base,
+        file,
+        vec![IndexEntry::START],
+        0,
+        base,
+        i64::MIN,
+    ));
+    shared
+        .segments
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(segment.clone());
+    Counters::add(&shared.counters.segments_created, 1);
+    Ok((segment, index_file))
+}
