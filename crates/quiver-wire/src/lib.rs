@@ -14,6 +14,10 @@
 
 #![forbid(unsafe_code)]
 
+/// The `bytes` crate this API is built on (`Bytes`, `BytesMut`), re-exported so that users
+/// need not pin the same version.
+pub use bytes;
+
 mod codec;
 mod error_code;
 mod frames;
