@@ -171,7 +171,6 @@ pub struct Inner {
 
 /// A segmented append-only log. Share it with `Arc<Log>`: every method takes `&self`;
 /// appends from several threads serialize on the writer (and share fsyncs in `Sync`).
-#[derive(Debug)]
 pub struct Log {
     inner: Arc<Inner>,
     recovery: RecoveryReport,
@@ -411,6 +410,18 @@ impl Log {
 
     pub(crate) fn inner(&self) -> &Arc<Inner> {
         &self.inner
+    }
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Log {{ storage: {}, first: {}, committed: {} }}",
+            self.inner.shared.storage.describe(),
+            self.first_offset(),
+            self.committed_offset()
+        )
     }
 }
 

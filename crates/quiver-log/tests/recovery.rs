@@ -1,1 +1,256 @@
-//! recovery
+//! Recovery and fault injection on the faulty backend.
+
+use std::sync::Arc;
+
+use quiver_log::storage::{CrashMode, FaultyStorage, Storage};
+use quiver_log::{
+    AppendError, Durability, Log, LogConfig, OpenError, RecoveryError, RecoveryMode,
+    TruncationReason,
+};
+
+use crate::common::{small, value};
+
+fn open(s: &FaultyStorage, cfg: LogConfig) -> Result<Log, OpenError> {
+    Log::open_with(Arc::new(s.clone()) as Arc<dyn Storage>, cfg)
+}
+
+#[test]
+fn torn_tail_is_cut_and_reported() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..10 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    // Append one more batch without syncing, then tear it.
+    let cfg = small(Durability::Os);
+    let log = open(&s, cfg.clone()).unwrap();
+    log.append(&[7u8; 200]).unwrap();
+    s.crash(CrashMode::TearUnsynced(100));
+    drop(log);
+    let log = open(&s, cfg).unwrap();
+    let r = log.recovery_report().clone();
+    assert_eq!(r.truncations.len(), 1, "{r}");
+    assert_eq!(r.truncations[0].reason, TruncationReason::TornTail);
+    assert_eq!(r.truncations[0].bytes_cut, 100);
+    assert_eq!(log.stats().recovery_truncated_bytes, 100);
+    assert_eq!(log.committed_offset(), 10);
+    assert_eq!(log.append(b"next").unwrap(), 10);
+}
+
+#[test]
+fn interior_corruption_is_refused_then_salvaged() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..20 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    let seg = "00000000000000000000.log";
+    // Inside the tail that open validates (after the last index point), with valid
+    // batches after it.
+    let len = s.file_len(seg).unwrap();
+    assert!(s.flip_bit(seg, len - 150, 3));
+    let err = open(&s, small(Durability::Os))
+        .err()
+        .expect("corruption refused");
+    match &err {
+        OpenError::Recovery(RecoveryError::Corrupt { file, position, .. }) => {
+            assert_eq!(file, seg);
+            assert!(*position <= (len - 150) as u64, "{err}");
+        }
+        other => panic!("expected corruption error, got {other}"),
+    }
+    assert!(
+        err.to_string().contains(seg) && err.to_string().contains("salvage"),
+        "{err}"
+    );
+    let cfg = LogConfig {
+        recovery: RecoveryMode::Salvage,
+        ..small(Durability::Os)
+    };
+    let log = open(&s, cfg).unwrap();
+    let r = log.recovery_report();
+    assert_eq!(r.truncations[0].reason, TruncationReason::Salvaged, "{r}");
+    assert!(log.committed_offset() < 20);
+    let n = log.committed_offset();
+    assert_eq!(log.iter(0).count() as u64, n);
+}
+
+#[test]
+fn corruption_in_sealed_segment_without_index_is_interior() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..300 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    s.remove("00000000000000000000.idx").unwrap();
+    s.sync_dir().unwrap();
+    let len = s.file_len("00000000000000000000.log").unwrap();
+    assert!(s.flip_bit("00000000000000000000.log", len - 10, 0));
+    assert!(matches!(
+        open(&s, small(Durability::Os)),
+        Err(OpenError::Recovery(RecoveryError::Corrupt { .. }))
+    ));
+}
+
+#[test]
+fn reads_and_verify_catch_corruption_open_does_not_scan() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..20 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    assert!(s.flip_bit("00000000000000000000.log", 100, 3));
+    let report = quiver_log::tools::verify_storage(Arc::new(s.clone()));
+    let msg = report.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("00000000000000000000.log at byte 73"), "{msg}");
+    let log = open(&s, small(Durability::Os)).unwrap();
+    let err = log
+        .read(0, 100, usize::MAX)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("00000000000000000000.log at byte 73"), "{err}");
+}
+
+#[test]
+fn lost_index_is_rebuilt() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..300 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    s.remove("00000000000000000000.idx").unwrap();
+    s.sync_dir().unwrap();
+    let log = open(&s, small(Durability::Os)).unwrap();
+    assert!(
+        log.recovery_report()
+            .indexes_rebuilt
+            .iter()
+            .any(|n| n == "00000000000000000000.idx")
+    );
+    assert!(log.recovery_report().is_clean());
+    assert_eq!(log.iter(0).count(), 300);
+    assert_eq!(log.read(123, 1, 1).unwrap()[0].offset, 123);
+}
+
+#[test]
+fn failed_fsync_poisons_until_reopen() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    log.append(b"one").unwrap();
+    s.fail_next_syncs(1);
+    let err = log.append(b"two").unwrap_err();
+    assert!(matches!(err, AppendError::Io { .. }), "{err}");
+    assert!(log.is_poisoned());
+    let again = log.append(b"three").unwrap_err();
+    assert!(matches!(again, AppendError::Poisoned { .. }), "{again}");
+    assert!(again.to_string().contains("reopen"));
+    drop(log);
+    s.crash(CrashMode::DropUnsynced);
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    assert_eq!(
+        log.committed_offset(),
+        1,
+        "only the acknowledged record survives"
+    );
+    assert_eq!(log.append(b"four").unwrap(), 1);
+}
+
+#[test]
+fn failed_write_poisons() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Os)).unwrap();
+    log.append(b"one").unwrap();
+    s.fail_next_writes(1);
+    assert!(log.append(b"two").is_err());
+    assert!(matches!(
+        log.append(b"three"),
+        Err(AppendError::Poisoned { .. })
+    ));
+    assert!(log.flush().is_err());
+}
+
+#[test]
+fn watermark_ahead_of_data_is_refused() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Os)).unwrap();
+    for i in 0..5 {
+        log.append(&value(i)).unwrap();
+    }
+    log.sync().unwrap();
+    drop(log);
+    // Lose synced data behind the log's back: cut the segment.
+    let f = s.open("00000000000000000000.log", false).unwrap();
+    f.truncate(0).unwrap();
+    f.sync().unwrap();
+    drop(f);
+    let err = open(&s, small(Durability::Os))
+        .err()
+        .expect("lost data refused");
+    assert!(
+        matches!(
+            err,
+            OpenError::Recovery(RecoveryError::WatermarkAhead {
+                watermark: 5,
+                end: 0
+            })
+        ),
+        "{err}"
+    );
+    let log = open(
+        &s,
+        LogConfig {
+            recovery: RecoveryMode::Salvage,
+            ..small(Durability::Os)
+        },
+    )
+    .unwrap();
+    assert_eq!(log.recovery_report().watermark_lost, Some((5, 0)));
+}
+
+#[test]
+fn rotation_survives_power_loss() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..200 {
+        log.append(&value(i)).unwrap();
+    }
+    assert!(log.stats().segments > 2);
+    s.crash(CrashMode::DropUnsynced);
+    drop(log);
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    assert_eq!(log.committed_offset(), 200, "{}", log.recovery_report());
+    let all: Vec<_> = log.iter(0).map(|r| r.unwrap()).collect();
+    assert!(
+        all.iter()
+            .enumerate()
+            .all(|(i, r)| r.value[..] == value(i as u64)[..])
+    );
+}
+
+#[test]
+fn second_writer_gets_a_clear_error_and_readers_may_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), LogConfig::default()).unwrap();
+    log.append(b"held").unwrap();
+    let err = Log::open(dir.path(), LogConfig::default())
+        .err()
+        .expect("second writer refused");
+    let msg = err.to_string();
+    assert!(matches!(err, OpenError::Locked { .. }), "{msg}");
+    assert!(
+        msg.contains(&std::process::id().to_string())
+            && msg.contains(&dir.path().display().to_string()),
+        "{msg}"
+    );
+    let ro = Log::open_read_only(dir.path(), LogConfig::default()).unwrap();
+    assert_eq!(ro.read(0, 1, 1).unwrap()[0].value.as_ref(), b"held");
+    assert!(matches!(ro.append(b"x"), Err(AppendError::ReadOnly)));
+    drop(log);
+    assert!(Log::open(dir.path(), LogConfig::default()).is_ok());
+}

@@ -26,10 +26,21 @@ pub enum CrashMode {
     KeepWritten,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Content {
     current: Vec<u8>,
     durable: Vec<u8>,
+}
+
+impl std::fmt::Debug for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Content {{ current: {} bytes, durable: {} bytes }}",
+            self.current.len(),
+            self.durable.len()
+        )
+    }
 }
 
 #[derive(Debug, Default)]

@@ -7,4 +7,4 @@ mod verify;
 
 pub use dump::{Dump, DumpRecord, dump};
 pub use inspect::{Inspection, SegmentInfo, inspect};
-pub use verify::{VerifyError, VerifyReport, verify};
+pub use verify::{VerifyError, VerifyReport, verify, verify_storage};
