@@ -51,9 +51,7 @@ fn interior_corruption_is_refused_then_salvaged() {
     // batches after it.
     let len = s.file_len(seg).unwrap();
     assert!(s.flip_bit(seg, len - 150, 3));
-    let err = open(&s, small(Durability::Os))
-        .err()
-        .expect("corruption refused");
+    let err = open(&s, small(Durability::Os)).expect_err("corruption refused");
     match &err {
         OpenError::Recovery(RecoveryError::Corrupt { file, position, .. }) => {
             assert_eq!(file, seg);
@@ -189,9 +187,7 @@ fn watermark_ahead_of_data_is_refused() {
     f.truncate(0).unwrap();
     f.sync().unwrap();
     drop(f);
-    let err = open(&s, small(Durability::Os))
-        .err()
-        .expect("lost data refused");
+    let err = open(&s, small(Durability::Os)).expect_err("lost data refused");
     assert!(
         matches!(
             err,
@@ -238,9 +234,7 @@ fn second_writer_gets_a_clear_error_and_readers_may_open() {
     let dir = tempfile::tempdir().unwrap();
     let log = Log::open(dir.path(), LogConfig::default()).unwrap();
     log.append(b"held").unwrap();
-    let err = Log::open(dir.path(), LogConfig::default())
-        .err()
-        .expect("second writer refused");
+    let err = Log::open(dir.path(), LogConfig::default()).expect_err("second writer refused");
     let msg = err.to_string();
     assert!(matches!(err, OpenError::Locked { .. }), "{msg}");
     assert!(
