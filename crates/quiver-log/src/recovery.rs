@@ -418,6 +418,9 @@ impl Recovery<'_> {
         let index_file = if self.read_only {
             seg.file.clone()
         } else {
+            // After a process crash the tail may sit in the page cache only: make it
+            // durable, since the writer counts everything recovered as synced.
+            seg.file.sync().map_err(io_err(&seg.name))?;
             let f = self.storage.open(&idx, true).map_err(io_err(&idx))?;
             write_index(&*f, seg).map_err(io_err(&idx))?;
             f

@@ -182,9 +182,11 @@ impl FaultyStorage {
             let mut c = file.content.write().unwrap_or_else(PoisonError::into_inner);
             let mut kept = c.durable.clone();
             if let CrashMode::TearUnsynced(n) = mode {
-                let extra = c.current.len().saturating_sub(kept.len()).min(n);
                 let from = kept.len();
-                kept.extend_from_slice(&c.current[from..from + extra]);
+                let extra = c.current.len().saturating_sub(from).min(n);
+                if extra > 0 {
+                    kept.extend_from_slice(&c.current[from..from + extra]);
+                }
             }
             c.current = kept.clone();
             c.durable = kept;
