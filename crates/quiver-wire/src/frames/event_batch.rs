@@ -188,14 +188,19 @@ impl<'a> EventBatchEncoder<'a> {
         let body_len = self.dst.len() - self.start + event_len;
         writer::limit("event batch body", body_len, MAX_BODY_LEN)?;
         self.dst.reserve(event_len);
-        self.dst.put_u64_le(sequence);
-        self.dst.put_u64_le(timestamp_ms);
+        let mut fixed = [0u8; 20];
+        fixed[..8].copy_from_slice(&sequence.to_le_bytes());
+        fixed[8..16].copy_from_slice(&timestamp_ms.to_le_bytes());
+        fixed[16..].copy_from_slice(&(payload.len() as u32).to_le_bytes());
         if self.with_headers {
+            self.dst.extend_from_slice(&fixed[..16]);
             headers.write(self.dst);
             self.any_headers |= !headers.is_empty();
+            self.dst.extend_from_slice(&fixed[16..]);
+        } else {
+            self.dst.extend_from_slice(&fixed);
         }
-        self.dst.put_u32_le(payload.len() as u32);
-        self.dst.put_slice(payload);
+        self.dst.extend_from_slice(payload);
         self.count += 1;
         Ok(())
     }
