@@ -4,7 +4,7 @@ use bytes::{Bytes, BytesMut};
 use thiserror::Error;
 
 use crate::error_code::ErrorCode;
-use crate::frames::{Frame, FramePayload};
+use crate::frames::{ErrorFrame, Frame, FramePayload};
 use crate::header::{CheckError, FrameHeader, FrameInfo, VERSION, check};
 use crate::limits::{HEADER_LEN, MAX_FRAME_LEN};
 use crate::reader::DecodeError;
@@ -52,6 +52,11 @@ impl WireError {
             Self::Header(_) => 0,
             Self::Payload { request_id, .. } => *request_id,
         }
+    }
+
+    /// The Error frame to answer with (send it with [`Self::request_id`]).
+    pub fn to_error_frame(&self) -> ErrorFrame {
+        ErrorFrame::new(self.code(), &self.to_string())
     }
 
     /// Whether the connection must be closed after the Error reply.

@@ -92,6 +92,7 @@ fn payload_errors_leave_the_next_frame_decodable() {
     assert_eq!(error.code(), ErrorCode::UNSUPPORTED_FLAGS);
     assert_eq!(error.request_id(), 1);
     assert!(!error.closes_connection());
+    assert_eq!(error.to_error_frame().code, ErrorCode::UNSUPPORTED_FLAGS);
     let next = decode_next(&mut buf)
         .expect("next frame is intact")
         .expect("whole frame");

@@ -173,6 +173,26 @@ pub struct ErrorFrame {
     pub message: String,
 }
 
+impl ErrorFrame {
+    /// An Error with `message` cut (at a character boundary) to [`MAX_ERROR_TEXT_LEN`], so
+    /// that encoding it never fails.
+    pub fn new(code: ErrorCode, message: &str) -> Self {
+        Self {
+            code,
+            message: truncate_text(message).to_owned(),
+        }
+    }
+}
+
+/// `text` cut at a character boundary to at most [`MAX_ERROR_TEXT_LEN`] bytes.
+pub(crate) fn truncate_text(text: &str) -> &str {
+    let mut end = text.len().min(MAX_ERROR_TEXT_LEN);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// Orderly close: the sender sends no new requests after it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Goodbye {
@@ -207,6 +227,16 @@ coded_text_frame!(Goodbye, Goodbye);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_text_is_cut_at_a_character_boundary() {
+        let long = "\u{e9}".repeat(MAX_ERROR_TEXT_LEN);
+        let frame = ErrorFrame::new(ErrorCode::INTERNAL, &long);
+        assert!(frame.message.len() <= MAX_ERROR_TEXT_LEN);
+        assert_eq!(frame.message.len(), MAX_ERROR_TEXT_LEN);
+        let mut buf = BytesMut::new();
+        crate::encode(1, &frame, &mut buf).expect("a cut message always encodes");
+    }
 
     #[test]
     fn version_negotiation() {

@@ -339,3 +339,95 @@ fn headers_block_len(bytes: &[u8]) -> Option<usize> {
     }
     Some(at)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream() -> StreamName {
+        StreamName::new("acme/orders/created").expect("valid name")
+    }
+
+    #[test]
+    fn encoder_errors_leave_the_buffer_as_it_was() {
+        let mut buf = BytesMut::from(&b"xy"[..]);
+        let encoder = EventBatchEncoder::new(&mut buf, &stream(), false);
+        assert_eq!(
+            encoder.finish(),
+            Err(EncodeError::Empty { field: "events" })
+        );
+        assert_eq!(&buf[..], b"xy");
+
+        let mut encoder = EventBatchEncoder::new(&mut buf, &stream(), true);
+        encoder
+            .push(1, 2, &Headers::new(), b"p")
+            .expect("within limits");
+        assert!(matches!(
+            encoder.finish(),
+            Err(EncodeError::NonCanonical { .. })
+        ));
+        assert_eq!(&buf[..], b"xy");
+
+        let headers = Headers::from_pairs([("k", &b"v"[..])]).expect("within limits");
+        let mut encoder = EventBatchEncoder::new(&mut buf, &stream(), false);
+        assert_eq!(
+            encoder.push(1, 2, &headers, b"p"),
+            Err(EncodeError::HeadersNotEnabled)
+        );
+        let too_big = vec![0u8; MAX_MESSAGE_LEN + 1];
+        assert!(matches!(
+            encoder.push(1, 2, &Headers::new(), &too_big),
+            Err(EncodeError::LimitExceeded {
+                field: "payload",
+                ..
+            })
+        ));
+        assert_eq!(encoder.count(), 0);
+    }
+
+    #[test]
+    fn body_after_other_bytes_is_taken_alone() {
+        let mut buf = BytesMut::from(&b"earlier"[..]);
+        let mut encoder = EventBatchEncoder::new(&mut buf, &stream(), false);
+        encoder
+            .push(5, 6, &Headers::new(), b"payload")
+            .expect("within limits");
+        let body = encoder.finish().expect("one event");
+        assert_eq!(&buf[..], b"earlier");
+        assert_eq!(body.stream(), &stream());
+        assert_eq!(body.count(), 1);
+        let events: Vec<Event> = body.events().collect();
+        assert_eq!(events.len(), 1);
+        assert_eq!((events[0].sequence, events[0].timestamp_ms), (5, 6));
+        assert_eq!(&events[0].payload[..], b"payload");
+        let prefix = body.prefix(9);
+        assert_eq!(&prefix[..2], b"QV");
+        assert_eq!(
+            u32::from_le_bytes([prefix[12], prefix[13], prefix[14], prefix[15]]) as usize,
+            body.as_bytes().len() + 4
+        );
+        assert_eq!(&prefix[16..], &9u32.to_le_bytes());
+    }
+
+    #[test]
+    fn batch_count_limit() {
+        let mut buf = BytesMut::new();
+        let mut encoder = EventBatchEncoder::new(&mut buf, &stream(), false);
+        for i in 0..MAX_BATCH_COUNT as u64 {
+            encoder
+                .push(i, i, &Headers::new(), b"")
+                .expect("within the count limit");
+        }
+        assert!(matches!(
+            encoder.push(0, 0, &Headers::new(), b""),
+            Err(EncodeError::LimitExceeded {
+                field: "event count",
+                ..
+            })
+        ));
+        assert_eq!(
+            encoder.finish().expect("full batch").count(),
+            MAX_BATCH_COUNT
+        );
+    }
+}
