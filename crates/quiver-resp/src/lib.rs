@@ -24,13 +24,17 @@
 
 #![forbid(unsafe_code)]
 
+pub mod command;
 pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod limits;
 pub mod num;
 pub mod request;
+pub mod table;
 
+pub use bytes;
+pub use command::Command;
 pub use decode::{Decoder, ParseError};
 pub use encode::{Protocol, Reply};
 pub use error::{CommandError, ErrorCode};

@@ -1,0 +1,325 @@
+//! The zset commands' entries in the command table.
+
+use super::*;
+use crate::table::flag::{DENYOOM, FAST, MOVABLE_KEYS, READONLY, WRITE};
+use crate::table::{CommandSpec, Group, Parser};
+
+const fn c(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: (i32, i32, i32),
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::SortedSet,
+        name,
+        arity,
+        flags,
+        keys,
+        since,
+        summary,
+        parser,
+    )
+}
+
+const ONE: (i32, i32, i32) = (1, 1, 1);
+
+pub(crate) const SPECS: &[CommandSpec] = &[
+    c(
+        "zadd",
+        -4,
+        WRITE | DENYOOM | FAST,
+        ONE,
+        "1.2.0",
+        "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
+        parse_zadd,
+    ),
+    c(
+        "zrem",
+        -3,
+        WRITE | FAST,
+        ONE,
+        "1.2.0",
+        "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.",
+        |a| {
+            wrap(SortedSetCommand::ZRem {
+                key: a.next()?,
+                members: a.rest(),
+            })
+        },
+    ),
+    c(
+        "zscore",
+        3,
+        READONLY | FAST,
+        ONE,
+        "1.2.0",
+        "Returns the score of a member in a sorted set.",
+        |a| {
+            wrap(SortedSetCommand::ZScore {
+                key: a.next()?,
+                member: a.next()?,
+            })
+        },
+    ),
+    c(
+        "zmscore",
+        -3,
+        READONLY | FAST,
+        ONE,
+        "6.2.0",
+        "Returns the score of one or more members in a sorted set.",
+        |a| {
+            wrap(SortedSetCommand::ZMScore {
+                key: a.next()?,
+                members: a.rest(),
+            })
+        },
+    ),
+    c(
+        "zincrby",
+        4,
+        WRITE | DENYOOM | FAST,
+        ONE,
+        "1.2.0",
+        "Increments the score of a member in a sorted set.",
+        |a| {
+            wrap(SortedSetCommand::ZIncrBy {
+                key: a.next()?,
+                increment: a.f64()?,
+                member: a.next()?,
+            })
+        },
+    ),
+    c(
+        "zcard",
+        2,
+        READONLY | FAST,
+        ONE,
+        "1.2.0",
+        "Returns the number of members in a sorted set.",
+        |a| wrap(SortedSetCommand::ZCard { key: a.next()? }),
+    ),
+    c(
+        "zcount",
+        4,
+        READONLY | FAST,
+        ONE,
+        "2.0.0",
+        "Returns the count of members in a sorted set that have scores within a range.",
+        |a| {
+            let key = a.next()?;
+            let (min, max) = score_range(a.next_slice()?, a.next_slice()?)?;
+            wrap(SortedSetCommand::ZCount { key, min, max })
+        },
+    ),
+    c(
+        "zlexcount",
+        4,
+        READONLY | FAST,
+        ONE,
+        "2.8.9",
+        "Returns the number of members in a sorted set within a lexicographical range.",
+        |a| {
+            let key = a.next()?;
+            let (min, max) = lex_range(a.next()?, a.next()?)?;
+            wrap(SortedSetCommand::ZLexCount { key, min, max })
+        },
+    ),
+    c(
+        "zrange",
+        -4,
+        READONLY,
+        ONE,
+        "1.2.0",
+        "Returns members in a sorted set within a range of indexes.",
+        |a| zrange(a, false, None),
+    ),
+    c(
+        "zrangebyscore",
+        -4,
+        READONLY,
+        ONE,
+        "1.0.5",
+        "Returns members in a sorted set within a range of scores.",
+        |a| zrange(a, false, Some((RangeKind::Score, false))),
+    ),
+    c(
+        "zrevrangebyscore",
+        -4,
+        READONLY,
+        ONE,
+        "2.2.0",
+        "Returns members in a sorted set within a range of scores in reverse order.",
+        |a| zrange(a, false, Some((RangeKind::Score, true))),
+    ),
+    c(
+        "zrangebylex",
+        -4,
+        READONLY,
+        ONE,
+        "2.8.9",
+        "Returns members in a sorted set within a lexicographical range.",
+        |a| zrange(a, false, Some((RangeKind::Lex, false))),
+    ),
+    c(
+        "zrevrangebylex",
+        -4,
+        READONLY,
+        ONE,
+        "2.8.9",
+        "Returns members in a sorted set within a lexicographical range in reverse order.",
+        |a| zrange(a, false, Some((RangeKind::Lex, true))),
+    ),
+    c(
+        "zrevrange",
+        -4,
+        READONLY,
+        ONE,
+        "1.2.0",
+        "Returns members in a sorted set within a range of indexes in reverse order.",
+        |a| zrange(a, false, Some((RangeKind::Rank, true))),
+    ),
+    c(
+        "zrangestore",
+        -5,
+        WRITE | DENYOOM,
+        (1, 2, 1),
+        "6.2.0",
+        "Stores a range of members from sorted set in a key.",
+        |a| zrange(a, true, None),
+    ),
+    c(
+        "zrank",
+        3,
+        READONLY | FAST,
+        ONE,
+        "2.0.0",
+        "Returns the index of a member in a sorted set ordered by ascending scores.",
+        |a| {
+            wrap(SortedSetCommand::ZRank {
+                key: a.next()?,
+                member: a.next()?,
+                rev: false,
+            })
+        },
+    ),
+    c(
+        "zrevrank",
+        3,
+        READONLY | FAST,
+        ONE,
+        "2.0.0",
+        "Returns the index of a member in a sorted set ordered by descending scores.",
+        |a| {
+            wrap(SortedSetCommand::ZRank {
+                key: a.next()?,
+                member: a.next()?,
+                rev: true,
+            })
+        },
+    ),
+    c(
+        "zpopmin",
+        -2,
+        WRITE | FAST,
+        ONE,
+        "5.0.0",
+        "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
+        |a| zpop(a, false),
+    ),
+    c(
+        "zpopmax",
+        -2,
+        WRITE | FAST,
+        ONE,
+        "5.0.0",
+        "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
+        |a| zpop(a, true),
+    ),
+    c(
+        "zunionstore",
+        -4,
+        WRITE | DENYOOM | MOVABLE_KEYS,
+        ONE,
+        "2.0.0",
+        "Stores the union of multiple sorted sets in a key.",
+        |a| zstore(a, ZSetOp::Union),
+    ),
+    c(
+        "zinterstore",
+        -4,
+        WRITE | DENYOOM | MOVABLE_KEYS,
+        ONE,
+        "2.0.0",
+        "Stores the intersect of multiple sorted sets in a key.",
+        |a| zstore(a, ZSetOp::Inter),
+    ),
+    c(
+        "zremrangebyscore",
+        4,
+        WRITE,
+        ONE,
+        "1.2.0",
+        "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.",
+        |a| {
+            let key = a.next()?;
+            let (min, max) = score_range(a.next_slice()?, a.next_slice()?)?;
+            wrap(SortedSetCommand::ZRemRange {
+                key,
+                range: ZRangeBy::Score { min, max },
+            })
+        },
+    ),
+    c(
+        "zremrangebyrank",
+        4,
+        WRITE,
+        ONE,
+        "2.0.0",
+        "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.",
+        |a| {
+            let key = a.next()?;
+            let (start, stop) = (a.i64()?, a.i64()?);
+            wrap(SortedSetCommand::ZRemRange {
+                key,
+                range: ZRangeBy::Rank { start, stop },
+            })
+        },
+    ),
+    c(
+        "zremrangebylex",
+        4,
+        WRITE,
+        ONE,
+        "2.8.9",
+        "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.",
+        |a| {
+            let key = a.next()?;
+            let (min, max) = lex_range(a.next()?, a.next()?)?;
+            wrap(SortedSetCommand::ZRemRange {
+                key,
+                range: ZRangeBy::Lex { min, max },
+            })
+        },
+    ),
+    c(
+        "zscan",
+        -3,
+        READONLY,
+        ONE,
+        "2.8.0",
+        "Iterates over members and scores of a sorted set.",
+        |a| {
+            let key = a.next()?;
+            let cursor = a.next_slice()?;
+            wrap(SortedSetCommand::ZScan {
+                key,
+                scan: parse_scan(cursor, a, false)?,
+            })
+        },
+    ),
+];

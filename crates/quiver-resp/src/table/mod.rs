@@ -1,0 +1,286 @@
+//! The command table: name, arity, flags, key positions, summary and version
+//! of every command Quiver's cache serves, as `COMMAND`, `COMMAND INFO`,
+//! `COMMAND COUNT` and `COMMAND DOCS` report them.
+//!
+//! Each command family declares its entries next to its parsers
+//! (`command/<family>.rs`); this module merges them into one index sorted by
+//! name, looked up case-insensitively without allocating.
+
+mod reply;
+
+use std::cmp::Ordering;
+use std::sync::LazyLock;
+
+pub use reply::{command_reply, docs_reply, info_reply, name_bytes};
+
+use crate::command::{self, Args, Command};
+use crate::error::CommandError;
+use crate::request::Request;
+
+/// Command flags, as `COMMAND INFO` names them.
+pub mod flag {
+    /// May modify the keyspace.
+    pub const WRITE: u32 = 1;
+    /// Only reads the keyspace.
+    pub const READONLY: u32 = 1 << 1;
+    /// May grow memory use: refused with `OOM` over `maxmemory`.
+    pub const DENYOOM: u32 = 1 << 2;
+    /// Administrative.
+    pub const ADMIN: u32 = 1 << 3;
+    /// Not allowed from scripts.
+    pub const NOSCRIPT: u32 = 1 << 4;
+    /// May block the client.
+    pub const BLOCKING: u32 = 1 << 5;
+    /// Allowed while loading the data set.
+    pub const LOADING: u32 = 1 << 6;
+    /// Allowed on a stale replica.
+    pub const STALE: u32 = 1 << 7;
+    /// O(1) or O(log N), never delays the server.
+    pub const FAST: u32 = 1 << 8;
+    /// Allowed before authenticating.
+    pub const NO_AUTH: u32 = 1 << 9;
+    /// Key positions depend on the arguments (`numkeys`).
+    pub const MOVABLE_KEYS: u32 = 1 << 10;
+    /// Allowed while a script is busy.
+    pub const ALLOW_BUSY: u32 = 1 << 11;
+    /// Not logged in the slow log.
+    pub const SKIP_SLOWLOG: u32 = 1 << 12;
+
+    /// Every flag with its `COMMAND INFO` name, in Redis's order.
+    pub const NAMES: [(u32, &str); 13] = [
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (ALLOW_BUSY, "allow_busy"),
+        (MOVABLE_KEYS, "movablekeys"),
+    ];
+}
+
+/// The group `COMMAND DOCS` files a command under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Group {
+    /// Strings.
+    String,
+    /// Keys of any type.
+    Generic,
+    /// Hashes.
+    Hash,
+    /// Lists.
+    List,
+    /// Sets.
+    Set,
+    /// Sorted sets.
+    SortedSet,
+    /// Transactions.
+    Transactions,
+    /// Connection management.
+    Connection,
+    /// Server management.
+    Server,
+}
+
+impl Group {
+    /// The name `COMMAND DOCS` reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::String => "string",
+            Group::Generic => "generic",
+            Group::Hash => "hash",
+            Group::List => "list",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
+            Group::Transactions => "transactions",
+            Group::Connection => "connection",
+            Group::Server => "server",
+        }
+    }
+
+    /// The ACL category of the group.
+    pub fn acl_category(self) -> &'static str {
+        match self {
+            Group::String => "@string",
+            Group::Generic => "@keyspace",
+            Group::Hash => "@hash",
+            Group::List => "@list",
+            Group::Set => "@set",
+            Group::SortedSet => "@sortedset",
+            Group::Transactions => "@transaction",
+            Group::Connection => "@connection",
+            Group::Server => "@admin",
+        }
+    }
+}
+
+/// Parses a command's arguments once its spec and arity are known.
+pub(crate) type Parser = fn(&mut Args<'_>) -> Result<Command, CommandError>;
+
+/// One command (or subcommand) of the table.
+#[derive(Debug)]
+pub struct CommandSpec {
+    /// Lower-case name; subcommands are `container|sub` as in Redis 7.
+    pub name: &'static str,
+    /// Redis's arity: exact argument count with the name, or at least
+    /// `-arity` when negative.
+    pub arity: i32,
+    /// Bits of [`flag`].
+    pub flags: u32,
+    /// Position of the first key (0: none).
+    pub first_key: i32,
+    /// Position of the last key (negative: from the end).
+    pub last_key: i32,
+    /// Step between keys.
+    pub key_step: i32,
+    /// The documentation group.
+    pub group: Group,
+    /// The Redis version that introduced the command.
+    pub since: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Subcommands of a container command (`CLIENT`, `CONFIG`...).
+    pub subcommands: &'static [CommandSpec],
+    pub(crate) parser: Parser,
+}
+
+impl CommandSpec {
+    /// A table entry.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) const fn new(
+        group: Group,
+        name: &'static str,
+        arity: i32,
+        flags: u32,
+        keys: (i32, i32, i32),
+        since: &'static str,
+        summary: &'static str,
+        parser: Parser,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            arity,
+            flags,
+            first_key: keys.0,
+            last_key: keys.1,
+            key_step: keys.2,
+            group,
+            since,
+            summary,
+            subcommands: &[],
+            parser,
+        }
+    }
+
+    /// This entry as a container of `subcommands`.
+    pub(crate) const fn with_subcommands(self, subcommands: &'static [CommandSpec]) -> CommandSpec {
+        CommandSpec {
+            subcommands,
+            ..self
+        }
+    }
+
+    /// True when the command has `flag` (a [`flag`] constant).
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// True when `argc` arguments (name included) satisfy the arity.
+    pub fn accepts(&self, argc: usize) -> bool {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        let arity = i64::from(self.arity);
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// The last part of the name: `kill` for `client|kill`.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('|').next().unwrap_or(self.name)
+    }
+
+    /// The subcommand named `name`, case-insensitively.
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        self.subcommands
+            .iter()
+            .find(|sub| sub.short_name().as_bytes().eq_ignore_ascii_case(name))
+    }
+}
+
+/// Every top-level command, sorted by name.
+static INDEX: LazyLock<Vec<&'static CommandSpec>> = LazyLock::new(|| {
+    let mut index: Vec<&'static CommandSpec> = command::FAMILIES
+        .iter()
+        .flat_map(|family| family.iter())
+        .collect();
+    index.sort_by(|a, b| a.name.cmp(b.name));
+    index
+});
+
+/// Every top-level command, sorted by name.
+pub fn commands() -> &'static [&'static CommandSpec] {
+    &INDEX
+}
+
+/// The command named `name`, case-insensitively, without allocating.
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    let index = commands();
+    index
+        .binary_search_by(|spec| compare_lowercase(spec.name.as_bytes(), name))
+        .ok()
+        .map(|i| index[i])
+}
+
+/// Compares a lower-case table name with a name in any case.
+fn compare_lowercase(table: &[u8], name: &[u8]) -> Ordering {
+    let common = table.len().min(name.len());
+    for i in 0..common {
+        match table[i].cmp(&name[i].to_ascii_lowercase()) {
+            Ordering::Equal => {}
+            other => return other,
+        }
+    }
+    table.len().cmp(&name.len())
+}
+
+/// The spec that will run `request`: the command, or for a container command
+/// its subcommand, with the arity checked. Errors are Redis's unknown command,
+/// unknown subcommand and wrong arity replies. Servers call this before the
+/// authentication check and when queueing inside `MULTI`, and parse the
+/// options ([`Command::parse_resolved`]) when the command runs, as Redis does.
+pub fn resolve(request: &Request) -> Result<&'static CommandSpec, CommandError> {
+    let name = request.name().ok_or(CommandError::Syntax)?;
+    let Some(spec) = lookup(name) else {
+        let args = (1..request.len()).filter_map(|i| request.arg_bytes(i));
+        let name = request.arg_bytes(0).unwrap_or_default();
+        return Err(CommandError::unknown_command(name, args));
+    };
+    if !spec.accepts(request.len()) {
+        return Err(CommandError::WrongArity { command: spec.name });
+    }
+    if spec.subcommands.is_empty() || request.len() < 2 {
+        return Ok(spec);
+    }
+    let sub_name = request.arg(1).unwrap_or_default();
+    let Some(sub) = spec.subcommand(sub_name) else {
+        return Err(CommandError::UnknownSubcommand {
+            command: spec.name,
+            subcommand: request.arg_bytes(1).unwrap_or_default(),
+        });
+    };
+    if !sub.accepts(request.len()) {
+        return Err(CommandError::WrongArity { command: sub.name });
+    }
+    Ok(sub)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,285 @@
+//! `COMMAND`, `COMMAND INFO`, `COMMAND DOCS`, `COMMAND COUNT` and
+//! `COMMAND LIST` replies, built from the table in Redis 7's shapes.
+
+use bytes::Bytes;
+
+use super::{CommandSpec, commands, flag, lookup};
+use crate::command::server::{CommandCommand, ListFilter};
+use crate::encode::Reply;
+
+/// The reply to a `COMMAND` subcommand.
+pub fn command_reply(command: &CommandCommand) -> Reply {
+    match command {
+        CommandCommand::All => {
+            Reply::Array(commands().iter().map(|spec| info_reply(spec)).collect())
+        }
+        CommandCommand::Count => {
+            Reply::Integer(i64::try_from(commands().len()).unwrap_or(i64::MAX))
+        }
+        CommandCommand::Info { names } if names.is_empty() => command_reply(&CommandCommand::All),
+        CommandCommand::Info { names } => Reply::Array(
+            names
+                .iter()
+                .map(|name| lookup_full(name).map_or(Reply::Null, info_reply))
+                .collect(),
+        ),
+        CommandCommand::Docs { names } => {
+            let specs: Vec<&CommandSpec> = if names.is_empty() {
+                commands().to_vec()
+            } else {
+                names.iter().filter_map(|name| lookup_full(name)).collect()
+            };
+            Reply::Map(
+                specs
+                    .into_iter()
+                    .map(|spec| (Reply::bulk_static(spec.name), docs_reply(spec)))
+                    .collect(),
+            )
+        }
+        CommandCommand::List { filter } => Reply::Array(
+            commands()
+                .iter()
+                .filter(|spec| list_filter_matches(spec, filter.as_ref()))
+                .map(|spec| Reply::bulk_static(spec.name))
+                .collect(),
+        ),
+        CommandCommand::Help => Reply::Array(
+            [
+                "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "(no subcommand)",
+                "    Return details about all commands.",
+                "COUNT",
+                "    Return the total number of commands in this server.",
+                "LIST",
+                "    Return a list of all commands in this server.",
+                "INFO [<command-name> ...]",
+                "    Return details about multiple commands.",
+                "DOCS [<command-name> ...]",
+                "    Return documentation details about multiple commands.",
+                "HELP",
+                "    Print this help.",
+            ]
+            .into_iter()
+            .map(Reply::simple)
+            .collect(),
+        ),
+    }
+}
+
+/// A command or `container|sub` subcommand by name.
+fn lookup_full(name: &[u8]) -> Option<&'static CommandSpec> {
+    match name.iter().position(|&b| b == b'|') {
+        None => lookup(name),
+        Some(bar) => lookup(&name[..bar])?.subcommand(&name[bar + 1..]),
+    }
+}
+
+/// One command's `COMMAND INFO` entry: name, arity, flags, first key, last
+/// key, step, ACL categories, tips, key specifications, subcommands.
+pub fn info_reply(spec: &CommandSpec) -> Reply {
+    let flags = flag::NAMES
+        .iter()
+        .filter(|(bit, _)| spec.has(*bit))
+        .map(|(_, name)| Reply::simple(name))
+        .collect();
+    Reply::Array(vec![
+        Reply::bulk_static(spec.name),
+        Reply::Integer(i64::from(spec.arity)),
+        Reply::Set(flags),
+        Reply::Integer(i64::from(spec.first_key)),
+        Reply::Integer(i64::from(spec.last_key)),
+        Reply::Integer(i64::from(spec.key_step)),
+        Reply::Set(
+            acl_categories(spec)
+                .into_iter()
+                .map(Reply::simple)
+                .collect(),
+        ),
+        Reply::Set(Vec::new()),
+        Reply::Array(key_specs(spec)),
+        Reply::Array(spec.subcommands.iter().map(info_reply).collect()),
+    ])
+}
+
+/// One command's `COMMAND DOCS` map.
+pub fn docs_reply(spec: &CommandSpec) -> Reply {
+    let mut fields = vec![
+        (
+            Reply::bulk_static("summary"),
+            Reply::bulk_static(spec.summary),
+        ),
+        (Reply::bulk_static("since"), Reply::bulk_static(spec.since)),
+        (
+            Reply::bulk_static("group"),
+            Reply::bulk_static(spec.group.as_str()),
+        ),
+    ];
+    if !spec.subcommands.is_empty() {
+        let subs = spec
+            .subcommands
+            .iter()
+            .map(|sub| (Reply::bulk_static(sub.name), docs_reply(sub)))
+            .collect();
+        fields.push((Reply::bulk_static("subcommands"), Reply::Map(subs)));
+    }
+    Reply::Map(fields)
+}
+
+/// ACL categories derived from the group and flags, as Redis assigns them.
+fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    let mut categories = Vec::with_capacity(4);
+    if spec.has(flag::WRITE) {
+        categories.push("@write");
+    }
+    if spec.has(flag::READONLY) {
+        categories.push("@read");
+    }
+    categories.push(spec.group.acl_category());
+    if spec.has(flag::ADMIN) && spec.group != super::Group::Server {
+        categories.push("@admin");
+    }
+    if spec.has(flag::ADMIN) {
+        categories.push("@dangerous");
+    }
+    if spec.has(flag::BLOCKING) {
+        categories.push("@blocking");
+    }
+    categories.push(if spec.has(flag::FAST) {
+        "@fast"
+    } else {
+        "@slow"
+    });
+    categories
+}
+
+/// A range key specification from the legacy first/last/step triple.
+fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
+    if spec.first_key <= 0 {
+        return Vec::new();
+    }
+    let access = if spec.has(flag::WRITE) { "RW" } else { "RO" };
+    let last = if spec.last_key < 0 {
+        spec.last_key
+    } else {
+        spec.last_key - spec.first_key
+    };
+    let text = |s: &'static str| Reply::bulk_static(s);
+    vec![Reply::Map(vec![
+        (text("flags"), Reply::Set(vec![Reply::simple(access)])),
+        (
+            text("begin_search"),
+            Reply::Map(vec![
+                (text("type"), text("index")),
+                (
+                    text("spec"),
+                    Reply::Map(vec![(
+                        text("index"),
+                        Reply::Integer(i64::from(spec.first_key)),
+                    )]),
+                ),
+            ]),
+        ),
+        (
+            text("find_keys"),
+            Reply::Map(vec![
+                (text("type"), text("range")),
+                (
+                    text("spec"),
+                    Reply::Map(vec![
+                        (text("lastkey"), Reply::Integer(i64::from(last))),
+                        (text("keystep"), Reply::Integer(i64::from(spec.key_step))),
+                        (text("limit"), Reply::Integer(0)),
+                    ]),
+                ),
+            ]),
+        ),
+    ])]
+}
+
+fn list_filter_matches(spec: &CommandSpec, filter: Option<&ListFilter>) -> bool {
+    match filter {
+        None => true,
+        Some(ListFilter::Module(_)) => false,
+        Some(ListFilter::AclCat(category)) => {
+            let wanted: &[u8] = category.strip_prefix(b"@").unwrap_or(category);
+            acl_categories(spec)
+                .iter()
+                .any(|c| c.as_bytes()[1..].eq_ignore_ascii_case(wanted))
+        }
+        Some(ListFilter::Pattern(pattern)) => glob_match(pattern, spec.name.as_bytes()),
+    }
+}
+
+/// Redis's glob rules (`*`, `?`, `[a-z]`, `[^x]`, `\x`), case-insensitive
+/// as `COMMAND LIST FILTERBY PATTERN` matches.
+fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let (mut star_p, mut star_t) = (None, 0);
+    while t < text.len() {
+        let step = match pattern.get(p) {
+            Some(b'*') => {
+                star_p = Some(p);
+                star_t = t;
+                p += 1;
+                continue;
+            }
+            Some(b'?') => Some(1),
+            Some(b'[') => class_match(&pattern[p..], text[t]),
+            Some(b'\\') if p + 1 < pattern.len() => {
+                (pattern[p + 1].eq_ignore_ascii_case(&text[t])).then_some(2)
+            }
+            Some(c) => c.eq_ignore_ascii_case(&text[t]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(len) => {
+                p += len;
+                t += 1;
+            }
+            None => match star_p {
+                Some(sp) => {
+                    p = sp + 1;
+                    star_t += 1;
+                    t = star_t;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// Matches `c` against the class at the start of `pattern` (`[...]`);
+/// returns the class length on a match.
+fn class_match(pattern: &[u8], c: u8) -> Option<usize> {
+    let mut i = 1;
+    let negate = pattern.get(i) == Some(&b'^');
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let c = c.to_ascii_lowercase();
+    while i < pattern.len() && pattern[i] != b']' {
+        if pattern[i] == b'\\' && i + 1 < pattern.len() {
+            matched |= pattern[i + 1].to_ascii_lowercase() == c;
+            i += 2;
+        } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
+            let (lo, hi) = (
+                pattern[i].to_ascii_lowercase(),
+                pattern[i + 2].to_ascii_lowercase(),
+            );
+            matched |= (lo.min(hi)..=lo.max(hi)).contains(&c);
+            i += 3;
+        } else {
+            matched |= pattern[i].to_ascii_lowercase() == c;
+            i += 1;
+        }
+    }
+    let len = (i + 1).min(pattern.len());
+    (matched != negate).then_some(len)
+}
+
+/// A name as a static-free `Bytes` (for callers building their own replies).
+pub fn name_bytes(spec: &CommandSpec) -> Bytes {
+    Bytes::from_static(spec.name.as_bytes())
+}

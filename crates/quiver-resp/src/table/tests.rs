@@ -1,0 +1,159 @@
+//! The command table: lookups, arity, and COMMAND replies.
+
+use bytes::Bytes;
+
+use super::*;
+use crate::command::server::{CommandCommand, ListFilter};
+use crate::encode::{Protocol, Reply};
+
+const ISSUE_COMMANDS: &str = "GET SET SETNX SETEX PSETEX MGET MSET MSETNX GETSET GETDEL GETEX APPEND STRLEN GETRANGE \
+    SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT DEL UNLINK EXISTS TOUCH EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL \
+    EXPIRETIME PEXPIRETIME PERSIST TYPE KEYS SCAN RENAME RENAMENX COPY RANDOMKEY DBSIZE FLUSHDB FLUSHALL OBJECT MEMORY \
+    HSET HSETNX HGET HMSET HMGET HDEL HEXISTS HLEN HGETALL HKEYS HVALS HINCRBY HINCRBYFLOAT HSTRLEN HRANDFIELD HSCAN \
+    LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH BLPOP BRPOP \
+    BLMOVE SADD SREM SMEMBERS SISMEMBER SMISMEMBER SCARD SPOP SRANDMEMBER SMOVE SINTER SUNION SDIFF SINTERSTORE \
+    SUNIONSTORE SDIFFSTORE SINTERCARD SSCAN ZADD ZREM ZSCORE ZMSCORE ZINCRBY ZCARD ZCOUNT ZLEXCOUNT ZRANGE \
+    ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGE ZRANK ZREVRANK ZPOPMIN ZPOPMAX ZRANGESTORE ZUNIONSTORE \
+    ZINTERSTORE ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX ZSCAN MULTI EXEC DISCARD WATCH UNWATCH PING ECHO \
+    HELLO AUTH SELECT QUIT RESET CLIENT INFO CONFIG COMMAND TIME";
+
+#[test]
+fn every_issue_command_is_in_the_table() {
+    for name in ISSUE_COMMANDS.split_whitespace() {
+        let spec = lookup(name.as_bytes()).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(spec.name, name.to_ascii_lowercase());
+        assert!(!spec.summary.is_empty() && !spec.since.is_empty());
+    }
+    for (container, subs) in [
+        ("client", "id setname getname list kill info"),
+        ("config", "get set resetstat"),
+        ("command", "count info docs"),
+        ("object", "encoding freq idletime"),
+        ("memory", "usage"),
+    ] {
+        let spec = lookup(container.as_bytes()).unwrap();
+        for sub in subs.split_whitespace() {
+            let found = spec
+                .subcommand(sub.to_ascii_uppercase().as_bytes())
+                .unwrap_or_else(|| panic!("{container} {sub}"));
+            assert_eq!(found.name, format!("{container}|{sub}"));
+        }
+    }
+}
+
+#[test]
+fn names_are_unique_sorted_lowercase() {
+    let names: Vec<&str> = commands().iter().map(|s| s.name).collect();
+    for pair in names.windows(2) {
+        assert!(pair[0] < pair[1], "{pair:?}");
+    }
+    assert!(names.iter().all(|n| *n == n.to_ascii_lowercase()));
+}
+
+#[test]
+fn lookup_is_case_insensitive() {
+    assert_eq!(lookup(b"gEt").unwrap().name, "get");
+    assert_eq!(
+        lookup(b"ZREVRANGEBYSCORE").unwrap().name,
+        "zrevrangebyscore"
+    );
+    assert!(lookup(b"ge").is_none());
+    assert!(lookup(b"gett").is_none());
+    assert!(lookup(b"").is_none());
+}
+
+#[test]
+fn arity_follows_redis_convention() {
+    let get = lookup(b"get").unwrap();
+    assert!(get.accepts(2) && !get.accepts(1) && !get.accepts(3));
+    let set = lookup(b"set").unwrap();
+    assert!(set.accepts(3) && set.accepts(9) && !set.accepts(2));
+}
+
+#[test]
+fn resolve_errors() {
+    let err = |args: &[&str]| resolve(&Request::from_args(args)).unwrap_err().to_string();
+    assert_eq!(
+        err(&["foo", "a", "b"]),
+        "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+    );
+    assert_eq!(
+        err(&["GET"]),
+        "ERR wrong number of arguments for 'get' command"
+    );
+    assert_eq!(
+        err(&["client", "nope"]),
+        "ERR unknown subcommand 'nope'. Try CLIENT HELP."
+    );
+    assert_eq!(
+        resolve(&Request::from_args(["client", "KILL", "x"]))
+            .unwrap()
+            .name,
+        "client|kill"
+    );
+}
+
+#[test]
+fn command_info_shape() {
+    let get = info_reply(lookup(b"get").unwrap());
+    let resp2 = String::from_utf8(get.to_vec(Protocol::Resp2)).unwrap();
+    assert!(
+        resp2.starts_with("*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n*1\r\n"),
+        "{resp2}"
+    );
+    let resp3 = String::from_utf8(get.to_vec(Protocol::Resp3)).unwrap();
+    assert!(
+        resp3.starts_with("*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n"),
+        "{resp3}"
+    );
+    let client = info_reply(lookup(b"client").unwrap());
+    match client {
+        Reply::Array(items) => assert!(matches!(&items[9], Reply::Array(subs) if subs.len() == 7)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn command_subcommand_replies() {
+    let count = command_reply(&CommandCommand::Count);
+    assert_eq!(count, Reply::Integer(commands().len() as i64));
+    let info = command_reply(&CommandCommand::Info {
+        names: vec![Bytes::from_static(b"GET"), Bytes::from_static(b"nope")],
+    });
+    match info {
+        Reply::Array(items) => assert_eq!((items.len(), &items[1]), (2, &Reply::Null)),
+        other => panic!("{other:?}"),
+    }
+    let docs = command_reply(&CommandCommand::Docs {
+        names: vec![Bytes::from_static(b"get")],
+    });
+    let resp3 = String::from_utf8(docs.to_vec(Protocol::Resp3)).unwrap();
+    assert_eq!(
+        resp3,
+        "%1\r\n$3\r\nget\r\n%3\r\n$7\r\nsummary\r\n$34\r\nReturns the string value of a key.\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n"
+    );
+    let list = command_reply(&CommandCommand::List {
+        filter: Some(ListFilter::Pattern(Bytes::from_static(b"z*store"))),
+    });
+    assert_eq!(
+        list,
+        Reply::Array(
+            ["zinterstore", "zrangestore", "zunionstore"]
+                .into_iter()
+                .map(Reply::bulk_static)
+                .collect()
+        )
+    );
+    let blocking = command_reply(&CommandCommand::List {
+        filter: Some(ListFilter::AclCat(Bytes::from_static(b"blocking"))),
+    });
+    assert_eq!(
+        blocking,
+        Reply::Array(
+            ["blmove", "blpop", "brpop"]
+                .into_iter()
+                .map(Reply::bulk_static)
+                .collect()
+        )
+    );
+}
