@@ -248,3 +248,84 @@ fn second_writer_gets_a_clear_error_and_readers_may_open() {
     drop(log);
     assert!(Log::open(dir.path(), LogConfig::default()).is_ok());
 }
+
+mod arbitrary_bytes {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+    use quiver_log::storage::{MemoryStorage, Storage};
+    use quiver_log::{Durability, Log, LogConfig, RecoveryMode};
+
+    use crate::common::{small, value};
+
+    /// A real segment and index, to mutate.
+    fn seed() -> (Vec<u8>, Vec<u8>) {
+        let s = MemoryStorage::new();
+        let log = Log::open_with(
+            Arc::new(s.clone()),
+            LogConfig {
+                segment_max_bytes: 1 << 20,
+                ..small(Durability::Os)
+            },
+        )
+        .unwrap();
+        for i in 0..60 {
+            log.append(&value(i)).unwrap();
+        }
+        drop(log);
+        let read = |n: &str| quiver_log::storage::read_all(&*s.open(n, false).unwrap()).unwrap();
+        (
+            read("00000000000000000000.log"),
+            read("00000000000000000000.idx"),
+        )
+    }
+
+    fn exercise(log_bytes: &[u8], idx_bytes: &[u8]) {
+        for mode in [RecoveryMode::Strict, RecoveryMode::Salvage] {
+            let s = MemoryStorage::new();
+            s.open("00000000000000000000.log", true)
+                .unwrap()
+                .write_at(0, log_bytes)
+                .unwrap();
+            s.open("00000000000000000000.idx", true)
+                .unwrap()
+                .write_at(0, idx_bytes)
+                .unwrap();
+            let storage: Arc<dyn Storage> = Arc::new(s);
+            let _ = quiver_log::tools::verify_storage(storage.clone());
+            if let Ok(log) = Log::open_with(
+                storage,
+                LogConfig {
+                    recovery: mode,
+                    ..LogConfig::default()
+                },
+            ) {
+                let n = log.iter(0).take_while(|r| r.is_ok()).count() as u64;
+                assert!(n <= log.committed_offset());
+                let _ = log.offset_for_timestamp(0);
+                log.append(b"after").unwrap();
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn mutated_segments_never_panic(flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6), cut in any::<prop::sample::Index>(), idx_cut in any::<prop::sample::Index>()) {
+            let (mut log_bytes, mut idx_bytes) = seed();
+            for (at, x) in flips {
+                let i = at.index(log_bytes.len());
+                log_bytes[i] ^= x;
+            }
+            log_bytes.truncate(cut.index(log_bytes.len() + 1));
+            idx_bytes.truncate(idx_cut.index(idx_bytes.len() + 1));
+            exercise(&log_bytes, &idx_bytes);
+        }
+
+        #[test]
+        fn random_bytes_never_panic(log_bytes in prop::collection::vec(any::<u8>(), 0..512), idx_bytes in prop::collection::vec(any::<u8>(), 0..128)) {
+            exercise(&log_bytes, &idx_bytes);
+        }
+    }
+}
