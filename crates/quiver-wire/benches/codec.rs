@@ -70,7 +70,7 @@ fn event_batch(c: &mut Criterion) {
     group.bench_function("check_decode_iterate", |b| {
         b.iter(|| {
             let info = check(black_box(&wire)).expect("whole frame");
-            let frame = decode(&info, wire.clone()).expect("valid frame");
+            let frame = decode(&info, &wire).expect("valid frame");
             let quiver_wire::Frame::EventBatch(batch) = frame else {
                 unreachable!("encoded an event batch")
             };
@@ -104,7 +104,7 @@ fn publish(c: &mut Criterion) {
     group.bench_function("check_decode", |b| {
         b.iter(|| {
             let info = check(black_box(&wire)).expect("whole frame");
-            black_box(decode(&info, wire.clone()).expect("valid frame"))
+            black_box(decode(&info, &wire).expect("valid frame"))
         })
     });
     group.finish();

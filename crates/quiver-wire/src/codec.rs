@@ -99,14 +99,13 @@ pub fn encode<F: FramePayload>(
 
 /// Decodes one whole frame (`frame` holds exactly the bytes `info` describes, as returned
 /// by [`check`]); the payload fields are slices of `frame`.
-pub fn decode(info: &FrameInfo, frame: Bytes) -> Result<Frame, DecodeError> {
+pub fn decode(info: &FrameInfo, frame: &Bytes) -> Result<Frame, DecodeError> {
     debug_assert_eq!(
         frame.len(),
         info.frame_len,
         "decode takes exactly the frame check found"
     );
-    let payload = frame.slice(HEADER_LEN.min(frame.len())..);
-    Frame::decode_payload(info.header.frame_type, info.header.flags, payload)
+    Frame::decode_at(info.header.frame_type, info.header.flags, frame, HEADER_LEN)
 }
 
 /// Takes the next frame out of a receive buffer: `Ok(None)` until a whole frame is
@@ -120,7 +119,7 @@ pub fn decode_next(buf: &mut BytesMut) -> Result<Option<Envelope>, WireError> {
     };
     let request_id = info.header.request_id;
     let frame = buf.split_to(info.frame_len).freeze();
-    match decode(&info, frame) {
+    match decode(&info, &frame) {
         Ok(frame) => Ok(Some(Envelope { request_id, frame })),
         Err(error) => Err(WireError::Payload { request_id, error }),
     }

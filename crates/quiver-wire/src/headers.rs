@@ -173,7 +173,8 @@ mod tests {
         let mut buf = BytesMut::new();
         headers.write(&mut buf);
         assert_eq!(buf.len(), headers.encoded_len());
-        let mut reader = Reader::new(buf.freeze());
+        let buf = buf.freeze();
+        let mut reader = Reader::new(&buf, 0);
         assert_eq!(Headers::read(&mut reader), Ok(headers));
     }
 

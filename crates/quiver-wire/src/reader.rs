@@ -98,14 +98,19 @@ impl DecodeError {
 
 /// An opaque, bounds-checked cursor over one frame's payload, handed to
 /// [`crate::FramePayload::decode_payload`].
-pub struct Reader {
-    buf: Bytes,
+pub struct Reader<'a> {
+    buf: &'a Bytes,
     pos: usize,
 }
 
-impl Reader {
-    pub(crate) fn new(buf: Bytes) -> Self {
-        Self { buf, pos: 0 }
+impl<'a> Reader<'a> {
+    /// A cursor over `buf` from offset `start` to its end (no refcount is taken: slices
+    /// are made only for the fields that keep bytes).
+    pub(crate) fn new(buf: &'a Bytes, start: usize) -> Self {
+        Self {
+            buf,
+            pos: start.min(buf.len()),
+        }
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -116,8 +121,8 @@ impl Reader {
         self.pos
     }
 
-    pub(crate) fn bytes(&self) -> &Bytes {
-        &self.buf
+    pub(crate) fn bytes(&self) -> &'a Bytes {
+        self.buf
     }
 
     fn take(&mut self, field: &'static str, n: usize) -> Result<&[u8], DecodeError> {
@@ -268,7 +273,8 @@ mod tests {
 
     #[test]
     fn lengths_are_checked_against_limit_then_remaining() {
-        let mut r = Reader::new(Bytes::from_static(&[5, b'a', b'b']));
+        let buf = Bytes::from_static(&[5, b'a', b'b']);
+        let mut r = Reader::new(&buf, 0);
         assert_eq!(
             r.bytes8("x", 4),
             Err(DecodeError::LimitExceeded {
@@ -277,7 +283,7 @@ mod tests {
                 max: 4
             })
         );
-        let mut r = Reader::new(Bytes::from_static(&[5, b'a', b'b']));
+        let mut r = Reader::new(&buf, 0);
         assert_eq!(
             r.bytes8("x", 10),
             Err(DecodeError::Truncated {
@@ -286,7 +292,8 @@ mod tests {
                 remaining: 2
             })
         );
-        let mut r = Reader::new(Bytes::from_static(&[2, 0xff, 0xfe]));
+        let bad = Bytes::from_static(&[2, 0xff, 0xfe]);
+        let mut r = Reader::new(&bad, 0);
         assert_eq!(
             r.str8("x", 10),
             Err(DecodeError::InvalidUtf8 { field: "x" })
@@ -295,9 +302,8 @@ mod tests {
 
     #[test]
     fn scalars_are_little_endian() {
-        let mut r = Reader::new(Bytes::from_static(&[
-            1, 2, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,
-        ]));
+        let buf = Bytes::from_static(&[1, 2, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0]);
+        let mut r = Reader::new(&buf, 0);
         assert_eq!(r.u8("a"), Ok(1));
         assert_eq!(r.u16("b"), Ok(2));
         assert_eq!(r.u32("c"), Ok(3));

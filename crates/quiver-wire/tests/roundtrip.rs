@@ -18,7 +18,7 @@ proptest! {
         prop_assert_eq!(info.header.request_id, request_id);
         prop_assert_eq!(info.header.frame_type, frame.frame_type());
         let bytes = buf.freeze();
-        let decoded = decode(&info, bytes.clone()).expect("an encoded frame decodes");
+        let decoded = decode(&info, &bytes).expect("an encoded frame decodes");
         prop_assert_eq!(&decoded, &frame);
         let mut again = BytesMut::new();
         decoded.encode(request_id, &mut again).expect("re-encode");

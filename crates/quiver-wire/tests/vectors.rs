@@ -85,7 +85,7 @@ fn outcome(bytes: &[u8]) -> Result<Option<quiver_wire::Frame>, ErrorCode> {
                 bytes.len(),
                 "a vector holds exactly one frame"
             );
-            decode(&info, Bytes::copy_from_slice(bytes))
+            decode(&info, &Bytes::copy_from_slice(bytes))
                 .map(Some)
                 .map_err(|e| e.code())
         }

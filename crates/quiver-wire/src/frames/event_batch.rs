@@ -111,7 +111,7 @@ impl EventBatchBody {
 
     /// Validates a received body.
     fn read(encoded: Bytes, has_headers: bool) -> Result<Self, DecodeError> {
-        let mut reader = Reader::new(encoded.clone());
+        let mut reader = Reader::new(&encoded, 0);
         let stream = read_stream(&mut reader, "stream")?;
         let count = read_batch_count(&mut reader, "event count")?;
         let mut any_headers = false;

@@ -56,9 +56,14 @@ macro_rules! frame_enum {
             }
 
             /// Decodes a payload of type `frame_type` with header `flags`.
-            pub fn decode_payload(frame_type: FrameType, flags: u16, payload: Bytes) -> Result<Self, DecodeError> {
+            pub fn decode_payload(frame_type: FrameType, flags: u16, payload: &Bytes) -> Result<Self, DecodeError> {
+                Self::decode_at(frame_type, flags, payload, 0)
+            }
+
+            /// Decodes the payload that starts at `start` in `buf` and runs to its end.
+            pub(crate) fn decode_at(frame_type: FrameType, flags: u16, buf: &Bytes, start: usize) -> Result<Self, DecodeError> {
                 match frame_type {
-                    $(<$ty as FramePayload>::TYPE => decode_typed::<$ty>(flags, payload).map(Self::$variant),)*
+                    $(<$ty as FramePayload>::TYPE => decode_at::<$ty>(flags, buf, start).map(Self::$variant),)*
                 }
             }
         }
@@ -101,7 +106,11 @@ frame_enum! {
 
 /// Decodes one typed payload: rejects unknown required flags, ignores unknown optional
 /// ones, and requires the payload to be consumed exactly.
-pub fn decode_typed<F: FramePayload>(flags: u16, payload: Bytes) -> Result<F, DecodeError> {
+pub fn decode_typed<F: FramePayload>(flags: u16, payload: &Bytes) -> Result<F, DecodeError> {
+    decode_at(flags, payload, 0)
+}
+
+fn decode_at<F: FramePayload>(flags: u16, buf: &Bytes, start: usize) -> Result<F, DecodeError> {
     let unknown_required = flags & !F::KNOWN_FLAGS & REQUIRED_FLAGS_MASK;
     if unknown_required != 0 {
         return Err(DecodeError::UnsupportedFlags {
@@ -109,7 +118,7 @@ pub fn decode_typed<F: FramePayload>(flags: u16, payload: Bytes) -> Result<F, De
             flags: unknown_required,
         });
     }
-    let mut reader = Reader::new(payload);
+    let mut reader = Reader::new(buf, start);
     let frame = F::decode_payload(flags & F::KNOWN_FLAGS, &mut reader)?;
     reader.finish(F::TYPE)?;
     Ok(frame)
