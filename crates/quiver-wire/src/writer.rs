@@ -4,6 +4,8 @@
 use bytes::{BufMut, BytesMut};
 use thiserror::Error;
 
+use crate::name::NameError;
+
 /// Why a frame could not be encoded. Nothing is left in the buffer when encoding fails.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[non_exhaustive]
@@ -35,6 +37,17 @@ pub enum EncodeError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A field has a value the protocol does not allow.
+    #[error("field `{field}` is invalid: {reason}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is allowed.
+        reason: &'static str,
+    },
+    /// A queue group name is outside the grammar.
+    #[error("invalid group: {0}")]
+    InvalidGroup(NameError),
     /// The whole payload is over the frame limit.
     #[error("frame payload would be {len} bytes; the limit is {max}")]
     FrameTooLarge {
@@ -43,6 +56,21 @@ pub enum EncodeError {
         /// The limit.
         max: usize,
     },
+}
+
+/// Subscription ids are never 0.
+pub(crate) fn put_subscription_id(
+    dst: &mut BytesMut,
+    subscription_id: u32,
+) -> Result<(), EncodeError> {
+    if subscription_id == 0 {
+        return Err(EncodeError::Invalid {
+            field: "subscription id",
+            reason: "subscription ids are never 0",
+        });
+    }
+    dst.put_u32_le(subscription_id);
+    Ok(())
 }
 
 pub(crate) fn limit(field: &'static str, len: usize, max: usize) -> Result<(), EncodeError> {

@@ -61,6 +61,12 @@ impl FramePayload for Hello {
     const TYPE: FrameType = FrameType::Hello;
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.min_version == 0 || self.max_version < self.min_version {
+            return Err(EncodeError::Invalid {
+                field: "max version",
+                reason: "1 <= min version <= max version",
+            });
+        }
         dst.put_u8(self.min_version);
         dst.put_u8(self.max_version);
         dst.put_u64_le(self.capabilities.0);
@@ -110,6 +116,12 @@ impl FramePayload for HelloOk {
     const TYPE: FrameType = FrameType::HelloOk;
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        if self.version == 0 {
+            return Err(EncodeError::Invalid {
+                field: "version",
+                reason: "versions start at 1",
+            });
+        }
         writer::limit(
             "max frame length",
             self.max_frame_len as usize,

@@ -83,8 +83,10 @@ impl EventBatchBody {
     }
 
     /// The 20 bytes that turn this body into subscription `subscription_id`'s EventBatch:
-    /// write them, then [`Self::as_bytes`]. Nothing is allocated.
+    /// write them, then [`Self::as_bytes`]. Nothing is allocated. Subscription ids are
+    /// never 0 (the ones Subscribed hands out).
     pub fn prefix(&self, subscription_id: u32) -> [u8; EVENT_BATCH_PREFIX_LEN] {
+        debug_assert_ne!(subscription_id, 0, "subscription ids are never 0");
         let header = FrameHeader {
             version: VERSION,
             frame_type: FrameType::EventBatch,
@@ -268,7 +270,7 @@ impl FramePayload for EventBatch {
     }
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
-        dst.put_u32_le(self.subscription_id);
+        writer::put_subscription_id(dst, self.subscription_id)?;
         dst.put_slice(&self.body.encoded);
         Ok(())
     }

@@ -105,8 +105,7 @@ macro_rules! subscription_id_frame {
             const TYPE: $crate::header::FrameType = $crate::header::FrameType::$name;
 
             fn encode_payload(&self, dst: &mut bytes::BytesMut) -> Result<(), $crate::writer::EncodeError> {
-                bytes::BufMut::put_u32_le(dst, self.subscription_id);
-                Ok(())
+                $crate::writer::put_subscription_id(dst, self.subscription_id)
             }
 
             fn decode_payload(

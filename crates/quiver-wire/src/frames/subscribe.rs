@@ -90,8 +90,8 @@ impl FramePayload for Subscribe {
             MAX_BATCH_COUNT,
         )?;
         let group = self.group.as_deref().unwrap_or_default();
-        if self.group.is_some() && group.is_empty() {
-            return Err(EncodeError::Empty { field: "group" });
+        if let Some(group) = &self.group {
+            validate_group(group).map_err(EncodeError::InvalidGroup)?;
         }
         put_name(dst, self.pattern.as_bytes());
         self.start.encode(dst);
@@ -159,7 +159,7 @@ impl FramePayload for Lag {
     const TYPE: FrameType = FrameType::Lag;
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
-        dst.put_u32_le(self.subscription_id);
+        writer::put_subscription_id(dst, self.subscription_id)?;
         dst.put_u64_le(self.missed);
         Ok(())
     }
@@ -187,7 +187,7 @@ impl FramePayload for SubscriptionEnded {
     const TYPE: FrameType = FrameType::SubscriptionEnded;
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
-        dst.put_u32_le(self.subscription_id);
+        writer::put_subscription_id(dst, self.subscription_id)?;
         dst.put_u16_le(self.code.0);
         writer::put_bytes16(dst, "message", self.message.as_bytes(), MAX_ERROR_TEXT_LEN)
     }
