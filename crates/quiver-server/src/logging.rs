@@ -2,6 +2,8 @@
 //! which wins when set), pretty or JSON lines, written to standard error so
 //! that standard output stays clean for command results.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
@@ -31,6 +33,7 @@ pub fn init(config: &LogConfig) -> Result<(), LoggingError> {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match config.format {
         LogFormat::Pretty => builder.init(),
