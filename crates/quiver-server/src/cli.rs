@@ -30,6 +30,19 @@ pub enum Invocation {
     Serve(Inputs),
     /// Print the effective configuration.
     Config(Inputs),
+    /// Offline tools for a log directory.
+    Log(LogCommand),
+}
+
+/// `quiver log ...`: offline tools for one log directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogCommand {
+    /// Check every CRC and index entry; stop at the first fault.
+    Verify { dir: PathBuf },
+    /// Segments, offsets, sizes and consumer groups.
+    Inspect { dir: PathBuf },
+    /// Print `count` records starting at offset `from`.
+    Dump { dir: PathBuf, from: u64, count: u64 },
 }
 
 /// The whole command-line interface.
@@ -46,6 +59,44 @@ pub fn command() -> Command {
         .subcommand(with_settings(Command::new("config").about(
             "Print the effective configuration as TOML, with where each value came from",
         )))
+        .subcommand(log_command())
+}
+
+fn log_command() -> Command {
+    let dir = || {
+        Arg::new("dir")
+            .value_name("DIR")
+            .required(true)
+            .value_parser(clap::value_parser!(PathBuf))
+            .help("The log's directory (one log, holding its segment files)")
+    };
+    let number = |name: &'static str,
+                  value_name: &'static str,
+                  default: &'static str,
+                  help: &'static str| {
+        Arg::new(name)
+            .long(name)
+            .value_name(value_name)
+            .default_value(default)
+            .value_parser(clap::value_parser!(u64))
+            .help(help)
+    };
+    Command::new("log")
+        .about("Offline tools for a log directory (read-only; safe while a server appends)")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("verify")
+                .about("Check every batch CRC and index entry; exit 1 at the first fault, naming file and byte")
+                .arg(dir()),
+        )
+        .subcommand(Command::new("inspect").about("List segments, offsets, sizes and consumer groups").arg(dir()))
+        .subcommand(
+            Command::new("dump")
+                .about("Print records: offset, timestamp, length, headers and payload (escaped)")
+                .arg(dir())
+                .arg(number("from", "OFFSET", "0", "First offset to print"))
+                .arg(number("count", "N", "100", "Most records to print")),
+        )
 }
 
 /// Parses the process arguments; `env` is the process environment.
@@ -57,8 +108,29 @@ pub fn parse(
     Ok(match matches.subcommand() {
         Some(("serve", sub)) => Invocation::Serve(inputs(sub, env)),
         Some(("config", sub)) => Invocation::Config(inputs(sub, env)),
+        Some(("log", sub)) => Invocation::Log(log_invocation(sub)),
         _ => unreachable!("clap requires one of the declared subcommands"),
     })
+}
+
+fn log_invocation(matches: &ArgMatches) -> LogCommand {
+    let (name, sub) = matches
+        .subcommand()
+        .expect("clap requires a log subcommand");
+    let dir = sub
+        .get_one::<PathBuf>("dir")
+        .expect("DIR is required")
+        .clone();
+    match name {
+        "verify" => LogCommand::Verify { dir },
+        "inspect" => LogCommand::Inspect { dir },
+        "dump" => LogCommand::Dump {
+            dir,
+            from: *sub.get_one::<u64>("from").expect("has a default"),
+            count: *sub.get_one::<u64>("count").expect("has a default"),
+        },
+        other => unreachable!("undeclared log subcommand {other}"),
+    }
 }
 
 fn with_settings(command: Command) -> Command {

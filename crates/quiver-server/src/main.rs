@@ -1,10 +1,13 @@
 //! The `quiver` binary: parse the command line, load the configuration, then
-//! serve or print. Errors reach the user as one line naming what to fix.
+//! serve, print the configuration or run a log tool. Errors reach the user as
+//! one line naming what to fix; exit status 2 means bad input or environment,
+//! 1 means `quiver log verify` found damaged data.
 
 use std::process::ExitCode;
 
 use quiver_server::cli::{self, Invocation};
 use quiver_server::config::Loaded;
+use quiver_server::log_tools::{self, LogToolError};
 use quiver_server::{logging, serve};
 
 fn main() -> ExitCode {
@@ -16,8 +19,9 @@ fn main() -> ExitCode {
     match run(invocation) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::from(2)
+            eprintln!("error: {error}");
+            let data_fault = matches!(error.downcast_ref(), Some(LogToolError::Fault(_)));
+            ExitCode::from(if data_fault { 1 } else { 2 })
         }
     }
 }
@@ -26,8 +30,8 @@ fn run(invocation: Invocation) -> anyhow::Result<()> {
     match invocation {
         Invocation::Config(inputs) => {
             print!("{}", Loaded::load(&inputs)?.to_toml());
-            Ok(())
         }
+        Invocation::Log(command) => log_tools::run(&command, &mut std::io::stdout().lock())?,
         Invocation::Serve(inputs) => {
             let loaded = Loaded::load(&inputs)?;
             logging::init(&loaded.config.log)?;
@@ -35,7 +39,7 @@ fn run(invocation: Invocation) -> anyhow::Result<()> {
                 .enable_all()
                 .build()?;
             runtime.block_on(serve::run(loaded.config))?;
-            Ok(())
         }
     }
+    Ok(())
 }

@@ -3,5 +3,6 @@
 
 mod config;
 mod docs;
+mod log_tools;
 mod serve;
 mod support;
