@@ -1,0 +1,63 @@
+//! Live streams: names and patterns, the registry, publishing, delivery batching, bounded
+//! subscription queues with slow-subscriber policies, in-flight budgets and metrics.
+//!
+//! Road of a message: [`StreamHandle::publish`] (check, budget, policy admission) ->
+//! `Stream::take` (sequence, append to the pending batch; seal when full, when the call
+//! ends with no delay configured, or at the deadline) -> every subscription's queue
+//! (`Arc<Batch>`) -> [`Subscription::recv`] in the transport.
+//!
+//! Locks, always taken in this order: the registry (`RwLock`; write only to create a
+//! stream, subscribe or unsubscribe), one stream (`Mutex`; once per publish call), one
+//! subscription's queue (`Mutex`; once per batch per subscription), the flush queue
+//! (`Mutex`; once per pending batch when a delay is configured). Budgets are atomics.
+
+mod batch;
+mod broker;
+mod budget;
+mod clock;
+mod config;
+mod flush;
+mod metrics;
+mod name;
+mod pattern;
+mod policy;
+mod publish;
+mod registry;
+mod stream;
+mod subscriber;
+
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+pub use batch::{Batch, ENCODING_SLOTS, EncodingSlot, Event, Header, Message};
+pub use broker::{Broker, StreamHandle};
+pub use budget::{Budget, BudgetError, BudgetScope, Permit};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{
+    BatchConfig, BlockTimeout, BrokerConfig, ConfigError, InflightConfig, Limits, MAX_BATCH_BYTES,
+    MAX_BATCH_DELAY, MAX_BATCH_EVENTS, MAX_BLOCK_TIMEOUT, MAX_MESSAGE_BYTES, MAX_PUBLISH_EVENTS,
+    MAX_QUEUE_BYTES, MAX_QUEUE_EVENTS, QueueLimits, StreamConfig,
+};
+pub use metrics::{BrokerStats, StreamMetrics, StreamStats};
+pub use name::{
+    MAX_LEVEL_LEN, MAX_NAME_LEN, MAX_NAME_LEVELS, MIN_NAME_LEVELS, NameError, StreamName,
+};
+pub use pattern::{Pattern, PatternKind};
+pub use policy::{SlowPolicy, UnknownPolicy};
+pub use publish::{Ack, PublishError, Receipt};
+pub use registry::{CreateStreamError, SubscribeError};
+pub use subscriber::{Delivery, EndReason, SubscribeOptions, Subscription, SubscriptionId};
+
+/// Locks `mutex`. A panic while holding one of the broker's locks leaves its state
+/// consistent (every critical section finishes its updates before calling out), so a
+/// poisoned lock is used as is.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,181 @@
+//! Publishing: acks, receipts, errors, and the one road a publish takes.
+//!
+//! A publish call is checked (count, sizes), paid for from the in-flight budgets, admitted
+//! by the stream's policy (under `block`, after waiting for room), then sequenced as a unit:
+//! its messages get consecutive sequence numbers and no other publisher's message falls
+//! between them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::streams::batch::Message;
+use crate::streams::budget::{Budget, BudgetError, Charge};
+use crate::streams::clock::Clock;
+use crate::streams::config::{MAX_MESSAGE_BYTES, MAX_PUBLISH_EVENTS};
+use crate::streams::metrics::StreamMetrics;
+use crate::streams::name::StreamName;
+use crate::streams::stream::Stream;
+use crate::streams::subscriber::SubscriptionId;
+
+/// What a publisher asks the broker to promise before it answers.
+///
+/// The broker does the same work for `None` and `Accepted`; the ack mode tells the
+/// transport whether to reply on success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ack {
+    /// No reply on success (errors are still reported).
+    #[default]
+    None,
+    /// Reply once the broker has taken the messages: they have sequence numbers and are in
+    /// the stream's pending batch or already in its subscriptions' queues. Every
+    /// subscription attached to the stream when their batch is sealed (which includes every
+    /// one present at acceptance that has not ended since) will receive them, or be told
+    /// by a lag notice that it lost them under its stream's policy, unless the process
+    /// dies first. Nothing is written to disk.
+    Accepted,
+    /// In the stream's log with the stream's durability: durable streams only, which this
+    /// broker does not have yet, so it is refused with [`PublishError::NotDurable`].
+    Committed,
+}
+
+/// What the broker did with a publish call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Receipt {
+    /// Sequence number of the first message.
+    pub first_sequence: u64,
+    /// Messages taken (consecutive sequence numbers from `first_sequence`).
+    pub count: u64,
+}
+
+/// A publish the broker refused; nothing of it was sequenced.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// A publish call with no message.
+    #[error("publish to {stream} carries no message; send 1 to {MAX_PUBLISH_EVENTS}")]
+    Empty { stream: StreamName },
+    /// Too many messages in one call.
+    #[error("publish to {stream} carries {count} messages; at most {MAX_PUBLISH_EVENTS} per call")]
+    TooManyMessages { stream: StreamName, count: usize },
+    /// One message over [`MAX_MESSAGE_BYTES`].
+    #[error(
+        "message {index} of a publish to {stream} is {bytes} bytes; at most {MAX_MESSAGE_BYTES} bytes per message"
+    )]
+    MessageTooLarge {
+        stream: StreamName,
+        index: usize,
+        bytes: u64,
+    },
+    /// A new stream beyond [`Limits::max_streams`](crate::streams::Limits).
+    #[error("cannot create stream {stream}: the broker already has {limit} streams, its limit")]
+    TooManyStreams { stream: StreamName, limit: usize },
+    /// `committed` on a stream that is not durable.
+    #[error(
+        "stream {stream} is not durable, so a `committed` ack is not available; use `accepted`"
+    )]
+    NotDurable { stream: StreamName },
+    /// An in-flight byte budget refused the publish.
+    #[error("publish to {stream}: {source}")]
+    Budget {
+        stream: StreamName,
+        source: BudgetError,
+    },
+    /// Under `block`, a subscription stayed full for the whole block timeout.
+    #[error(
+        "publish to {stream} waited {waited:?} for {subscription} to make room (policy `block`); it is not reading"
+    )]
+    Blocked {
+        stream: StreamName,
+        subscription: SubscriptionId,
+        waited: Duration,
+    },
+}
+
+/// Everything a publish needs besides the stream.
+pub(crate) struct PublishContext<'a> {
+    pub(crate) budgets: [Option<&'a Budget>; 2],
+    pub(crate) inflight_wait: Duration,
+    pub(crate) clock: &'a dyn Clock,
+}
+
+/// The publish road: check, pay, admit, sequence.
+pub(crate) async fn publish(
+    stream: &Arc<Stream>,
+    messages: Vec<Message>,
+    ack: Ack,
+    cx: PublishContext<'_>,
+) -> Result<Receipt, PublishError> {
+    let name = || stream.name.clone();
+    if ack == Ack::Committed {
+        return Err(PublishError::NotDurable { stream: name() });
+    }
+    let bytes = check(&stream.name, &messages)?;
+    let charge = Charge::acquire(cx.budgets, bytes, cx.inflight_wait)
+        .await
+        .map_err(|source| PublishError::Budget {
+            stream: name(),
+            source,
+        })?;
+    let events = messages.len() as u64;
+    let timeout = stream.config.block_timeout.duration();
+    let mut deadline = None;
+    loop {
+        let blocker = {
+            let mut state = stream.lock();
+            match stream.blocker(&mut state, events, bytes) {
+                None => {
+                    return Ok(stream.take(
+                        &mut state,
+                        messages,
+                        charge,
+                        cx.clock.now(),
+                        cx.clock.unix_ms(),
+                    ));
+                }
+                Some(sub) => sub,
+            }
+        };
+        let deadline = *deadline.get_or_insert_with(|| {
+            StreamMetrics::add(&stream.metrics.blocked_publishes, 1);
+            cx.clock.now() + timeout
+        });
+        if !blocker.wait_for_room(events, bytes, deadline).await {
+            StreamMetrics::add(&stream.metrics.block_timeouts, 1);
+            return Err(PublishError::Blocked {
+                stream: name(),
+                subscription: blocker.id,
+                waited: timeout,
+            });
+        }
+    }
+}
+
+/// Checks count and sizes; returns the total bytes.
+fn check(stream: &StreamName, messages: &[Message]) -> Result<u64, PublishError> {
+    if messages.is_empty() {
+        return Err(PublishError::Empty {
+            stream: stream.clone(),
+        });
+    }
+    if messages.len() > MAX_PUBLISH_EVENTS {
+        return Err(PublishError::TooManyMessages {
+            stream: stream.clone(),
+            count: messages.len(),
+        });
+    }
+    let mut total = 0;
+    for (index, message) in messages.iter().enumerate() {
+        let bytes = message.size_bytes();
+        if bytes > MAX_MESSAGE_BYTES {
+            return Err(PublishError::MessageTooLarge {
+                stream: stream.clone(),
+                index,
+                bytes,
+            });
+        }
+        total += bytes;
+    }
+    Ok(total)
+}

@@ -1,0 +1,395 @@
+//! A subscription's bounded queue of delivery batches, the slow-subscriber policy applied
+//! to it, and the [`Subscription`] handle a transport reads deliveries from.
+//!
+//! The queue holds `Arc<Batch>` entries. A loss is recorded at the place it happened (on the
+//! entry after the gap, or at the tail), so a [`Delivery::Lag`] comes exactly before the first
+//! batch after the lost events and says exactly how many were lost. The consumer is woken
+//! only when its queue goes from empty to non-empty: at most once per batch.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::streams::batch::Batch;
+use crate::streams::config::QueueLimits;
+use crate::streams::lock;
+use crate::streams::metrics::StreamMetrics;
+use crate::streams::name::StreamName;
+use crate::streams::pattern::Pattern;
+use crate::streams::policy::SlowPolicy;
+use crate::streams::registry::Registry;
+
+/// A subscription's id, unique in the process for its lifetime, never 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SubscriptionId(pub u64);
+
+impl fmt::Display for SubscriptionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "subscription {}", self.0)
+    }
+}
+
+/// Why the broker ended a subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EndReason {
+    /// The `disconnect` policy: its queue was full when a batch of `stream` arrived; `missed`
+    /// events (queued and new) were discarded.
+    SlowConsumer { stream: StreamName, missed: u64 },
+    /// The broker is shutting down; everything queued before was delivered.
+    Shutdown,
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SlowConsumer { stream, missed } => {
+                write!(
+                    f,
+                    "too slow for stream {stream}: queue full, {missed} events discarded"
+                )
+            }
+            Self::Shutdown => f.write_str("the broker is shutting down"),
+        }
+    }
+}
+
+/// What a subscription receives.
+#[derive(Debug, Clone)]
+pub enum Delivery {
+    /// The next batch of one of the matched streams.
+    Batch(Arc<Batch>),
+    /// `missed` events were lost here, after the previous delivery and before the next.
+    Lag { missed: u64 },
+    /// The subscription is over; every later receive returns this again.
+    Ended(EndReason),
+}
+
+/// Options of one subscription.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubscribeOptions {
+    /// Queue bounds; `None` takes the broker's default stream config.
+    pub queue: Option<QueueLimits>,
+}
+
+/// The result of offering a batch to a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    Queued,
+    Dropped,
+    Ended,
+}
+
+struct Entry {
+    missed_before: u64,
+    batch: Arc<Batch>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    entries: VecDeque<Entry>,
+    events: u64,
+    bytes: u64,
+    tail_missed: u64,
+    ended: Option<EndReason>,
+    blocked_publishers: usize,
+}
+
+impl QueueState {
+    fn fits(&self, limits: &QueueLimits, events: u64, bytes: u64) -> bool {
+        self.entries.is_empty()
+            || (self.events + events <= u64::from(limits.max_events())
+                && self.bytes + bytes <= limits.max_bytes())
+    }
+
+    fn remove_front(&mut self) -> Option<Entry> {
+        let entry = self.entries.pop_front()?;
+        self.events -= entry.batch.len() as u64;
+        self.bytes -= entry.batch.bytes();
+        Some(entry)
+    }
+
+    /// Removes the front batch, moving the loss recorded before it to the next entry.
+    fn pop_front(&mut self) -> Option<Arc<Batch>> {
+        let entry = self.remove_front()?;
+        if let Some(next) = self.entries.front_mut() {
+            next.missed_before += entry.missed_before;
+        } else {
+            self.tail_missed += entry.missed_before;
+        }
+        Some(entry.batch)
+    }
+}
+
+/// The state a subscription shares between its streams (producers) and its handle.
+pub(crate) struct SubShared {
+    pub(crate) id: SubscriptionId,
+    pub(crate) pattern: Pattern,
+    limits: QueueLimits,
+    state: Mutex<QueueState>,
+    ready: Notify,
+    space: Notify,
+    closed: AtomicBool,
+}
+
+impl SubShared {
+    pub(crate) fn new(id: SubscriptionId, pattern: Pattern, limits: QueueLimits) -> Self {
+        let (ready, space) = (Notify::new(), Notify::new());
+        Self {
+            id,
+            pattern,
+            limits,
+            state: Mutex::default(),
+            ready,
+            space,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the subscription has ended (its streams drop it lazily).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Offers `batch` under `policy`. Called with the stream's lock held, in sequence order.
+    pub(crate) fn push(
+        &self,
+        batch: &Arc<Batch>,
+        policy: SlowPolicy,
+        metrics: &StreamMetrics,
+    ) -> Pushed {
+        let (events, bytes) = (batch.len() as u64, batch.bytes());
+        let mut state = lock(&self.state);
+        if state.ended.is_some() {
+            return Pushed::Ended;
+        }
+        let mut missed_before = std::mem::take(&mut state.tail_missed);
+        if !state.fits(&self.limits, events, bytes) {
+            match policy {
+                // The stream admitted this batch when there was room; another stream of a
+                // wildcard subscription filled the queue since. Overshoot by this one batch
+                // rather than lose a message of a `block` stream.
+                SlowPolicy::Block => {}
+                SlowPolicy::DropNew => {
+                    state.tail_missed = missed_before + events;
+                    metrics.dropped(SlowPolicy::DropNew, events);
+                    return Pushed::Dropped;
+                }
+                SlowPolicy::DropOld => {
+                    let mut evicted = 0;
+                    while !state.fits(&self.limits, events, bytes) {
+                        let old = state
+                            .remove_front()
+                            .expect("a queue that does not fit is not empty");
+                        old.batch
+                            .metrics
+                            .dropped(SlowPolicy::DropOld, old.batch.len() as u64);
+                        evicted += old.missed_before + old.batch.len() as u64;
+                    }
+                    match state.entries.front_mut() {
+                        Some(front) => front.missed_before += evicted,
+                        None => missed_before += evicted,
+                    }
+                }
+                SlowPolicy::Disconnect => {
+                    self.disconnect(&mut state, batch);
+                    return Pushed::Ended;
+                }
+            }
+        }
+        let was_idle = state.entries.is_empty();
+        state.entries.push_back(Entry {
+            missed_before,
+            batch: Arc::clone(batch),
+        });
+        state.events += events;
+        state.bytes += bytes;
+        metrics.queue_depth(state.events);
+        drop(state);
+        if was_idle {
+            self.ready.notify_one();
+        }
+        Pushed::Queued
+    }
+
+    fn disconnect(&self, state: &mut QueueState, batch: &Arc<Batch>) {
+        let mut missed = batch.len() as u64 + state.tail_missed;
+        batch
+            .metrics
+            .dropped(SlowPolicy::Disconnect, batch.len() as u64);
+        while let Some(old) = state.pop_front() {
+            old.metrics
+                .dropped(SlowPolicy::Disconnect, old.len() as u64);
+            missed += old.len() as u64;
+        }
+        missed += std::mem::take(&mut state.tail_missed);
+        state.ended = Some(EndReason::SlowConsumer {
+            stream: batch.stream().clone(),
+            missed,
+        });
+        self.closed.store(true, Ordering::Release);
+        self.ready.notify_one();
+        if state.blocked_publishers > 0 {
+            self.space.notify_waiters();
+        }
+    }
+
+    /// Whether `events`/`bytes` more (on top of a stream's `pending` ones) fit now.
+    pub(crate) fn has_room(
+        &self,
+        events: u64,
+        bytes: u64,
+        pending_events: u64,
+        pending_bytes: u64,
+    ) -> bool {
+        let state = lock(&self.state);
+        if state.ended.is_some() || (state.entries.is_empty() && pending_events == 0) {
+            return true;
+        }
+        let events = events + pending_events;
+        let bytes = bytes + pending_bytes;
+        state.events + events <= u64::from(self.limits.max_events())
+            && state.bytes + bytes <= self.limits.max_bytes()
+    }
+
+    /// Waits until the consumer takes a batch (or the subscription ends), at most until
+    /// `deadline`. Returns false on timeout.
+    pub(crate) async fn wait_for_room(&self, events: u64, bytes: u64, deadline: Instant) -> bool {
+        let taken = self.space.notified();
+        tokio::pin!(taken);
+        taken.as_mut().enable();
+        {
+            let mut state = lock(&self.state);
+            if state.ended.is_some() || state.fits(&self.limits, events, bytes) {
+                return true;
+            }
+            state.blocked_publishers += 1;
+        }
+        let woke = tokio::time::timeout_at(deadline, taken).await.is_ok();
+        lock(&self.state).blocked_publishers -= 1;
+        woke
+    }
+
+    /// Ends the subscription after what is queued (shutdown).
+    pub(crate) fn end(&self, reason: EndReason) {
+        let mut state = lock(&self.state);
+        if state.ended.is_none() {
+            state.ended = Some(reason);
+            self.closed.store(true, Ordering::Release);
+        }
+        drop(state);
+        self.ready.notify_one();
+    }
+
+    fn pop_into(&self, out: &mut Vec<Delivery>, max: usize) -> usize {
+        let mut state = lock(&self.state);
+        let mut taken = 0;
+        while taken < max {
+            let front_missed = state.entries.front().map(|front| front.missed_before);
+            let delivery = match front_missed {
+                Some(missed) if missed > 0 => {
+                    state
+                        .entries
+                        .front_mut()
+                        .expect("the front entry exists")
+                        .missed_before = 0;
+                    Delivery::Lag { missed }
+                }
+                Some(_) => {
+                    let batch = state.pop_front().expect("the front entry exists");
+                    StreamMetrics::add(&batch.metrics.delivered, batch.len() as u64);
+                    Delivery::Batch(batch)
+                }
+                None if state.tail_missed > 0 => Delivery::Lag {
+                    missed: std::mem::take(&mut state.tail_missed),
+                },
+                None => match &state.ended {
+                    Some(reason) if taken == 0 => Delivery::Ended(reason.clone()),
+                    _ => break,
+                },
+            };
+            let ended = matches!(delivery, Delivery::Ended(_));
+            out.push(delivery);
+            taken += 1;
+            if ended {
+                break;
+            }
+        }
+        let blocked = state.blocked_publishers > 0;
+        drop(state);
+        if blocked && taken > 0 {
+            self.space.notify_waiters();
+        }
+        taken
+    }
+}
+
+/// A live subscription. Read it with [`recv`](Self::recv); dropping it unsubscribes.
+pub struct Subscription {
+    shared: Arc<SubShared>,
+    registry: Arc<Registry>,
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.shared.id)
+            .field("pattern", &self.shared.pattern)
+            .finish()
+    }
+}
+
+impl Subscription {
+    pub(crate) fn new(shared: Arc<SubShared>, registry: Arc<Registry>) -> Self {
+        Self { shared, registry }
+    }
+
+    /// The id.
+    pub fn id(&self) -> SubscriptionId {
+        self.shared.id
+    }
+
+    /// The pattern.
+    pub fn pattern(&self) -> &Pattern {
+        &self.shared.pattern
+    }
+
+    /// The next delivery, waiting for one.
+    pub async fn recv(&mut self) -> Delivery {
+        let mut out = Vec::with_capacity(1);
+        self.recv_many(&mut out, 1).await;
+        out.pop().expect("recv_many returns at least one delivery")
+    }
+
+    /// The next delivery if one is ready.
+    pub fn try_recv(&mut self) -> Option<Delivery> {
+        let mut out = Vec::with_capacity(1);
+        self.shared.pop_into(&mut out, 1);
+        out.pop()
+    }
+
+    /// Waits for at least one delivery, then appends up to `max` (at least 1) ready ones to
+    /// `out` under one lock: a transport's writer drains a queue this way. Returns how many.
+    pub async fn recv_many(&mut self, out: &mut Vec<Delivery>, max: usize) -> usize {
+        let max = max.max(1);
+        loop {
+            let ready = self.shared.ready.notified();
+            let taken = self.shared.pop_into(out, max);
+            if taken > 0 {
+                return taken;
+            }
+            ready.await;
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.registry.unsubscribe(&self.shared);
+    }
+}

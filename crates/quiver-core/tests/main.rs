@@ -1,0 +1,3 @@
+//! Integration tests of `quiver-core`: one binary, one module per concern.
+
+mod streams;
