@@ -1,1 +1,61 @@
-//! placeholder
+//! `quiver-cache`: Quiver's in-memory keyspace behind the Redis-compatible cache.
+//!
+//! It owns typed values (strings with an integer fast path, hashes, lists, sets, sorted
+//! sets), 16 (configurable) numbered databases, TTLs in milliseconds with lazy and active
+//! expiry, `max_memory` with Redis's eight eviction policies, memory accounting modelled on
+//! the real allocator, SCAN cursors, and the counters INFO reports. Every operation is a
+//! typed method on [`Db`] with Redis 7's semantics and typed [`OpError`]s whose text is
+//! Redis's reply.
+//!
+//! It never does I/O, never speaks RESP, never spawns threads and never reads the clock: the
+//! caller passes `now_ms` (unix milliseconds) to every operation, which makes TTL and
+//! eviction deterministic in tests. Randomness comes from seeded per-shard generators.
+//!
+//! # Design
+//!
+//! The key design decision is sharding with one `std::sync::Mutex` per shard: a key's hash
+//! picks its shard, so GET/SET hash once and lock once, and two cores serve requests without
+//! a global lock. Each shard holds one table per database (see [`table`]): items stored
+//! densely (uniform random sampling for eviction and expiry) with an open-addressing index
+//! whose layout keeps Redis's reverse-binary SCAN guarantee across resizes. A string key
+//! and its value share one allocation; an entry is 48 bytes.
+//!
+//! # Lock order
+//!
+//! 1. Shard mutexes are always taken in ascending shard index. Single-key operations take
+//!    one; multi-key operations (MSET, RENAME, SINTERSTORE, LMOVE...) compute every shard they
+//!    touch and lock them all in ascending order before reading anything, which makes them
+//!    atomic; [`Keyspace::transaction`] locks all shards in order for MULTI/EXEC.
+//! 2. The eviction-pool mutex is a leaf: it is taken with or without shard locks held, but
+//!    no other lock is ever acquired while it is held.
+//!
+//! Eviction runs before a write takes its own shard locks (or, inside a transaction, on the
+//! shards the transaction already holds), so it never waits on a lock its caller holds.
+
+pub mod config;
+pub mod error;
+pub mod evict;
+pub mod expire;
+pub mod glob;
+pub mod keyspace;
+pub mod memory;
+pub mod rng;
+pub mod scan;
+pub mod stats;
+pub mod table;
+pub mod value;
+
+mod commands;
+
+pub use commands::*;
+pub use config::{CacheConfig, EvictionPolicy};
+pub use error::{ConfigError, OpError};
+pub use expire::ExpireReport;
+pub use glob::glob_match;
+pub use keyspace::{Db, Keyspace, Transaction, WatchedKey};
+pub use stats::{DbStats, Stats};
+pub use value::ValueType;
+pub use value::zset::{LexBound, ScoreBound};
+
+/// Largest string value or key, as Redis's default `proto-max-bulk-len` (512 MiB).
+pub const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;

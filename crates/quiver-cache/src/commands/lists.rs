@@ -1,0 +1,320 @@
+//! List commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX LSET LINSERT LREM
+//! LTRIM LPOS LMOVE RPOPLPUSH. Pushes record blocked-on keys as ready (see
+//! [`crate::Keyspace::take_ready_keys`]) so a waiter layer can serve BLPOP/BRPOP/BLMOVE.
+
+use bytes::Bytes;
+
+use super::{KeyCtx, out};
+use crate::error::OpError;
+use crate::keyspace::Db;
+use crate::value::list::ListValue;
+
+/// A list end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListEnd {
+    /// The head (LEFT).
+    Left,
+    /// The tail (RIGHT).
+    Right,
+}
+
+impl ListEnd {
+    fn front(self) -> bool {
+        self == ListEnd::Left
+    }
+}
+
+/// LRANGE's index rules: a clamped inclusive range, or `None` when empty.
+fn list_range(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 { len + stop } else { stop };
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
+fn list_index(len: usize, index: i64) -> Option<usize> {
+    let i = if index < 0 { len as i64 + index } else { index };
+    (0..len as i64).contains(&i).then_some(i as usize)
+}
+
+impl Db<'_> {
+    /// LPUSH/RPUSH (`only_if_exists` = false) and LPUSHX/RPUSHX (true); returns the new
+    /// length (0 when X and absent).
+    pub fn push(
+        &mut self,
+        key: &[u8],
+        values: &[&[u8]],
+        end: ListEnd,
+        only_if_exists: bool,
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.write_key(key, now_ms, true, |k| {
+            let len = k.modify::<ListValue, _>(!only_if_exists, |l| {
+                for v in values {
+                    if end.front() {
+                        l.push_front(v);
+                    } else {
+                        l.push_back(v);
+                    }
+                }
+                l.len()
+            })?;
+            if len.is_some() {
+                k.signal_ready();
+            }
+            Ok(len.unwrap_or(0))
+        })
+    }
+
+    /// LPOP/RPOP: up to `count` elements (one when `count` is `None`); `None` when the key
+    /// is missing.
+    pub fn pop(
+        &mut self,
+        key: &[u8],
+        end: ListEnd,
+        count: Option<usize>,
+        now_ms: u64,
+    ) -> Result<Option<Vec<Bytes>>, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            k.modify::<ListValue, _>(false, |l| {
+                let n = count.unwrap_or(1).min(l.len());
+                (0..n)
+                    .filter_map(|_| l.pop(end.front()))
+                    .map(|v| Bytes::from(Vec::from(v)))
+                    .collect()
+            })
+        })
+    }
+
+    /// LLEN.
+    pub fn llen(&mut self, key: &[u8], now_ms: u64) -> Result<usize, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ListValue>()?.map_or(0, ListValue::len))
+        })
+    }
+
+    /// LRANGE.
+    pub fn lrange(
+        &mut self,
+        key: &[u8],
+        start: i64,
+        stop: i64,
+        now_ms: u64,
+    ) -> Result<Vec<Bytes>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let Some(l) = k.view::<ListValue>()? else {
+                return Ok(Vec::new());
+            };
+            Ok(match list_range(l.len(), start, stop) {
+                None => Vec::new(),
+                Some((a, b)) => l.items().range(a..=b).map(|v| out(v)).collect(),
+            })
+        })
+    }
+
+    /// LINDEX.
+    pub fn lindex(
+        &mut self,
+        key: &[u8],
+        index: i64,
+        now_ms: u64,
+    ) -> Result<Option<Bytes>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ListValue>()?
+                .and_then(|l| list_index(l.len(), index).map(|i| out(&l.items()[i]))))
+        })
+    }
+
+    /// LSET.
+    pub fn lset(
+        &mut self,
+        key: &[u8],
+        index: i64,
+        value: &[u8],
+        now_ms: u64,
+    ) -> Result<(), OpError> {
+        self.write_key(key, now_ms, true, |k| {
+            let len = k.view::<ListValue>()?.ok_or(OpError::NoSuchKey)?.len();
+            let i = list_index(len, index).ok_or(OpError::IndexOutOfRange)?;
+            k.modify::<ListValue, _>(false, |l| l.set(i, value))?;
+            Ok(())
+        })
+    }
+
+    /// LINSERT BEFORE/AFTER: the new length, -1 if `pivot` is absent, 0 if the key is.
+    pub fn linsert(
+        &mut self,
+        key: &[u8],
+        before: bool,
+        pivot: &[u8],
+        value: &[u8],
+        now_ms: u64,
+    ) -> Result<i64, OpError> {
+        self.write_key(key, now_ms, true, |k| {
+            let Some(l) = k.view::<ListValue>()? else {
+                return Ok(0);
+            };
+            let Some(pos) = l.items().iter().position(|v| &**v == pivot) else {
+                return Ok(-1);
+            };
+            let at = if before { pos } else { pos + 1 };
+            let len = k.modify::<ListValue, _>(false, |l| {
+                l.insert(at, value);
+                l.len()
+            })?;
+            Ok(len.map_or(0, |n| n as i64))
+        })
+    }
+
+    /// LREM: removes up to |count| occurrences (from the head if positive, from the tail if
+    /// negative, all if 0); returns how many.
+    pub fn lrem(
+        &mut self,
+        key: &[u8],
+        count: i64,
+        value: &[u8],
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            let Some(l) = k.view::<ListValue>()? else {
+                return Ok(0);
+            };
+            let mut hits: Vec<usize> = l
+                .items()
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| &***v == value)
+                .map(|(i, _)| i)
+                .collect();
+            let limit = count.unsigned_abs() as usize;
+            if count > 0 {
+                hits.truncate(limit);
+            } else if count < 0 && hits.len() > limit {
+                hits.drain(..hits.len() - limit);
+            }
+            if hits.is_empty() {
+                return Ok(0);
+            }
+            let n = hits.len();
+            k.modify::<ListValue, _>(false, |l| {
+                l.retain_positions(|i, _| hits.binary_search(&i).is_err());
+            })?;
+            Ok(n)
+        })
+    }
+
+    /// LTRIM.
+    pub fn ltrim(&mut self, key: &[u8], start: i64, stop: i64, now_ms: u64) -> Result<(), OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            let Some(l) = k.view::<ListValue>()? else {
+                return Ok(());
+            };
+            let keep = list_range(l.len(), start, stop);
+            k.modify::<ListValue, _>(false, |l| {
+                l.retain_positions(|i, _| keep.is_some_and(|(a, b)| (a..=b).contains(&i)));
+            })?;
+            Ok(())
+        })
+    }
+
+    /// LPOS: positions of `value`. `rank` (non-zero; negative searches from the tail) skips
+    /// the first |rank|-1 matches; `count` `None` asks for one match, `Some(0)` for all;
+    /// `max_len` (0 = no limit) bounds the elements compared.
+    pub fn lpos(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        rank: i64,
+        count: Option<usize>,
+        max_len: usize,
+        now_ms: u64,
+    ) -> Result<Vec<usize>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let Some(l) = k.view::<ListValue>()? else {
+                return Ok(Vec::new());
+            };
+            let items = l.items();
+            let len = items.len();
+            let want = match count {
+                None => 1,
+                Some(0) => usize::MAX,
+                Some(c) => c,
+            };
+            let mut skip = rank.unsigned_abs().saturating_sub(1);
+            let scan = if max_len == 0 { len } else { max_len.min(len) };
+            let mut found = Vec::new();
+            for n in 0..scan {
+                let i = if rank >= 0 { n } else { len - 1 - n };
+                if &*items[i] == value {
+                    if skip > 0 {
+                        skip -= 1;
+                        continue;
+                    }
+                    found.push(i);
+                    if found.len() >= want {
+                        break;
+                    }
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    /// LMOVE (RPOPLPUSH is `Right`, `Left`): pops from `src`, pushes to `dst`, atomically.
+    pub fn lmove(
+        &mut self,
+        src: &[u8],
+        dst: &[u8],
+        from: ListEnd,
+        to: ListEnd,
+        now_ms: u64,
+    ) -> Result<Option<Bytes>, OpError> {
+        self.make_room(now_ms)?;
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(&[src, dst], |set, routes| {
+            let (ss, sh) = routes[0];
+            let (ds, dh) = routes[1];
+            {
+                let s = KeyCtx::write(set.get(ss), db, sh, src, clock);
+                if s.view::<ListValue>()?.is_none() {
+                    return Ok(None);
+                }
+            }
+            KeyCtx::write(set.get(ds), db, dh, dst, clock).check::<ListValue>()?;
+            let mut s = KeyCtx::write(set.get(ss), db, sh, src, clock);
+            let v = s
+                .modify::<ListValue, _>(false, |l| l.pop(from.front()))?
+                .flatten()
+                .expect("the source list exists and lists are never empty");
+            let reply = out(&v);
+            let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
+            d.modify::<ListValue, _>(true, |l| l.push_owned(v, to.front()))?;
+            d.signal_ready();
+            Ok(Some(reply))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_rules() {
+        assert_eq!(list_range(5, 0, -1), Some((0, 4)));
+        assert_eq!(list_range(5, -100, 100), Some((0, 4)));
+        assert_eq!(list_range(5, 3, 1), None);
+        assert_eq!(list_range(5, 5, 10), None);
+        assert_eq!(list_range(5, -2, -1), Some((3, 4)));
+        assert_eq!(list_index(3, -1), Some(2));
+        assert_eq!(list_index(3, 3), None);
+        assert_eq!(list_index(3, -4), None);
+    }
+}

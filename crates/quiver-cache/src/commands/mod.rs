@@ -1,0 +1,329 @@
+//! Data operations, one file per command family, all as methods of [`crate::Db`]; this file
+//! holds the per-key context they share and the option types callers pass in.
+
+mod hashes;
+mod keys;
+mod lists;
+mod sets;
+mod strings;
+mod zsets;
+
+pub use keys::ExpireCondition;
+pub use lists::ListEnd;
+pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
+pub use zsets::{
+    Aggregate, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec,
+};
+
+use bytes::Bytes;
+
+use crate::error::OpError;
+use crate::evict::{Clock, initial_access};
+use crate::keyspace::{Db, Entry, Shard};
+use crate::value::Value;
+use crate::value::hash::HashValue;
+use crate::value::list::ListValue;
+use crate::value::set::SetValue;
+use crate::value::zset::ZSetValue;
+
+/// Turns a collection value type into and out of [`Value`].
+pub(crate) trait Kind: Sized + Default {
+    fn wrap(b: Box<Self>) -> Value;
+    fn peek(v: &Value) -> Option<&Self>;
+    fn peek_mut(v: &mut Value) -> Option<&mut Self>;
+    fn is_empty_value(&self) -> bool;
+}
+
+macro_rules! kind {
+    ($t:ty, $variant:ident) => {
+        impl Kind for $t {
+            fn wrap(b: Box<Self>) -> Value {
+                Value::$variant(b)
+            }
+            fn peek(v: &Value) -> Option<&Self> {
+                match v {
+                    Value::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn peek_mut(v: &mut Value) -> Option<&mut Self> {
+                match v {
+                    Value::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn is_empty_value(&self) -> bool {
+                self.is_empty()
+            }
+        }
+    };
+}
+
+kind!(HashValue, Hash);
+kind!(ListValue, List);
+kind!(SetValue, Set);
+kind!(ZSetValue, ZSet);
+
+/// One key inside a locked shard, looked up once.
+pub(crate) struct KeyCtx<'s> {
+    pub(crate) s: &'s mut Shard,
+    pub(crate) db: usize,
+    pub(crate) hash: u64,
+    pub(crate) key: &'s [u8],
+    pub(crate) clock: Clock,
+    pub(crate) idx: Option<usize>,
+}
+
+impl<'s> KeyCtx<'s> {
+    /// Looks `key` up for a write (no hit/miss counted).
+    pub(crate) fn write(
+        s: &'s mut Shard,
+        db: usize,
+        hash: u64,
+        key: &'s [u8],
+        clock: Clock,
+    ) -> Self {
+        let idx = s.lookup_write(db, hash, key, &clock);
+        Self {
+            s,
+            db,
+            hash,
+            key,
+            clock,
+            idx,
+        }
+    }
+
+    /// Looks `key` up for a read (a hit or miss is counted).
+    pub(crate) fn read(
+        s: &'s mut Shard,
+        db: usize,
+        hash: u64,
+        key: &'s [u8],
+        clock: Clock,
+    ) -> Self {
+        let idx = s.lookup_read(db, hash, key, &clock);
+        Self {
+            s,
+            db,
+            hash,
+            key,
+            clock,
+            idx,
+        }
+    }
+
+    pub(crate) fn exists(&self) -> bool {
+        self.idx.is_some()
+    }
+
+    pub(crate) fn entry(&self) -> Option<&Entry> {
+        self.idx.map(|i| self.s.entry(self.db, i))
+    }
+
+    /// The collection of type `T`, `None` if the key is absent, `WrongType` if it holds
+    /// another type.
+    pub(crate) fn view<T: Kind>(&self) -> Result<Option<&T>, OpError> {
+        match self.entry() {
+            None => Ok(None),
+            Some(e) => T::peek(&e.value).map(Some).ok_or(OpError::WrongType),
+        }
+    }
+
+    /// Fails with `WrongType` if the key holds something other than a `T`.
+    pub(crate) fn check<T: Kind>(&self) -> Result<(), OpError> {
+        self.view::<T>().map(|_| ())
+    }
+
+    /// Changes the collection of type `T` through `f`, creating it first when `create` (an
+    /// absent key without `create` gives `Ok(None)`); deletes the key if `f` empties it.
+    pub(crate) fn modify<T: Kind, R>(
+        &mut self,
+        create: bool,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> Result<Option<R>, OpError> {
+        self.check::<T>()?;
+        if self.idx.is_none() {
+            if !create {
+                return Ok(None);
+            }
+            let access = initial_access(&self.clock);
+            let entry = Entry::with_value(self.key, T::wrap(Box::default()), access);
+            self.idx = Some(self.s.insert(self.db, self.hash, entry));
+        }
+        let idx = self.idx.expect("the key exists or was just created");
+        let (r, empty) = self.s.update(self.db, idx, |e| {
+            let v = T::peek_mut(&mut e.value).expect("type checked above");
+            let r = f(v);
+            (r, v.is_empty_value())
+        });
+        if empty {
+            self.delete();
+        }
+        Ok(Some(r))
+    }
+
+    /// Stores a string, replacing any value (and keeping the TTL unless told otherwise).
+    pub(crate) fn put_string(&mut self, value: &[u8]) {
+        match self.idx {
+            Some(idx) => self.s.update(self.db, idx, |e| e.set_string(value)),
+            None => {
+                let entry = Entry::string(self.key, value, initial_access(&self.clock));
+                self.idx = Some(self.s.insert(self.db, self.hash, entry));
+            }
+        }
+    }
+
+    /// Stores an already built value, replacing any value.
+    pub(crate) fn put_value(&mut self, value: Value) {
+        match self.idx {
+            Some(idx) => self.s.update(self.db, idx, |e| e.set_value(value)),
+            None => {
+                let entry = Entry::with_value(self.key, value, initial_access(&self.clock));
+                self.idx = Some(self.s.insert(self.db, self.hash, entry));
+            }
+        }
+    }
+
+    /// Deletes the key if present; returns whether it was.
+    pub(crate) fn delete(&mut self) -> bool {
+        match self.idx.take() {
+            Some(idx) => {
+                self.s.remove(self.db, idx, self.hash);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn expire_at(&self) -> Option<u64> {
+        self.idx.and_then(|i| self.s.expire_at(self.db, i))
+    }
+
+    pub(crate) fn set_expire(&mut self, at_ms: Option<u64>) {
+        if let Some(idx) = self.idx {
+            self.s.set_expire(self.db, idx, at_ms);
+        }
+    }
+
+    pub(crate) fn signal_ready(&mut self) {
+        self.s.signal_ready(self.db, self.key);
+    }
+}
+
+/// Copies bytes out for a reply.
+pub(crate) fn out(b: &[u8]) -> Bytes {
+    Bytes::copy_from_slice(b)
+}
+
+impl Db<'_> {
+    /// Runs `f` on `key` looked up for a read.
+    pub(crate) fn read_key<R>(
+        &mut self,
+        key: &[u8],
+        now_ms: u64,
+        f: impl FnOnce(&mut KeyCtx<'_>) -> R,
+    ) -> R {
+        let (shard, hash) = self.route(key);
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.with_shard(shard, |s| f(&mut KeyCtx::read(s, db, hash, key, clock)))
+    }
+
+    /// Runs `f` on `key` looked up for a write; `grows` says the command may add data, so
+    /// `max_memory` is enforced first.
+    pub(crate) fn write_key<R>(
+        &mut self,
+        key: &[u8],
+        now_ms: u64,
+        grows: bool,
+        f: impl FnOnce(&mut KeyCtx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, OpError> {
+        if grows {
+            self.make_room(now_ms)?;
+        }
+        let (shard, hash) = self.route(key);
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.with_shard(shard, |s| f(&mut KeyCtx::write(s, db, hash, key, clock)))
+    }
+
+    /// Runs `f` with the shards of all `keys` locked (ascending order), passing each key's
+    /// (shard, hash).
+    pub(crate) fn multi<R>(
+        &mut self,
+        keys: &[&[u8]],
+        f: impl FnOnce(&mut crate::keyspace::ShardSet<'_>, &[(usize, u64)]) -> R,
+    ) -> R {
+        let routes: Vec<(usize, u64)> = keys.iter().map(|k| self.route(k)).collect();
+        let shards: Vec<usize> = routes.iter().map(|r| r.0).collect();
+        self.with_shards(&shards, |set| f(set, &routes))
+    }
+}
+
+/// `count` distinct positions in `0..len` (all of them when `count >= len`), in random order.
+pub(crate) fn distinct_indices(rng: &mut crate::rng::Rng, len: usize, count: usize) -> Vec<usize> {
+    if count >= len {
+        return (0..len).collect();
+    }
+    if count * 4 >= len {
+        // Partial Fisher-Yates over all positions.
+        let mut all: Vec<usize> = (0..len).collect();
+        for i in 0..count {
+            let j = i + rng.below(len - i);
+            all.swap(i, j);
+        }
+        all.truncate(count);
+        return all;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(count);
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let i = rng.below(len);
+        if seen.insert(i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Positions for HRANDFIELD/SRANDMEMBER/ZRANDMEMBER-style `count`: positive = distinct,
+/// negative = |count| picks with repeats.
+pub(crate) fn random_indices(rng: &mut crate::rng::Rng, len: usize, count: i64) -> Vec<usize> {
+    if len == 0 {
+        return Vec::new();
+    }
+    if count >= 0 {
+        distinct_indices(rng, len, count as usize)
+    } else {
+        (0..count.unsigned_abs()).map(|_| rng.below(len)).collect()
+    }
+}
+
+/// Validates every key of a multi-key read: expires lazily, checks the value type with
+/// `check` (missing keys are fine), and returns each key's position (or `None`).
+pub(crate) fn locate_all(
+    set: &mut crate::keyspace::ShardSet<'_>,
+    db: usize,
+    keys: &[&[u8]],
+    routes: &[(usize, u64)],
+    clock: Clock,
+    check: impl Fn(&KeyCtx<'_>) -> Result<(), OpError>,
+) -> Result<Vec<Option<usize>>, OpError> {
+    keys.iter()
+        .zip(routes)
+        .map(|(key, &(shard, hash))| {
+            let k = KeyCtx::read(set.get(shard), db, hash, key, clock);
+            check(&k)?;
+            Ok(k.idx)
+        })
+        .collect()
+}
+
+/// The stored entry a [`locate_all`] position names.
+pub(crate) fn entry_at<'a>(
+    set: &'a crate::keyspace::ShardSet<'_>,
+    db: usize,
+    shard: usize,
+    idx: Option<usize>,
+) -> Option<&'a Entry> {
+    idx.map(|i| set.peek(shard).entry(db, i))
+}

@@ -1,0 +1,549 @@
+//! Sorted-set commands: ZADD (NX XX GT LT CH INCR) ZREM ZSCORE ZMSCORE ZINCRBY ZCARD ZCOUNT
+//! ZLEXCOUNT ZRANGE (BYSCORE BYLEX REV LIMIT) and its older forms, ZRANK ZREVRANK ZPOPMIN
+//! ZPOPMAX ZRANGESTORE ZUNIONSTORE ZINTERSTORE ZREMRANGEBYSCORE ZREMRANGEBYRANK
+//! ZREMRANGEBYLEX ZSCAN.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+
+use super::{KeyCtx, Kind, entry_at, locate_all, out};
+use crate::error::OpError;
+use crate::glob::glob_match;
+use crate::keyspace::Db;
+use crate::scan::scan_loop;
+use crate::value::Value;
+use crate::value::set::SetValue;
+use crate::value::zset::{LexBound, ScoreBound, ZItem, ZSetValue};
+
+/// ZADD's NX/XX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZAddCondition {
+    /// Add and update.
+    #[default]
+    Always,
+    /// NX: only add new members.
+    IfAbsent,
+    /// XX: only update existing members.
+    IfPresent,
+}
+
+/// ZADD's GT/LT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZAddCompare {
+    /// Any new score.
+    #[default]
+    Any,
+    /// GT: only raise scores.
+    Greater,
+    /// LT: only lower scores.
+    Less,
+}
+
+/// ZADD's options (the caller has refused the combinations Redis refuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ZAddOptions {
+    /// NX / XX.
+    pub condition: ZAddCondition,
+    /// GT / LT.
+    pub compare: ZAddCompare,
+    /// CH: count changed members too.
+    pub ch: bool,
+    /// INCR: add to the score (one pair only) and reply with the new score.
+    pub incr: bool,
+}
+
+/// ZADD's reply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ZAddReply {
+    /// Members added (plus changed with CH).
+    Count(usize),
+    /// With INCR: the new score, or `None` when a condition stopped it.
+    Score(Option<f64>),
+}
+
+/// What ZRANGE selects by. For `Score` and `Lex` give the lower bound first even with REV.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ZRangeBy {
+    /// Ranks, inclusive, negative from the end.
+    Rank(i64, i64),
+    /// BYSCORE.
+    Score(ScoreBound, ScoreBound),
+    /// BYLEX.
+    Lex(LexBound, LexBound),
+}
+
+/// A ZRANGE request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZRangeSpec {
+    /// What to select by.
+    pub by: ZRangeBy,
+    /// REV: highest first.
+    pub rev: bool,
+    /// LIMIT offset count (count < 0 = all), for BYSCORE/BYLEX.
+    pub limit: Option<(i64, i64)>,
+}
+
+/// ZUNIONSTORE/ZINTERSTORE's AGGREGATE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Aggregate {
+    /// SUM (default).
+    #[default]
+    Sum,
+    /// MIN.
+    Min,
+    /// MAX.
+    Max,
+}
+
+impl Aggregate {
+    fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            Aggregate::Sum => {
+                let s = a + b;
+                // +inf + -inf: Redis stores 0 rather than NaN.
+                if s.is_nan() { 0.0 } else { s }
+            }
+            Aggregate::Min => a.min(b),
+            Aggregate::Max => a.max(b),
+        }
+    }
+}
+
+fn rank_range(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 { len + stop } else { stop };
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
+/// The items a ZRANGE selects, in reply order.
+fn select<'a>(z: &'a ZSetValue, spec: &ZRangeSpec) -> Vec<&'a ZItem> {
+    let len = z.len();
+    let (first, last) = match &spec.by {
+        ZRangeBy::Rank(a, b) => {
+            let Some((a, b)) = rank_range(len, *a, *b) else {
+                return Vec::new();
+            };
+            return if spec.rev {
+                z.iter_rev_from(len - 1 - a).take(b - a + 1).collect()
+            } else {
+                z.iter_from(a).take(b - a + 1).collect()
+            };
+        }
+        ZRangeBy::Score(min, max) => z.score_range(min, max),
+        ZRangeBy::Lex(min, max) => z.lex_range(min, max),
+    };
+    let n = last - first;
+    let (offset, count) = spec.limit.unwrap_or((0, -1));
+    if offset < 0 || n == 0 {
+        return Vec::new();
+    }
+    let count = if count < 0 {
+        usize::MAX
+    } else {
+        count as usize
+    };
+    let it: Box<dyn Iterator<Item = &ZItem>> = if spec.rev {
+        Box::new(z.iter_rev_from(last - 1).take(n))
+    } else {
+        Box::new(z.iter_from(first).take(n))
+    };
+    it.skip(offset as usize).take(count).collect()
+}
+
+fn pairs(items: Vec<&ZItem>) -> Vec<(Bytes, f64)> {
+    items
+        .into_iter()
+        .map(|x| (out(&x.member), x.score))
+        .collect()
+}
+
+impl Db<'_> {
+    /// ZADD.
+    pub fn zadd(
+        &mut self,
+        key: &[u8],
+        members: &[(f64, &[u8])],
+        opts: ZAddOptions,
+        now_ms: u64,
+    ) -> Result<ZAddReply, OpError> {
+        self.write_key(key, now_ms, true, |k| {
+            k.check::<ZSetValue>()?;
+            let create = opts.condition != ZAddCondition::IfPresent;
+            let r = k.modify::<ZSetValue, _>(create, |z| zadd_into(z, members, opts))?;
+            match r {
+                Some(r) => r,
+                None if opts.incr => Ok(ZAddReply::Score(None)),
+                None => Ok(ZAddReply::Count(0)),
+            }
+        })
+    }
+
+    /// ZINCRBY: the new score.
+    pub fn zincrby(
+        &mut self,
+        key: &[u8],
+        delta: f64,
+        member: &[u8],
+        now_ms: u64,
+    ) -> Result<f64, OpError> {
+        let opts = ZAddOptions {
+            incr: true,
+            ..ZAddOptions::default()
+        };
+        match self.zadd(key, &[(delta, member)], opts, now_ms)? {
+            ZAddReply::Score(Some(s)) => Ok(s),
+            _ => Err(OpError::ScoreNan),
+        }
+    }
+
+    /// ZREM: how many members existed.
+    pub fn zrem(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            Ok(k.modify::<ZSetValue, _>(false, |z| {
+                members.iter().filter(|m| z.remove(m).is_some()).count()
+            })?
+            .unwrap_or(0))
+        })
+    }
+
+    /// ZSCORE.
+    pub fn zscore(
+        &mut self,
+        key: &[u8],
+        member: &[u8],
+        now_ms: u64,
+    ) -> Result<Option<f64>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ZSetValue>()?.and_then(|z| z.score(member)))
+        })
+    }
+
+    /// ZMSCORE.
+    pub fn zmscore(
+        &mut self,
+        key: &[u8],
+        members: &[&[u8]],
+        now_ms: u64,
+    ) -> Result<Vec<Option<f64>>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let z = k.view::<ZSetValue>()?;
+            Ok(members.iter().map(|m| z.and_then(|z| z.score(m))).collect())
+        })
+    }
+
+    /// ZCARD.
+    pub fn zcard(&mut self, key: &[u8], now_ms: u64) -> Result<usize, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ZSetValue>()?.map_or(0, ZSetValue::len))
+        })
+    }
+
+    /// ZCOUNT.
+    pub fn zcount(
+        &mut self,
+        key: &[u8],
+        min: &ScoreBound,
+        max: &ScoreBound,
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ZSetValue>()?.map_or(0, |z| {
+                let (a, b) = z.score_range(min, max);
+                b - a
+            }))
+        })
+    }
+
+    /// ZLEXCOUNT.
+    pub fn zlexcount(
+        &mut self,
+        key: &[u8],
+        min: &LexBound,
+        max: &LexBound,
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ZSetValue>()?.map_or(0, |z| {
+                let (a, b) = z.lex_range(min, max);
+                b - a
+            }))
+        })
+    }
+
+    /// ZRANGE in all its forms (ZRANGEBYSCORE, ZREVRANGE... map onto it): (member, score).
+    pub fn zrange(
+        &mut self,
+        key: &[u8],
+        spec: &ZRangeSpec,
+        now_ms: u64,
+    ) -> Result<Vec<(Bytes, f64)>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ZSetValue>()?
+                .map(|z| pairs(select(z, spec)))
+                .unwrap_or_default())
+        })
+    }
+
+    /// ZRANK (`rev` = false) / ZREVRANK (true).
+    pub fn zrank(
+        &mut self,
+        key: &[u8],
+        member: &[u8],
+        rev: bool,
+        now_ms: u64,
+    ) -> Result<Option<usize>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<ZSetValue>()?.and_then(|z| {
+                z.rank(member)
+                    .map(|r| if rev { z.len() - 1 - r } else { r })
+            }))
+        })
+    }
+
+    /// ZPOPMIN (`max` = false) / ZPOPMAX (true): up to `count` items.
+    pub fn zpop(
+        &mut self,
+        key: &[u8],
+        count: usize,
+        max: bool,
+        now_ms: u64,
+    ) -> Result<Vec<(Bytes, f64)>, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            Ok(k.modify::<ZSetValue, _>(false, |z| {
+                (0..count)
+                    .map_while(|_| z.pop(max))
+                    .map(|x| (Bytes::from(Vec::from(x.member)), x.score))
+                    .collect()
+            })?
+            .unwrap_or_default())
+        })
+    }
+
+    /// ZREMRANGEBYRANK / BYSCORE / BYLEX: how many were removed.
+    pub fn zremrange(&mut self, key: &[u8], by: &ZRangeBy, now_ms: u64) -> Result<usize, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            let spec = ZRangeSpec {
+                by: by.clone(),
+                rev: false,
+                limit: None,
+            };
+            let victims: Vec<Box<[u8]>> = match k.view::<ZSetValue>()? {
+                None => return Ok(0),
+                Some(z) => select(z, &spec)
+                    .into_iter()
+                    .map(|x| x.member.clone())
+                    .collect(),
+            };
+            k.modify::<ZSetValue, _>(false, |z| {
+                for m in &victims {
+                    z.remove(m);
+                }
+            })?;
+            Ok(victims.len())
+        })
+    }
+
+    /// ZRANGESTORE: stores the selection in `dst`; returns its size.
+    pub fn zrangestore(
+        &mut self,
+        dst: &[u8],
+        src: &[u8],
+        spec: &ZRangeSpec,
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.make_room(now_ms)?;
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(&[src, dst], |set, routes| {
+            let (ss, sh) = routes[0];
+            let (ds, dh) = routes[1];
+            let items: Vec<(Box<[u8]>, f64)> = {
+                let s = KeyCtx::read(set.get(ss), db, sh, src, clock);
+                match s.view::<ZSetValue>()? {
+                    None => Vec::new(),
+                    Some(z) => select(z, spec)
+                        .into_iter()
+                        .map(|x| (x.member.clone(), x.score))
+                        .collect(),
+                }
+            };
+            store(&mut KeyCtx::write(set.get(ds), db, dh, dst, clock), &items);
+            Ok(items.len())
+        })
+    }
+
+    /// ZUNIONSTORE (`inter` = false) / ZINTERSTORE (true) with WEIGHTS and AGGREGATE;
+    /// plain sets count as members scored 1. Returns the stored size.
+    pub fn zstore(
+        &mut self,
+        dst: &[u8],
+        keys: &[&[u8]],
+        weights: Option<&[f64]>,
+        aggregate: Aggregate,
+        inter: bool,
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.make_room(now_ms)?;
+        let mut all: Vec<&[u8]> = keys.to_vec();
+        all.push(dst);
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(&all, |set, routes| {
+            let found = locate_all(set, db, keys, &routes[..keys.len()], clock, |k| {
+                match k.entry().map(|e| &e.value) {
+                    None | Some(Value::ZSet(_)) | Some(Value::Set(_)) => Ok(()),
+                    Some(_) => Err(OpError::WrongType),
+                }
+            })?;
+            let mut acc: HashMap<Box<[u8]>, (f64, usize)> = HashMap::new();
+            for (i, (idx, &(shard, _))) in found.iter().zip(routes).enumerate() {
+                let w = weights.and_then(|w| w.get(i)).copied().unwrap_or(1.0);
+                let Some(e) = entry_at(set, db, shard, *idx) else {
+                    continue;
+                };
+                let mut add = |m: &[u8], score: f64| {
+                    let mut s = score * w;
+                    if s.is_nan() {
+                        s = 0.0;
+                    }
+                    match acc.get_mut(m) {
+                        Some((v, n)) => {
+                            *v = aggregate.apply(*v, s);
+                            *n += 1;
+                        }
+                        None => {
+                            acc.insert(m.into(), (s, 1));
+                        }
+                    }
+                };
+                if let Some(z) = ZSetValue::peek(&e.value) {
+                    z.members().iter().for_each(|m| add(&m.name, m.score));
+                } else if let Some(s) = SetValue::peek(&e.value) {
+                    s.members().iter().for_each(|m| add(m, 1.0));
+                }
+            }
+            let items: Vec<(Box<[u8]>, f64)> = acc
+                .into_iter()
+                .filter(|(_, (_, n))| !inter || *n == keys.len())
+                .map(|(m, (s, _))| (m, s))
+                .collect();
+            let (ds, dh) = routes[keys.len()];
+            store(&mut KeyCtx::write(set.get(ds), db, dh, dst, clock), &items);
+            Ok(items.len())
+        })
+    }
+
+    /// ZSCAN: (member, score) pairs.
+    pub fn zscan(
+        &mut self,
+        key: &[u8],
+        cursor: u64,
+        pattern: Option<&[u8]>,
+        count: usize,
+        now_ms: u64,
+    ) -> Result<(u64, Vec<(Bytes, f64)>), OpError> {
+        self.read_key(key, now_ms, |k| {
+            let Some(z) = k.view::<ZSetValue>()? else {
+                return Ok((0, Vec::new()));
+            };
+            let mut items = Vec::new();
+            let mut visited = 0;
+            let next = scan_loop(cursor, count, |c| {
+                let n = z.scan_step(c, |m| {
+                    visited += 1;
+                    if pattern.is_none_or(|p| glob_match(p, &m.name)) {
+                        items.push((out(&m.name), m.score));
+                    }
+                });
+                (n, visited)
+            });
+            Ok((next, items))
+        })
+    }
+}
+
+fn zadd_into(
+    z: &mut ZSetValue,
+    members: &[(f64, &[u8])],
+    opts: ZAddOptions,
+) -> Result<ZAddReply, OpError> {
+    let mut added = 0;
+    let mut changed = 0;
+    let mut last = None;
+    for &(score, m) in members {
+        if score.is_nan() {
+            return Err(OpError::NotAFloat);
+        }
+        match z.score(m) {
+            Some(cur) => {
+                if opts.condition == ZAddCondition::IfAbsent {
+                    continue;
+                }
+                let new = if opts.incr { cur + score } else { score };
+                if new.is_nan() {
+                    return Err(OpError::ScoreNan);
+                }
+                let allowed = match opts.compare {
+                    ZAddCompare::Any => true,
+                    ZAddCompare::Greater => new > cur,
+                    ZAddCompare::Less => new < cur,
+                };
+                if !allowed {
+                    continue;
+                }
+                if new != cur {
+                    z.insert(m, new);
+                    changed += 1;
+                }
+                last = Some(new);
+            }
+            None => {
+                if opts.condition == ZAddCondition::IfPresent {
+                    continue;
+                }
+                z.insert(m, score);
+                added += 1;
+                last = Some(score);
+            }
+        }
+    }
+    Ok(if opts.incr {
+        ZAddReply::Score(last)
+    } else if opts.ch {
+        ZAddReply::Count(added + changed)
+    } else {
+        ZAddReply::Count(added)
+    })
+}
+
+/// Replaces `k`'s value with a sorted set of `items` (deleting the key when empty).
+fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
+    k.delete();
+    if items.is_empty() {
+        return;
+    }
+    let mut z = ZSetValue::default();
+    for (m, s) in items {
+        z.insert(m, *s);
+    }
+    k.put_value(Value::ZSet(Box::new(z)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregate_sum_of_opposite_infinities_is_zero() {
+        assert_eq!(Aggregate::Sum.apply(f64::INFINITY, f64::NEG_INFINITY), 0.0);
+        assert_eq!(Aggregate::Min.apply(1.0, 2.0), 1.0);
+        assert_eq!(Aggregate::Max.apply(1.0, 2.0), 2.0);
+    }
+}

@@ -1,0 +1,109 @@
+//! Typed errors. `Display` of [`OpError`] is exactly the text Redis replies with, error code
+//! first (`WRONGTYPE ...`, `ERR ...`, `OOM ...`), so the server can send it verbatim.
+
+use thiserror::Error;
+
+/// Why a data operation (a command at the keyspace level) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// The key holds a value of another type than the operation works on.
+    #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
+    WrongType,
+    /// A stored string or argument is not a base-10 signed 64-bit integer.
+    #[error("ERR value is not an integer or out of range")]
+    NotAnInteger,
+    /// A hash field is not a base-10 signed 64-bit integer (HINCRBY).
+    #[error("ERR hash value is not an integer")]
+    HashNotAnInteger,
+    /// A hash field is not a float (HINCRBYFLOAT).
+    #[error("ERR hash value is not a float")]
+    HashNotAFloat,
+    /// The integer result would leave the signed 64-bit range.
+    #[error("ERR increment or decrement would overflow")]
+    Overflow,
+    /// A stored string or argument is not a float.
+    #[error("ERR value is not a valid float")]
+    NotAFloat,
+    /// A float increment would produce NaN or an infinity.
+    #[error("ERR increment would produce NaN or Infinity")]
+    NanOrInfinity,
+    /// A sorted-set score operation would produce NaN (e.g. `+inf` plus `-inf`).
+    #[error("ERR resulting score is not a number (NaN)")]
+    ScoreNan,
+    /// `max_memory` is reached and nothing can (or may) be evicted.
+    #[error("OOM command not allowed when used memory > 'maxmemory'.")]
+    OutOfMemory,
+    /// The operation needs an existing key (RENAME, LSET).
+    #[error("ERR no such key")]
+    NoSuchKey,
+    /// A list index is outside the list (LSET).
+    #[error("ERR index out of range")]
+    IndexOutOfRange,
+    /// A string would grow past [`crate::MAX_STRING_BYTES`] (SETRANGE, APPEND).
+    #[error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")]
+    StringTooLong,
+    /// A database index is not below the configured number of databases.
+    #[error("ERR DB index is out of range")]
+    DbOutOfRange,
+    /// COPY or MOVE with the same source and destination.
+    #[error("ERR source and destination objects are the same")]
+    SameObject,
+    /// An expire time that overflows when converted to absolute milliseconds.
+    #[error("ERR invalid expire time in '{command}' command")]
+    InvalidExpireTime {
+        /// The lower-case command name Redis puts in the message.
+        command: &'static str,
+    },
+    /// A score range bound that is not a float or `(`float.
+    #[error("ERR min or max is not a float")]
+    RangeNotFloat,
+    /// A lexicographic range bound that does not start with `[`, `(`, or is not `-`/`+`.
+    #[error("ERR min or max not valid string range item")]
+    RangeNotLex,
+    /// OBJECT FREQ while the eviction policy is not an LFU one.
+    #[error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+    )]
+    LfuNotSelected,
+    /// OBJECT IDLETIME while the eviction policy is an LFU one.
+    #[error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+    )]
+    LfuSelected,
+}
+
+/// Why a [`crate::CacheConfig`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `databases` must be in `1..=MAX_DATABASES`.
+    #[error("databases = {value} is not allowed: use 1..={max}")]
+    Databases {
+        /// The refused value.
+        value: usize,
+        /// The largest allowed value.
+        max: usize,
+    },
+    /// `shards` must be a power of two in `1..=MAX_SHARDS`.
+    #[error("shards = {value} is not allowed: use a power of two in 1..={max}")]
+    Shards {
+        /// The refused value.
+        value: usize,
+        /// The largest allowed value.
+        max: usize,
+    },
+    /// `max_memory_samples` must be in `1..=MAX_SAMPLES`.
+    #[error("max_memory_samples = {value} is not allowed: use 1..={max}")]
+    Samples {
+        /// The refused value.
+        value: usize,
+        /// The largest allowed value.
+        max: usize,
+    },
+    /// An eviction policy name that is not one of Redis's eight.
+    #[error(
+        "maxmemory-policy '{0}' is unknown: use noeviction, allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random or volatile-ttl"
+    )]
+    Policy(String),
+}

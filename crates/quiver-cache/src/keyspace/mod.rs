@@ -1,0 +1,432 @@
+//! The keyspace: numbered databases over lock shards.
+//!
+//! A key's 64-bit hash picks its shard (bits 32..) and its slot in that shard's table (bits
+//! ..32), so a single-key operation hashes once and takes one shard mutex. [`Db`] is the
+//! handle every operation goes through; it either locks shards itself ([`Keyspace::db`]) or
+//! works on shards a [`Transaction`] already holds, so each operation is written once.
+
+mod entry;
+mod shard;
+mod txn;
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use foldhash::fast::FixedState;
+
+pub(crate) use entry::Entry;
+pub use shard::Shard;
+pub use txn::{Transaction, WatchedKey};
+
+use crate::config::{CacheConfig, EvictionPolicy};
+use crate::error::{ConfigError, OpError};
+use crate::evict::{self, Clock, EvictionPool};
+use crate::stats::{DbStats, ShardStats, Stats};
+
+/// A shard's mutex and its published memory figure, padded to its own cache lines so two
+/// cores working on neighbouring shards do not share a line.
+#[repr(align(128))]
+struct ShardCell {
+    lock: Mutex<Shard>,
+    mem: AtomicUsize,
+}
+
+/// Locks a shard. A panic while a shard was locked leaves it consistent at the level of
+/// single operations (each keeps its own invariants before it can panic), so a poisoned lock
+/// is taken over rather than turned into a panic in every later request.
+fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The whole keyspace; share it between threads by reference (it is `Sync`).
+pub struct Keyspace {
+    shards: Box<[ShardCell]>,
+    shard_mask: usize,
+    state: FixedState,
+    databases: usize,
+    max_memory_bytes: AtomicU64,
+    policy: AtomicU8,
+    samples: AtomicUsize,
+    lfu_log_factor: AtomicU32,
+    lfu_decay_time_min: AtomicU32,
+    peak_bytes: AtomicUsize,
+    ready_pending: AtomicBool,
+    expire_cursor: AtomicUsize,
+    pub(crate) pool: Mutex<EvictionPool>,
+}
+
+impl std::fmt::Debug for Keyspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyspace")
+            .field("shards", &self.shards.len())
+            .field("databases", &self.databases)
+            .field("used_memory", &self.used_memory())
+            .finish()
+    }
+}
+
+impl Keyspace {
+    /// An empty keyspace.
+    pub fn new(config: CacheConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
+        let state = FixedState::with_seed(config.seed);
+        let shards = (0..config.shards)
+            .map(|i| ShardCell {
+                lock: Mutex::new(Shard::new(
+                    config.databases,
+                    config.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                    state.clone(),
+                )),
+                mem: AtomicUsize::new(0),
+            })
+            .collect();
+        Ok(Self {
+            shards,
+            shard_mask: config.shards - 1,
+            state,
+            databases: config.databases,
+            max_memory_bytes: AtomicU64::new(config.max_memory_bytes),
+            policy: AtomicU8::new(config.policy.code()),
+            samples: AtomicUsize::new(config.max_memory_samples),
+            lfu_log_factor: AtomicU32::new(config.lfu_log_factor),
+            lfu_decay_time_min: AtomicU32::new(config.lfu_decay_time_min),
+            peak_bytes: AtomicUsize::new(0),
+            ready_pending: AtomicBool::new(false),
+            expire_cursor: AtomicUsize::new(0),
+            pool: Mutex::new(EvictionPool::default()),
+        })
+    }
+
+    /// A handle on database `db` that locks shards per operation.
+    pub fn db(&self, db: usize) -> Result<Db<'_>, OpError> {
+        if db >= self.databases {
+            return Err(OpError::DbOutOfRange);
+        }
+        Ok(Db {
+            ks: self,
+            held: None,
+            db,
+        })
+    }
+
+    /// Number of databases.
+    pub fn databases(&self) -> usize {
+        self.databases
+    }
+
+    /// Locks every shard (in ascending order) for a MULTI/EXEC block.
+    pub fn transaction(&self) -> Transaction<'_> {
+        Transaction::new(self, self.shards.iter().map(|c| lock(&c.lock)).collect())
+    }
+
+    /// Bytes held by keys, values and the tables that index them, modelled on the real
+    /// allocator (see [`crate::memory`]).
+    pub fn used_memory(&self) -> usize {
+        let used = self
+            .shards
+            .iter()
+            .map(|c| c.mem.load(Ordering::Relaxed))
+            .sum();
+        self.peak_bytes.fetch_max(used, Ordering::Relaxed);
+        used
+    }
+
+    /// The `max_memory` bound in bytes (0 = none).
+    pub fn max_memory_bytes(&self) -> u64 {
+        self.max_memory_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Changes the `max_memory` bound (CONFIG SET maxmemory).
+    pub fn set_max_memory_bytes(&self, bytes: u64) {
+        self.max_memory_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The eviction policy.
+    pub fn policy(&self) -> EvictionPolicy {
+        EvictionPolicy::from_code(self.policy.load(Ordering::Relaxed))
+    }
+
+    /// Changes the eviction policy (CONFIG SET maxmemory-policy).
+    pub fn set_policy(&self, policy: EvictionPolicy) {
+        self.policy.store(policy.code(), Ordering::Relaxed);
+    }
+
+    /// Keys sampled per eviction round.
+    pub fn max_memory_samples(&self) -> usize {
+        self.samples.load(Ordering::Relaxed)
+    }
+
+    /// Registers interest in `key` from a client about to block on it (BLPOP and friends).
+    pub fn block_on(&self, db: usize, key: &[u8]) {
+        let (shard, _) = self.route(key);
+        lock(&self.shards[shard].lock).block(db, key);
+    }
+
+    /// Withdraws one [`Keyspace::block_on`] registration.
+    pub fn unblock(&self, db: usize, key: &[u8]) {
+        let (shard, _) = self.route(key);
+        lock(&self.shards[shard].lock).unblock(db, key);
+    }
+
+    /// Keys that blocked clients wait on and that received list data since the last call,
+    /// as (database, key); the waiter layer retries its pops for these. Cheap when empty.
+    pub fn take_ready_keys(&self) -> Vec<(usize, Vec<u8>)> {
+        if !self.ready_pending.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for c in self.shards.iter() {
+            out.append(&mut lock(&c.lock).ready);
+        }
+        out
+    }
+
+    /// Starts watching `key` for a later [`Transaction::watched_unchanged`]; pair with
+    /// [`Keyspace::unwatch`].
+    pub fn watch(&self, db: usize, key: &[u8], now_ms: u64) -> WatchedKey {
+        let (shard, hash) = self.route(key);
+        let mut s = lock(&self.shards[shard].lock);
+        let version = s.watch(db, key);
+        let expired = s.dbs[db]
+            .table
+            .find(hash, key)
+            .is_some_and(|idx| s.is_expired(db, idx, now_ms));
+        WatchedKey {
+            db,
+            key: key.to_vec(),
+            shard,
+            hash,
+            version,
+            expired_at_watch: expired,
+        }
+    }
+
+    /// Stops watching a key.
+    pub fn unwatch(&self, w: &WatchedKey) {
+        lock(&self.shards[w.shard].lock).unwatch(w.db, &w.key);
+    }
+
+    /// A snapshot of the counters (locks each shard briefly in turn).
+    pub fn stats(&self) -> Stats {
+        let mut total = ShardStats::default();
+        let mut dbs = vec![DbStats::default(); self.databases];
+        for c in self.shards.iter() {
+            let s = lock(&c.lock);
+            total.add(&s.stats);
+            for (d, t) in s.dbs.iter().enumerate() {
+                dbs[d].keys += t.table.len();
+                dbs[d].expires += t.volatile.len();
+            }
+        }
+        let used = self.used_memory();
+        Stats {
+            dbs,
+            keyspace_hits: total.keyspace_hits,
+            keyspace_misses: total.keyspace_misses,
+            expired_keys: total.expired_keys,
+            evicted_keys: total.evicted_keys,
+            used_memory: used,
+            used_memory_peak: self.peak_bytes.load(Ordering::Relaxed).max(used),
+        }
+    }
+
+    /// Zeroes hits, misses, expired and evicted counters and the peak (CONFIG RESETSTAT).
+    pub fn reset_stats(&self) {
+        for c in self.shards.iter() {
+            lock(&c.lock).stats = ShardStats::default();
+        }
+        self.peak_bytes.store(0, Ordering::Relaxed);
+    }
+
+    /// Removes every key of every database (FLUSHALL).
+    pub fn flush_all(&self) {
+        for d in 0..self.databases {
+            for c in self.shards.iter() {
+                let mut s = lock(&c.lock);
+                s.flush(d);
+                c.mem.store(s.mem, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {
+        let hash = self.state.hash_one(key);
+        (((hash >> 32) as usize) & self.shard_mask, hash)
+    }
+
+    pub(crate) fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    pub(crate) fn clock(&self, now_ms: u64) -> Clock {
+        Clock {
+            now_ms,
+            lfu: self.policy().is_lfu(),
+            log_factor: self.lfu_log_factor.load(Ordering::Relaxed),
+            decay_time_min: self.lfu_decay_time_min.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn note_ready(&self) {
+        self.ready_pending.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn next_shard_hint(&self) -> usize {
+        self.expire_cursor.fetch_add(1, Ordering::Relaxed) & self.shard_mask
+    }
+
+    pub(crate) fn lock_shard(&self, idx: usize) -> MutexGuard<'_, Shard> {
+        lock(&self.shards[idx].lock)
+    }
+
+    pub(crate) fn publish_mem(&self, idx: usize, mem: usize) {
+        self.shards[idx].mem.store(mem, Ordering::Relaxed);
+    }
+}
+
+/// Shards a transaction already holds.
+pub(crate) trait HeldShards {
+    fn shard(&mut self, idx: usize) -> &mut Shard;
+    fn shards(&mut self, idxs: &[usize]) -> Vec<(usize, &mut Shard)>;
+}
+
+/// Several locked shards, for multi-key operations.
+pub struct ShardSet<'a> {
+    shards: Vec<(usize, &'a mut Shard)>,
+}
+
+impl ShardSet<'_> {
+    pub(crate) fn peek(&self, idx: usize) -> &Shard {
+        let pos = self
+            .shards
+            .iter()
+            .position(|(i, _)| *i == idx)
+            .expect("multi-key operations lock every shard they touch before using it");
+        &*self.shards[pos].1
+    }
+
+    pub(crate) fn get(&mut self, idx: usize) -> &mut Shard {
+        let pos = self
+            .shards
+            .iter()
+            .position(|(i, _)| *i == idx)
+            .expect("multi-key operations lock every shard they touch before using it");
+        &mut *self.shards[pos].1
+    }
+}
+
+/// A handle on one database: every data operation is a method of it.
+pub struct Db<'a> {
+    pub(crate) ks: &'a Keyspace,
+    held: Option<&'a mut dyn HeldShards>,
+    pub(crate) db: usize,
+}
+
+impl std::fmt::Debug for Db<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("db", &self.db).finish()
+    }
+}
+
+impl<'a> Db<'a> {
+    pub(crate) fn held(ks: &'a Keyspace, held: &'a mut dyn HeldShards, db: usize) -> Self {
+        Self {
+            ks,
+            held: Some(held),
+            db,
+        }
+    }
+
+    /// The database number.
+    pub fn index(&self) -> usize {
+        self.db
+    }
+
+    pub(crate) fn check_db(&self, db: usize) -> Result<(), OpError> {
+        if db >= self.ks.databases {
+            return Err(OpError::DbOutOfRange);
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on shard `idx`, locking it unless a transaction holds it.
+    pub(crate) fn with_shard<R>(&mut self, idx: usize, f: impl FnOnce(&mut Shard) -> R) -> R {
+        match &mut self.held {
+            None => {
+                let cell = &self.ks.shards[idx];
+                let mut g = lock(&cell.lock);
+                let r = f(&mut g);
+                cell.mem.store(g.mem, Ordering::Relaxed);
+                if !g.ready.is_empty() {
+                    self.ks.note_ready();
+                }
+                r
+            }
+            Some(h) => {
+                let s = h.shard(idx);
+                let r = f(s);
+                self.ks.shards[idx].mem.store(s.mem, Ordering::Relaxed);
+                if !s.ready.is_empty() {
+                    self.ks.note_ready();
+                }
+                r
+            }
+        }
+    }
+
+    /// Runs `f` with every shard in `idxs` locked, taking the locks in ascending order.
+    pub(crate) fn with_shards<R>(
+        &mut self,
+        idxs: &[usize],
+        f: impl FnOnce(&mut ShardSet<'_>) -> R,
+    ) -> R {
+        let mut sorted = idxs.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let ks = self.ks;
+        let publish = |set: &ShardSet<'_>| {
+            for (i, s) in &set.shards {
+                ks.shards[*i].mem.store(s.mem, Ordering::Relaxed);
+                if !s.ready.is_empty() {
+                    ks.note_ready();
+                }
+            }
+        };
+        match &mut self.held {
+            None => {
+                let mut guards: Vec<(usize, MutexGuard<'_, Shard>)> = sorted
+                    .iter()
+                    .map(|&i| (i, lock(&ks.shards[i].lock)))
+                    .collect();
+                let mut set = ShardSet {
+                    shards: guards.iter_mut().map(|(i, g)| (*i, &mut **g)).collect(),
+                };
+                let r = f(&mut set);
+                publish(&set);
+                r
+            }
+            Some(h) => {
+                let mut set = ShardSet {
+                    shards: h.shards(&sorted),
+                };
+                let r = f(&mut set);
+                publish(&set);
+                r
+            }
+        }
+    }
+
+    /// Evicts keys if `max_memory` is exceeded, before a command that may add data.
+    pub(crate) fn make_room(&mut self, now_ms: u64) -> Result<(), OpError> {
+        evict::make_room(self, now_ms)
+    }
+
+    pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {
+        self.ks.route(key)
+    }
+
+    pub(crate) fn clock(&self, now_ms: u64) -> Clock {
+        self.ks.clock(now_ms)
+    }
+}

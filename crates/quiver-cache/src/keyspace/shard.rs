@@ -1,0 +1,314 @@
+//! One lock shard: a table per database, the TTL lists, per-shard counters, the watch
+//! registry and the blocked-key registry. Everything here runs under the shard's mutex.
+
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
+
+use super::entry::{Entry, NOT_VOLATILE};
+use crate::evict::{self, Clock};
+use crate::memory::vec_size;
+use crate::rng::Rng;
+use crate::stats::ShardStats;
+use crate::table::{Keyed, Table};
+
+/// A key with a TTL: its position in the table and when it expires.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Volatile {
+    pub(crate) idx: u32,
+    pub(crate) expire_at_ms: u64,
+}
+
+/// One database's part of a shard.
+#[derive(Debug, Default)]
+pub(crate) struct DbTable {
+    pub(crate) table: Table<Entry>,
+    pub(crate) volatile: Vec<Volatile>,
+}
+
+impl DbTable {
+    fn struct_bytes(&self) -> usize {
+        self.table.struct_bytes() + vec_size::<Volatile>(self.volatile.capacity())
+    }
+}
+
+/// A key named by database and bytes, for the watch and blocked registries.
+type DbKey = (u8, Box<[u8]>);
+
+/// The shard itself (public only so the sealed access types can name it).
+#[derive(Debug)]
+pub struct Shard {
+    pub(crate) dbs: Box<[DbTable]>,
+    /// Bytes this shard holds, as [`crate::memory`] models them.
+    pub(crate) mem: usize,
+    pub(crate) rng: Rng,
+    pub(crate) stats: ShardStats,
+    state: FixedState,
+    /// Watched keys -> modification counter (only keys some client watches).
+    watched: HashMap<DbKey, WatchSlot>,
+    /// Keys some client is blocked on -> number of blocked clients.
+    blocked: HashMap<DbKey, u32>,
+    /// Blocked-on keys that received data since the last drain.
+    pub(crate) ready: Vec<(usize, Vec<u8>)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct WatchSlot {
+    version: u64,
+    watchers: u32,
+}
+
+impl Shard {
+    pub(crate) fn new(databases: usize, seed: u64, state: FixedState) -> Self {
+        Self {
+            dbs: (0..databases).map(|_| DbTable::default()).collect(),
+            mem: 0,
+            rng: Rng::new(seed),
+            stats: ShardStats::default(),
+            state,
+            watched: HashMap::new(),
+            blocked: HashMap::new(),
+            ready: Vec::new(),
+        }
+    }
+
+    pub(crate) fn hash(&self, key: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        self.state.hash_one(key)
+    }
+
+    /// Finds `key` without counting a hit or miss or touching its access time; expired keys
+    /// are deleted on the way.
+    pub(crate) fn find(
+        &mut self,
+        db: usize,
+        hash: u64,
+        key: &[u8],
+        clock: &Clock,
+    ) -> Option<usize> {
+        let idx = self.dbs[db].table.find(hash, key)?;
+        if self.is_expired(db, idx, clock.now_ms) {
+            self.remove(db, idx, hash);
+            self.stats.expired_keys += 1;
+            return None;
+        }
+        Some(idx)
+    }
+
+    /// Finds `key` for a write: touches its access time.
+    pub(crate) fn lookup_write(
+        &mut self,
+        db: usize,
+        hash: u64,
+        key: &[u8],
+        clock: &Clock,
+    ) -> Option<usize> {
+        let idx = self.find(db, hash, key, clock)?;
+        self.touch(db, idx, clock);
+        Some(idx)
+    }
+
+    /// Finds `key` for a read: counts a keyspace hit or miss and touches its access time.
+    pub(crate) fn lookup_read(
+        &mut self,
+        db: usize,
+        hash: u64,
+        key: &[u8],
+        clock: &Clock,
+    ) -> Option<usize> {
+        match self.find(db, hash, key, clock) {
+            Some(idx) => {
+                self.stats.keyspace_hits += 1;
+                self.touch(db, idx, clock);
+                Some(idx)
+            }
+            None => {
+                self.stats.keyspace_misses += 1;
+                None
+            }
+        }
+    }
+
+    fn touch(&mut self, db: usize, idx: usize, clock: &Clock) {
+        let e = self.dbs[db].table.at_mut(idx);
+        evict::touch(&mut e.access, clock, &mut self.rng);
+    }
+
+    pub(crate) fn entry(&self, db: usize, idx: usize) -> &Entry {
+        self.dbs[db].table.at(idx)
+    }
+
+    /// Changes the entry at `idx` through `f`, keeping the memory count right.
+    pub(crate) fn update<R>(
+        &mut self,
+        db: usize,
+        idx: usize,
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> R {
+        let e = self.dbs[db].table.at_mut(idx);
+        let before = e.mem();
+        let r = f(e);
+        let after = e.mem();
+        self.mem = self.mem + after - before;
+        if !self.watched.is_empty() {
+            let key = self.dbs[db].table.at(idx).key().to_vec();
+            self.signal_modified(db, &key);
+        }
+        r
+    }
+
+    /// Adds a new key (absent, checked by the caller); returns its position.
+    pub(crate) fn insert(&mut self, db: usize, hash: u64, entry: Entry) -> usize {
+        let t = &mut self.dbs[db];
+        let before = t.struct_bytes();
+        self.mem += entry.mem();
+        let idx = t.table.insert_new(hash, entry);
+        self.mem = self.mem + t.struct_bytes() - before;
+        if !self.watched.is_empty() {
+            let key = self.dbs[db].table.at(idx).key().to_vec();
+            self.signal_modified(db, &key);
+        }
+        idx
+    }
+
+    /// Removes the key at `idx` and returns it.
+    pub(crate) fn remove(&mut self, db: usize, idx: usize, hash: u64) -> Entry {
+        self.set_expire(db, idx, None);
+        let state = self.state.clone();
+        let t = &mut self.dbs[db];
+        let before = t.struct_bytes();
+        let last = t.table.len() - 1;
+        let entry = t.table.remove_at(idx, hash, |e| {
+            use std::hash::BuildHasher;
+            state.hash_one(e.key())
+        });
+        if idx != last {
+            let pos = t.table.at(idx).volatile_pos;
+            if pos != NOT_VOLATILE {
+                t.volatile[pos as usize].idx = idx as u32;
+            }
+        }
+        self.mem = self.mem + t.struct_bytes() - before - entry.mem();
+        self.signal_modified(db, entry.key());
+        entry
+    }
+
+    /// The key's absolute expiry time, if it has one.
+    pub(crate) fn expire_at(&self, db: usize, idx: usize) -> Option<u64> {
+        let pos = self.entry(db, idx).volatile_pos;
+        (pos != NOT_VOLATILE).then(|| self.dbs[db].volatile[pos as usize].expire_at_ms)
+    }
+
+    pub(crate) fn is_expired(&self, db: usize, idx: usize, now_ms: u64) -> bool {
+        self.expire_at(db, idx).is_some_and(|at| at <= now_ms)
+    }
+
+    /// Sets or clears the key's expiry time.
+    pub(crate) fn set_expire(&mut self, db: usize, idx: usize, at_ms: Option<u64>) {
+        let t = &mut self.dbs[db];
+        let before = vec_size::<Volatile>(t.volatile.capacity());
+        let pos = t.table.at(idx).volatile_pos;
+        match (pos != NOT_VOLATILE, at_ms) {
+            (true, Some(at)) => t.volatile[pos as usize].expire_at_ms = at,
+            (false, Some(at)) => {
+                t.table.at_mut(idx).volatile_pos = t.volatile.len() as u32;
+                t.volatile.push(Volatile {
+                    idx: idx as u32,
+                    expire_at_ms: at,
+                });
+            }
+            (true, None) => {
+                t.volatile.swap_remove(pos as usize);
+                if let Some(moved) = t.volatile.get(pos as usize) {
+                    t.table.at_mut(moved.idx as usize).volatile_pos = pos;
+                }
+                t.table.at_mut(idx).volatile_pos = NOT_VOLATILE;
+                if t.volatile.capacity() > 16 && t.volatile.len() * 4 < t.volatile.capacity() {
+                    t.volatile.shrink_to(t.volatile.len() * 2);
+                }
+            }
+            (false, None) => {}
+        }
+        self.mem = self.mem + vec_size::<Volatile>(t.volatile.capacity()) - before;
+    }
+
+    /// Removes every key of `db`; returns how many there were.
+    pub(crate) fn flush(&mut self, db: usize) -> usize {
+        let t = &mut self.dbs[db];
+        let n = t.table.len();
+        let freed: usize = t.table.items().iter().map(Entry::mem).sum::<usize>() + t.struct_bytes();
+        let keys: Vec<Box<[u8]>> = if self.watched.is_empty() {
+            Vec::new()
+        } else {
+            t.table.items().iter().map(|e| e.key().into()).collect()
+        };
+        t.table.clear();
+        t.volatile = Vec::new();
+        self.mem -= freed;
+        for k in keys {
+            self.signal_modified(db, &k);
+        }
+        n
+    }
+
+    /// Records a modification of `key` for WATCH (only costs a check when nothing is watched).
+    pub(crate) fn signal_modified(&mut self, db: usize, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        if let Some(w) = self.watched.get_mut(&(db as u8, key.into())) {
+            w.version += 1;
+        }
+    }
+
+    /// Records that `key` received list data, for clients blocked on it.
+    pub(crate) fn signal_ready(&mut self, db: usize, key: &[u8]) -> bool {
+        if self.blocked.is_empty() || !self.blocked.contains_key(&(db as u8, key.into())) {
+            return false;
+        }
+        if !self.ready.iter().any(|(d, k)| *d == db && k == key) {
+            self.ready.push((db, key.to_vec()));
+        }
+        true
+    }
+
+    pub(crate) fn watch(&mut self, db: usize, key: &[u8]) -> u64 {
+        let w = self
+            .watched
+            .entry((db as u8, key.into()))
+            .or_insert(WatchSlot {
+                version: 0,
+                watchers: 0,
+            });
+        w.watchers += 1;
+        w.version
+    }
+
+    pub(crate) fn unwatch(&mut self, db: usize, key: &[u8]) {
+        let k = (db as u8, Box::<[u8]>::from(key));
+        if let Some(w) = self.watched.get_mut(&k) {
+            w.watchers -= 1;
+            if w.watchers == 0 {
+                self.watched.remove(&k);
+            }
+        }
+    }
+
+    pub(crate) fn watch_version(&self, db: usize, key: &[u8]) -> Option<u64> {
+        self.watched.get(&(db as u8, key.into())).map(|w| w.version)
+    }
+
+    pub(crate) fn block(&mut self, db: usize, key: &[u8]) {
+        *self.blocked.entry((db as u8, key.into())).or_insert(0) += 1;
+    }
+
+    pub(crate) fn unblock(&mut self, db: usize, key: &[u8]) {
+        let k = (db as u8, Box::<[u8]>::from(key));
+        if let Some(n) = self.blocked.get_mut(&k) {
+            *n -= 1;
+            if *n == 0 {
+                self.blocked.remove(&k);
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Counters for INFO: per-shard plain integers (no atomics on the hot path), summed on
+//! demand into a [`Stats`] snapshot.
+
+/// Counters one shard keeps under its lock.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ShardStats {
+    pub(crate) keyspace_hits: u64,
+    pub(crate) keyspace_misses: u64,
+    pub(crate) expired_keys: u64,
+    pub(crate) evicted_keys: u64,
+}
+
+impl ShardStats {
+    pub(crate) fn add(&mut self, o: &ShardStats) {
+        self.keyspace_hits += o.keyspace_hits;
+        self.keyspace_misses += o.keyspace_misses;
+        self.expired_keys += o.expired_keys;
+        self.evicted_keys += o.evicted_keys;
+    }
+}
+
+/// Keys in one database, for INFO keyspace (`db0:keys=..,expires=..`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DbStats {
+    /// Keys stored (expired-but-unreclaimed keys included, as Redis counts them).
+    pub keys: usize,
+    /// Keys with a TTL.
+    pub expires: usize,
+}
+
+/// A snapshot of the keyspace's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Per database, indexed by database number.
+    pub dbs: Vec<DbStats>,
+    /// Lookups by read commands that found their key.
+    pub keyspace_hits: u64,
+    /// Lookups by read commands that did not.
+    pub keyspace_misses: u64,
+    /// Keys deleted because their TTL passed (lazily or actively).
+    pub expired_keys: u64,
+    /// Keys deleted to stay under `max_memory`.
+    pub evicted_keys: u64,
+    /// Bytes held now (see [`crate::Keyspace::used_memory`]).
+    pub used_memory: usize,
+    /// The highest `used_memory` observed.
+    pub used_memory_peak: usize,
+}

@@ -1,0 +1,157 @@
+//! List values: a ring buffer of elements.
+
+use std::collections::VecDeque;
+
+use crate::memory::{bytes_size, vec_size};
+use crate::table::box_size;
+
+/// A list that stays below this many elements and [`LIST_LISTPACK_MAX_BYTES`] reports
+/// "listpack" (Redis 7.2's single-node list); past it, "quicklist".
+pub const LIST_LISTPACK_MAX_ENTRIES: usize = 128;
+/// Redis's default `list-max-listpack-size -2` (8 KiB per node).
+pub const LIST_LISTPACK_MAX_BYTES: usize = 8192;
+
+/// A list value.
+#[derive(Debug, Clone, Default)]
+pub struct ListValue {
+    items: VecDeque<Box<[u8]>>,
+    heap_bytes: usize,
+    payload_bytes: usize,
+    big: bool,
+}
+
+impl ListValue {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The elements, head first.
+    pub fn items(&self) -> &VecDeque<Box<[u8]>> {
+        &self.items
+    }
+
+    /// Adds at the head.
+    pub fn push_front(&mut self, v: &[u8]) {
+        self.account_add(v.len());
+        self.items.push_front(v.into());
+    }
+
+    /// Adds at the tail.
+    pub fn push_back(&mut self, v: &[u8]) {
+        self.account_add(v.len());
+        self.items.push_back(v.into());
+    }
+
+    /// Adds an owned element at the head or tail.
+    pub fn push_owned(&mut self, v: Box<[u8]>, front: bool) {
+        self.account_add(v.len());
+        if front {
+            self.items.push_front(v);
+        } else {
+            self.items.push_back(v);
+        }
+    }
+
+    /// Removes from the head or tail.
+    pub fn pop(&mut self, front: bool) -> Option<Box<[u8]>> {
+        let v = if front {
+            self.items.pop_front()
+        } else {
+            self.items.pop_back()
+        }?;
+        self.account_remove(v.len());
+        Some(v)
+    }
+
+    /// Inserts `v` at `idx` (0..=len).
+    pub fn insert(&mut self, idx: usize, v: &[u8]) {
+        self.account_add(v.len());
+        self.items.insert(idx, v.into());
+    }
+
+    /// Replaces the element at `idx`.
+    pub fn set(&mut self, idx: usize, v: &[u8]) {
+        let old = std::mem::replace(&mut self.items[idx], v.into());
+        self.account_remove(old.len());
+        self.account_add(v.len());
+    }
+
+    /// Keeps only elements whose position satisfies `keep`, in order.
+    pub fn retain_positions(&mut self, mut keep: impl FnMut(usize, &[u8]) -> bool) {
+        let mut i = 0;
+        let mut removed = 0;
+        let mut removed_heap = 0;
+        self.items.retain(|v| {
+            let k = keep(i, v);
+            i += 1;
+            if !k {
+                removed += v.len();
+                removed_heap += bytes_size(v.len());
+            }
+            k
+        });
+        self.heap_bytes -= removed_heap;
+        self.payload_bytes -= removed;
+        self.maybe_shrink();
+    }
+
+    /// Heap bytes of this value, the box included.
+    pub fn mem(&self) -> usize {
+        box_size::<Self>() + vec_size::<Box<[u8]>>(self.items.capacity()) + self.heap_bytes
+    }
+
+    /// The encoding Redis would report for this list.
+    pub fn encoding(&self) -> &'static str {
+        if self.big { "quicklist" } else { "listpack" }
+    }
+
+    fn account_add(&mut self, n: usize) {
+        self.heap_bytes += bytes_size(n);
+        self.payload_bytes += n;
+        self.big |= self.items.len() + 1 > LIST_LISTPACK_MAX_ENTRIES
+            || self.payload_bytes > LIST_LISTPACK_MAX_BYTES;
+    }
+
+    fn account_remove(&mut self, n: usize) {
+        self.heap_bytes -= bytes_size(n);
+        self.payload_bytes -= n;
+        self.maybe_shrink();
+    }
+
+    fn maybe_shrink(&mut self) {
+        // Give memory back once the list is a quarter of its buffer, as popping a long list
+        // empty should not keep its peak buffer.
+        if self.items.capacity() > 16 && self.items.len() * 4 < self.items.capacity() {
+            self.items.shrink_to(self.items.len() * 2);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_pop_and_memory_return() {
+        let mut l = ListValue::default();
+        let empty = l.mem();
+        for i in 0..100 {
+            l.push_back(format!("{i}").as_bytes());
+        }
+        l.push_front(b"head");
+        assert_eq!(&*l.items()[0], b"head");
+        assert_eq!(l.pop(false).as_deref(), Some(&b"99"[..]));
+        while l.pop(true).is_some() {}
+        assert!(l.mem() <= empty + 512);
+        l.push_back(b"a");
+        l.push_back(b"b");
+        l.retain_positions(|i, _| i == 1);
+        assert_eq!(&*l.items()[0], b"b");
+    }
+}

@@ -1,0 +1,123 @@
+//! The value model: what a key can hold.
+
+pub mod hash;
+pub mod list;
+pub mod set;
+pub mod string;
+pub mod zset;
+
+use crate::memory::alloc_size;
+use hash::HashValue;
+use list::ListValue;
+use set::SetValue;
+use zset::ZSetValue;
+
+/// Strings up to this length report "embstr" (Redis's embedded-string limit).
+const EMBSTR_MAX_BYTES: usize = 44;
+
+/// The type of a key's value, as TYPE names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ValueType {
+    /// A string (also integers).
+    String,
+    /// A list.
+    List,
+    /// A set.
+    Set,
+    /// A sorted set.
+    ZSet,
+    /// A hash.
+    Hash,
+}
+
+impl ValueType {
+    /// The name TYPE replies with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::List => "list",
+            Self::Set => "set",
+            Self::ZSet => "zset",
+            Self::Hash => "hash",
+        }
+    }
+
+    /// The type named `name` (case-insensitive), as SCAN's TYPE option takes it.
+    pub fn from_name(name: &[u8]) -> Option<Self> {
+        [Self::String, Self::List, Self::Set, Self::ZSet, Self::Hash]
+            .into_iter()
+            .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
+    }
+}
+
+/// A stored value. String bytes of the `Inline` form live in the entry's buffer after the
+/// key, so a typical string key costs one allocation.
+#[derive(Debug, Clone)]
+pub(crate) enum Value {
+    /// String bytes stored inline in the entry buffer.
+    Inline,
+    /// A string that is a canonical integer (the INCR fast path).
+    Int(i64),
+    /// A string grown in place by APPEND or SETRANGE, kept with spare capacity so repeated
+    /// appends are amortized O(1). Boxed so `Value` stays two words.
+    #[allow(clippy::box_collection)]
+    Grown(Box<Vec<u8>>),
+    Hash(Box<HashValue>),
+    List(Box<ListValue>),
+    Set(Box<SetValue>),
+    ZSet(Box<ZSetValue>),
+}
+
+impl Value {
+    pub(crate) fn kind(&self) -> ValueType {
+        match self {
+            Self::Inline | Self::Int(_) | Self::Grown(_) => ValueType::String,
+            Self::Hash(_) => ValueType::Hash,
+            Self::List(_) => ValueType::List,
+            Self::Set(_) => ValueType::Set,
+            Self::ZSet(_) => ValueType::ZSet,
+        }
+    }
+
+    /// Heap bytes owned through this value (not the entry buffer).
+    pub(crate) fn mem(&self) -> usize {
+        match self {
+            Self::Inline | Self::Int(_) => 0,
+            Self::Grown(v) => alloc_size(std::mem::size_of::<Vec<u8>>()) + alloc_size(v.capacity()),
+            Self::Hash(h) => h.mem(),
+            Self::List(l) => l.mem(),
+            Self::Set(s) => s.mem(),
+            Self::ZSet(z) => z.mem(),
+        }
+    }
+
+    pub(crate) fn encoding(&self, inline_len: usize) -> &'static str {
+        match self {
+            Self::Int(_) => "int",
+            Self::Inline if inline_len <= EMBSTR_MAX_BYTES => "embstr",
+            Self::Inline | Self::Grown(_) => "raw",
+            Self::Hash(h) => h.encoding(),
+            Self::List(l) => l.encoding(),
+            Self::Set(s) => s.encoding(),
+            Self::ZSet(z) => z.encoding(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_stays_two_words() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn type_names() {
+        assert_eq!(ValueType::from_name(b"ZSET"), Some(ValueType::ZSet));
+        assert_eq!(ValueType::from_name(b"stream"), None);
+        assert_eq!(ValueType::Hash.name(), "hash");
+    }
+}

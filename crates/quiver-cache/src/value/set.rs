@@ -1,0 +1,129 @@
+//! Set values over the scannable [`HashedTable`].
+
+use crate::memory::bytes_size;
+use crate::table::{HashedTable, Keyed, box_size};
+use crate::value::string::parse_i64;
+
+/// Redis's `set-max-intset-entries`: an all-integer set up to this size reports "intset".
+pub const SET_INTSET_MAX_ENTRIES: usize = 512;
+/// Redis's `set-max-listpack-entries`.
+pub const SET_LISTPACK_MAX_ENTRIES: usize = 128;
+/// Redis's `set-max-listpack-value`.
+pub const SET_LISTPACK_MAX_VALUE_BYTES: usize = 64;
+
+impl Keyed for Box<[u8]> {
+    fn key(&self) -> &[u8] {
+        self
+    }
+}
+
+/// A set value.
+#[derive(Debug, Clone, Default)]
+pub struct SetValue {
+    table: HashedTable<Box<[u8]>>,
+    heap_bytes: usize,
+    not_ints: bool,
+    not_small: bool,
+    big: bool,
+}
+
+impl SetValue {
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether there are no members.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Whether `member` is in the set.
+    pub fn contains(&self, member: &[u8]) -> bool {
+        self.table.find(member).is_some()
+    }
+
+    /// Adds `member`; returns true when it was not there.
+    pub fn insert(&mut self, member: &[u8]) -> bool {
+        if self.contains(member) {
+            return false;
+        }
+        self.not_ints |= parse_i64(member).is_none();
+        self.not_small |= member.len() > SET_LISTPACK_MAX_VALUE_BYTES;
+        self.heap_bytes += bytes_size(member.len());
+        self.table.insert_new(member.into());
+        let limit = if self.not_ints {
+            SET_LISTPACK_MAX_ENTRIES
+        } else {
+            SET_INTSET_MAX_ENTRIES
+        };
+        self.big |= self.len() > limit || (self.not_ints && self.not_small);
+        true
+    }
+
+    /// Removes `member`; returns whether it was there.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self.table.remove(member) {
+            Some(m) => {
+                self.heap_bytes -= bytes_size(m.len());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes and returns the member at storage position `idx`.
+    pub fn remove_at(&mut self, idx: usize) -> Box<[u8]> {
+        let m = self.table.remove_at(idx);
+        self.heap_bytes -= bytes_size(m.len());
+        m
+    }
+
+    /// All members in storage order.
+    pub fn members(&self) -> &[Box<[u8]>] {
+        self.table.items()
+    }
+
+    /// One SSCAN step.
+    pub fn scan_step(&self, cursor: u64, f: impl FnMut(&Box<[u8]>)) -> u64 {
+        self.table.scan_step(cursor, f)
+    }
+
+    /// Heap bytes of this value, the box included.
+    pub fn mem(&self) -> usize {
+        box_size::<Self>() + self.table.struct_bytes() + self.heap_bytes
+    }
+
+    /// The encoding Redis would report for this set.
+    pub fn encoding(&self) -> &'static str {
+        if self.big {
+            "hashtable"
+        } else if !self.not_ints {
+            "intset"
+        } else {
+            "listpack"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn membership_and_encodings() {
+        let mut s = SetValue::default();
+        assert!(s.insert(b"1"));
+        assert!(!s.insert(b"1"));
+        assert_eq!(s.encoding(), "intset");
+        s.insert(b"a");
+        assert_eq!(s.encoding(), "listpack");
+        for i in 0..200 {
+            s.insert(format!("m{i}").as_bytes());
+        }
+        assert_eq!(s.encoding(), "hashtable");
+        assert!(s.remove(b"a"));
+        assert!(!s.contains(b"a"));
+        assert_eq!(s.len(), 201);
+    }
+}
