@@ -11,6 +11,41 @@
 //! subscribers of a stream (the subscription id) sits in a 20-byte prefix, so the broker
 //! encodes each delivery batch once ([`EventBatchBody`]) and sends the same refcounted bytes
 //! to every subscriber behind its own [`EventBatchBody::prefix`].
+//!
+//! ```
+//! use quiver_wire::bytes::{Bytes, BytesMut};
+//! use quiver_wire::{AckMode, Envelope, Event, EventBatchBody, Frame, Headers, Publish, StreamName};
+//!
+//! let stream = StreamName::new("acme/orders/created")?;
+//! // A client publishes; the bytes go on the socket.
+//! let mut out = BytesMut::new();
+//! let publish = Publish { stream: stream.clone(), ack: AckMode::Accepted, headers: Headers::new(), payload: Bytes::from_static(b"hi") };
+//! quiver_wire::encode(7, &publish, &mut out)?;
+//!
+//! // The server reads: `Ok(None)` until a whole frame is buffered.
+//! let mut received = BytesMut::from(&out[..5]);
+//! assert_eq!(quiver_wire::decode_next(&mut received)?, None);
+//! received.extend_from_slice(&out[5..]);
+//! let Some(Envelope { request_id: 7, frame: Frame::Publish(got) }) = quiver_wire::decode_next(&mut received)? else {
+//!     panic!("expected the publish");
+//! };
+//! assert_eq!(got, publish);
+//!
+//! // The broker encodes a delivery batch once and fans it out.
+//! let events = [Event { sequence: 1, timestamp_ms: 1_700_000_000_000, headers: Headers::new(), payload: got.payload }];
+//! let body = EventBatchBody::encode(&stream, &events, &mut BytesMut::new())?;
+//! for subscription_id in [3, 9] {
+//!     let mut socket_buffer = BytesMut::new();
+//!     socket_buffer.extend_from_slice(&body.prefix(subscription_id));
+//!     socket_buffer.extend_from_slice(body.as_bytes());
+//!     let Some(Envelope { frame: Frame::EventBatch(batch), .. }) = quiver_wire::decode_next(&mut socket_buffer)? else {
+//!         panic!("expected an event batch");
+//!     };
+//!     assert_eq!(batch.subscription_id, subscription_id);
+//!     assert_eq!(batch.body.events().next().map(|e| e.payload), Some(Bytes::from_static(b"hi")));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![forbid(unsafe_code)]
 
