@@ -16,6 +16,7 @@ use crate::lock::DirLock;
 use crate::read::{Cursor, LogIter, Record, Tail};
 use crate::recovery::{self, RecoveryReport};
 use crate::segment::Segment;
+use crate::segment::sealer::Sealer;
 use crate::stats::{Counters, Stats};
 use crate::storage::{FileStorage, Storage};
 use crate::watermark;
@@ -174,6 +175,7 @@ pub struct Inner {
 pub struct Log {
     inner: Arc<Inner>,
     recovery: RecoveryReport,
+    sealer: Option<Arc<Sealer>>,
     _interval: Option<IntervalSyncer>,
     _lock: Option<DirLock>,
 }
@@ -229,10 +231,22 @@ impl Log {
             &shared.counters.recovery_truncated_bytes,
             recovered.report.bytes_cut(),
         );
+        let sealer = match config.durability {
+            Durability::Sync => None,
+            _ if read_only => None,
+            _ => Some(Arc::new(Sealer::spawn(shared.clone()).map_err(
+                |source| OpenError::Io {
+                    what: "sealer thread".to_string(),
+                    source,
+                },
+            )?)),
+        };
         let writer = match recovered.active {
-            Some(active) if !read_only => Some(Mutex::new(
-                active.into_writer(shared.clone(), config.clone()),
-            )),
+            Some(active) if !read_only => {
+                let mut w = active.into_writer(shared.clone(), config.clone());
+                w.sealer = sealer.clone();
+                Some(Mutex::new(w))
+            }
             _ => None,
         };
         let groups = Groups::load(&*storage).map_err(OpenError::Recovery)?;
@@ -252,6 +266,7 @@ impl Log {
         Ok(Log {
             inner,
             recovery: recovered.report,
+            sealer,
             _interval: interval,
             _lock: None,
         })
@@ -317,6 +332,9 @@ impl Log {
         let Some(writer) = &self.inner.writer else {
             return Ok(());
         };
+        if let Some(sealer) = &self.sealer {
+            sealer.wait_idle();
+        }
         let target = writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -429,6 +447,9 @@ impl Drop for Log {
     fn drop(&mut self) {
         if self.inner.writer.is_some() && !self.is_poisoned() {
             let _ = self.close();
+        }
+        if let Some(sealer) = &self.sealer {
+            sealer.shutdown();
         }
     }
 }

@@ -121,6 +121,7 @@ impl ActiveState {
             last_index_pos,
             max_ts_ms: self.max_ts_ms,
             scratch: Vec::new(),
+            sealer: None,
             config,
         }
     }
@@ -206,11 +207,7 @@ fn scan(
             };
         }
         if pos - last_entry_pos >= interval {
-            entries.push(IndexEntry {
-                rel_offset: (next - base) as u32,
-                position: pos as u32,
-                max_ts_before_ms: max_ts,
-            });
+            entries.push(IndexEntry::point((next - base) as u32, pos as u32, max_ts));
             last_entry_pos = pos;
         }
         if let Ok(plain) = plain_payload(&h, batch.stored) {
@@ -265,6 +262,11 @@ pub fn recover(
         report,
         segments: Vec::new(),
         active: None,
+        last_sealed: false,
+        watermark: watermark::read(&*storage)
+            .ok()
+            .flatten()
+            .map(|w| w.committed_next),
     };
     rec.run(&bases)?;
     let mut report = rec.report;
@@ -349,6 +351,11 @@ struct Recovery<'a> {
     report: RecoveryReport,
     segments: Vec<Arc<Segment>>,
     active: Option<ActiveState>,
+    /// Whether the last segment processed was trusted through a durable end entry.
+    last_sealed: bool,
+    /// Offsets below this were promised durable by a `sync()`; strict mode refuses to cut
+    /// below it (before cutting anything).
+    watermark: Option<u64>,
 }
 
 impl Recovery<'_> {
@@ -357,7 +364,9 @@ impl Recovery<'_> {
         for (i, &base) in bases.iter().enumerate() {
             let name = segment_name(base);
             if let Some(exp) = expected.filter(|e| *e != base) {
-                if self.config.recovery == RecoveryMode::Strict {
+                // After a segment with no durable end entry, a gap is power loss before
+                // the sealer finished: the rest starts after a hole.
+                if self.config.recovery == RecoveryMode::Strict && self.last_sealed {
                     return Err(RecoveryError::Gap {
                         file: name,
                         expected: exp,
@@ -376,7 +385,7 @@ impl Recovery<'_> {
                 .last()
                 .map(|s| s.end_offset.load(std::sync::atomic::Ordering::Acquire));
             if cut {
-                return self.drop_from(&bases[i + 1..], "after salvaged corruption");
+                return self.drop_from(&bases[i + 1..], "after a cut in an earlier segment");
             }
         }
         Ok(())
@@ -384,6 +393,12 @@ impl Recovery<'_> {
 
     /// Deletes whole segments (salvage mode), reporting each.
     fn drop_from(&mut self, bases: &[u64], detail: &str) -> Result<(), RecoveryError> {
+        if !bases.is_empty() {
+            let end = self.segments.last().map_or(0, |s| {
+                s.end_offset.load(std::sync::atomic::Ordering::Acquire)
+            });
+            self.guard_watermark(end)?;
+        }
         for &base in bases {
             let name = segment_name(base);
             let file = self.storage.open(&name, false).map_err(io_err(&name))?;
@@ -413,6 +428,17 @@ impl Recovery<'_> {
         Ok(())
     }
 
+    /// In strict mode, refuses a cut that would leave the log ending at `end` below the
+    /// committed watermark.
+    fn guard_watermark(&self, end: u64) -> Result<(), RecoveryError> {
+        match self.watermark {
+            Some(wm) if wm > end && self.config.recovery == RecoveryMode::Strict => {
+                Err(RecoveryError::WatermarkAhead { watermark: wm, end })
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn activate(&self, seg: &Arc<Segment>) -> Result<ActiveState, RecoveryError> {
         let idx = index_name(seg.base);
         let index_file = if self.read_only {
@@ -421,8 +447,23 @@ impl Recovery<'_> {
             // After a process crash the tail may sit in the page cache only: make it
             // durable, since the writer counts everything recovered as synced.
             seg.file.sync().map_err(io_err(&seg.name))?;
+            // A sealed segment reopened as the active one loses its end mark, durably:
+            // appends will follow, and a stale mark would make a later power-loss hole
+            // look like a sealed segment.
+            let had_end = {
+                let mut index = seg
+                    .index
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let had = index.iter().any(|e| e.end);
+                index.iter_mut().for_each(|e| e.end = false);
+                had
+            };
             let f = self.storage.open(&idx, true).map_err(io_err(&idx))?;
             write_index(&*f, seg).map_err(io_err(&idx))?;
+            if had_end {
+                f.sync().map_err(io_err(&idx))?;
+            }
             f
         };
         let len = seg.committed_len();
@@ -466,7 +507,7 @@ impl Recovery<'_> {
         let end_entry = entries
             .last()
             .copied()
-            .filter(|e| entries.len() >= 2 && u64::from(e.position) == len && len > 0);
+            .filter(|e| e.end && u64::from(e.position) == len && len > 0);
         if let (false, Some(end)) = (is_last, end_entry) {
             let seg = Segment::new(
                 base,
@@ -477,8 +518,10 @@ impl Recovery<'_> {
                 end.max_ts_before_ms,
             );
             self.segments.push(Arc::new(seg));
+            self.last_sealed = true;
             return Ok(false);
         }
+        self.last_sealed = false;
         let interval = u64::from(self.config.index_interval_bytes);
         // Scan from the last index point inside the data; if that point is not a batch
         // boundary with the right offset, rebuild the whole index from the start.
@@ -513,7 +556,11 @@ impl Recovery<'_> {
         if let Some(fault) = s.fault.take() {
             let p = fault.position();
             let valid_after = find_valid_batch_after(&*file, p, len).map_err(io_err(&name))?;
-            let torn = is_last && valid_after.is_none();
+            // Nothing valid after the fault: a torn tail. In a sealed segment that has no
+            // durable end entry this is power loss before the sealer finished (possible
+            // outside `Sync` mode): the later segments start after a hole and go too.
+            // Data a `sync()` promised is still guarded by the watermark check.
+            let torn = valid_after.is_none();
             if !torn && self.config.recovery == RecoveryMode::Strict {
                 return Err(RecoveryError::Corrupt {
                     file: name,
@@ -526,7 +573,8 @@ impl Recovery<'_> {
             } else {
                 TruncationReason::Salvaged
             };
-            cut = !torn;
+            cut = !is_last;
+            self.guard_watermark(s.next_offset)?;
             if !self.read_only {
                 file.truncate(p)
                     .and_then(|()| file.sync())
@@ -544,9 +592,8 @@ impl Recovery<'_> {
         let mut entries = s.entries;
         if !is_last && !cut && data_len > 0 {
             entries.push(IndexEntry {
-                rel_offset: (s.next_offset - base) as u32,
-                position: data_len as u32,
-                max_ts_before_ms: s.max_ts_ms,
+                end: true,
+                ..IndexEntry::point((s.next_offset - base) as u32, data_len as u32, s.max_ts_ms)
             });
         }
         let seg = Arc::new(Segment::new(
@@ -558,6 +605,12 @@ impl Recovery<'_> {
             s.max_ts_ms,
         ));
         let expected_idx = INDEX_HEADER_BYTES + seg.index_len() * INDEX_ENTRY_BYTES;
+        if !is_last && !cut && !self.read_only {
+            // A sealed segment without a durable end entry may hold data that only the
+            // page cache has (the sealer had not finished): make it durable before its
+            // end entry says so.
+            seg.file.sync().map_err(io_err(&seg.name))?;
+        }
         if idx_bytes != expected_idx && !self.read_only {
             let f = self.storage.open(&idx, true).map_err(io_err(&idx))?;
             write_index(&*f, &seg).map_err(io_err(&idx))?;

@@ -15,6 +15,7 @@ use crate::format::batch::seal_crc;
 use crate::format::record;
 use crate::format::{BatchHeader, Codec, HEADER_BYTES, IndexEntry, MAX_BATCH_PLAIN_BYTES};
 use crate::log::Shared;
+use crate::segment::sealer::{SealJob, Sealer, seal};
 use crate::segment::{Segment, index_name, segment_name};
 use crate::stats::Counters;
 use crate::storage::FileHandle;
@@ -82,6 +83,8 @@ pub struct Writer {
     pub(crate) last_index_pos: u64,
     pub(crate) max_ts_ms: i64,
     pub(crate) scratch: Vec<u8>,
+    /// Background sealer (non-`Sync` modes); `None` seals inline.
+    pub(crate) sealer: Option<Arc<Sealer>>,
 }
 
 impl Writer {
@@ -120,11 +123,11 @@ impl Writer {
         let base = self.next_offset;
         let pos = self.written_len + self.buf.len() as u64;
         if pos - self.last_index_pos >= u64::from(self.config.index_interval_bytes) {
-            self.push_index(IndexEntry {
-                rel_offset: (base - self.active.base) as u32,
-                position: pos as u32,
-                max_ts_before_ms: self.max_ts_ms,
-            });
+            self.push_index(IndexEntry::point(
+                (base - self.active.base) as u32,
+                pos as u32,
+                self.max_ts_ms,
+            ));
         }
         let first_ts = records.record(0).timestamp_ms.unwrap_or(now);
         let stored = self.encode_batch(records, base, first_ts, now, plain);
@@ -289,29 +292,45 @@ impl Writer {
         }
     }
 
-    /// Seals the active segment (write, fsync, end index entry) and starts the next one
-    /// (create, preallocate, directory fsync). The sealed segment is then committed.
+    /// Seals the active segment and starts the next one (create, preallocate, directory
+    /// fsync). In `Sync` mode the old segment is fsynced with its index end entry before
+    /// the new one exists; in the other modes the sealer thread does that (data first,
+    /// then the end entry), so appends never wait for a whole segment's writeback.
     pub fn rotate(&mut self, now: i64) -> Result<(), SyncError> {
         let w = self.write_out()?;
-        let rel = (self.next_offset - self.active.base) as u32;
-        self.push_index(IndexEntry {
-            rel_offset: rel,
-            position: self.written_len as u32,
-            max_ts_before_ms: self.max_ts_ms,
-        });
-        self.persist_index()?;
-        let start = std::time::Instant::now();
-        if let Err(e) = self.active.file.sync() {
-            return Err(self.shared.poison(&self.active.name, e));
-        }
-        self.shared
-            .counters
-            .fsync_done(start.elapsed().as_micros() as u64);
-        if let Err(e) = self.index_file.sync() {
-            return Err(self.shared.poison(&index_name(self.active.base), e));
+        let end = IndexEntry {
+            end: true,
+            ..IndexEntry::point(
+                (self.next_offset - self.active.base) as u32,
+                self.written_len as u32,
+                self.max_ts_ms,
+            )
+        };
+        let end_entry_pos = (crate::format::INDEX_HEADER_BYTES
+            + self.index_persisted * crate::format::INDEX_ENTRY_BYTES)
+            as u64;
+        let mut end_entry = Vec::with_capacity(crate::format::INDEX_ENTRY_BYTES);
+        end.encode(&mut end_entry);
+        self.active
+            .index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(end);
+        let job = SealJob {
+            segment: self.active.clone(),
+            index_file: self.index_file.clone(),
+            end_entry,
+            end_entry_pos,
+        };
+        let inline = match (&self.sealer, self.config.durability) {
+            (_, Durability::Sync) | (None, _) => Some(job),
+            (Some(sealer), _) => sealer.submit(job).err(),
+        };
+        if let Some(job) = inline {
+            seal(&self.shared, &job)?;
+            self.shared.mark_synced(w.next_offset);
         }
         self.shared.publish(&w);
-        self.shared.mark_synced(w.next_offset);
         let base = self.next_offset;
         let (segment, index_file) = create_segment(&self.shared, &self.config, base)?;
         self.active = segment;

@@ -76,21 +76,67 @@ fn interior_corruption_is_refused_then_salvaged() {
 }
 
 #[test]
-fn corruption_in_sealed_segment_without_index_is_interior() {
+fn damaged_tail_of_unsealed_segment_is_a_hole_guarded_by_the_watermark() {
     let s = FaultyStorage::new();
     let log = open(&s, small(Durability::Sync)).unwrap();
     for i in 0..300 {
         log.append(&value(i)).unwrap();
     }
     drop(log);
+    // Without its index end entry the first segment looks unsealed; a damaged last batch
+    // is then a power-loss hole, but the watermark written by close says 300 were synced.
     s.remove("00000000000000000000.idx").unwrap();
     s.sync_dir().unwrap();
     let len = s.file_len("00000000000000000000.log").unwrap();
     assert!(s.flip_bit("00000000000000000000.log", len - 10, 0));
-    assert!(matches!(
-        open(&s, small(Durability::Os)),
-        Err(OpenError::Recovery(RecoveryError::Corrupt { .. }))
-    ));
+    let err = open(&s, small(Durability::Os)).expect_err("synced records missing");
+    assert!(
+        matches!(
+            err,
+            OpenError::Recovery(RecoveryError::WatermarkAhead { watermark: 300, .. })
+        ),
+        "{err}"
+    );
+    let log = open(
+        &s,
+        LogConfig {
+            recovery: RecoveryMode::Salvage,
+            ..small(Durability::Os)
+        },
+    )
+    .unwrap();
+    let r = log.recovery_report();
+    assert_eq!(r.truncations[0].reason, TruncationReason::TornTail, "{r}");
+    assert!(
+        r.truncations[1..]
+            .iter()
+            .all(|t| t.reason == TruncationReason::DroppedSegment),
+        "{r}"
+    );
+    assert_eq!(log.iter(0).count() as u64, log.committed_offset());
+}
+
+#[test]
+fn power_loss_before_sealing_cuts_at_the_hole() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Os)).unwrap();
+    log.append(b"synced").unwrap();
+    log.sync().unwrap();
+    for i in 0..300 {
+        log.append(&value(i)).unwrap();
+    }
+    s.crash(CrashMode::DropUnsynced);
+    drop(log);
+    let log = open(&s, small(Durability::Os)).unwrap();
+    assert!(log.committed_offset() >= 1, "{}", log.recovery_report());
+    let recs: Vec<_> = log.iter(0).map(|r| r.unwrap()).collect();
+    assert_eq!(&recs[0].value[..], b"synced");
+    assert!(
+        recs[1..]
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.value[..] == value(i as u64)[..])
+    );
 }
 
 #[test]

@@ -10,6 +10,9 @@ pub const INDEX_ENTRY_BYTES: usize = 20;
 const INDEX_MAGIC: [u8; 4] = *b"QVLI";
 const INDEX_VERSION: u8 = 1;
 
+/// Bit 31 of the stored `rel_offset`: this is a sealed segment's end entry.
+const END_FLAG: u32 = 1 << 31;
+
 /// One index point: a batch boundary in a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IndexEntry {
@@ -19,6 +22,8 @@ pub struct IndexEntry {
     pub position: u32,
     /// Largest record timestamp before `position` in the segment (`i64::MIN` if none).
     pub max_ts_before_ms: i64,
+    /// The end entry of a sealed segment (written only once its data is durable).
+    pub end: bool,
 }
 
 impl IndexEntry {
@@ -27,12 +32,28 @@ impl IndexEntry {
         rel_offset: 0,
         position: 0,
         max_ts_before_ms: i64::MIN,
+        end: false,
     };
+
+    /// An ordinary index point.
+    pub fn point(rel_offset: u32, position: u32, max_ts_before_ms: i64) -> IndexEntry {
+        IndexEntry {
+            rel_offset,
+            position,
+            max_ts_before_ms,
+            end: false,
+        }
+    }
 
     /// Appends the encoded entry with its CRC.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let start = out.len();
-        out.extend_from_slice(&self.rel_offset.to_le_bytes());
+        let stored = if self.end {
+            self.rel_offset | END_FLAG
+        } else {
+            self.rel_offset
+        };
+        out.extend_from_slice(&stored.to_le_bytes());
         out.extend_from_slice(&self.position.to_le_bytes());
         out.extend_from_slice(&self.max_ts_before_ms.to_le_bytes());
         let crc = crc32c::crc32c(&out[start..]);
@@ -65,10 +86,12 @@ pub fn decode(bytes: &[u8], base_offset: u64) -> Option<Vec<IndexEntry>> {
         if crc32c::crc32c(&chunk[..16]) != u32_at(chunk, 16) {
             break;
         }
+        let stored = u32_at(chunk, 0);
         let e = IndexEntry {
-            rel_offset: u32_at(chunk, 0),
+            rel_offset: stored & !END_FLAG,
             position: u32_at(chunk, 4),
             max_ts_before_ms: i64_at(chunk, 8),
+            end: stored & END_FLAG != 0,
         };
         let ordered = match out.last() {
             None => e == IndexEntry::START,
@@ -94,19 +117,14 @@ mod tests {
     fn index_round_trips_and_stops_at_damage() {
         let mut b = encode_header(42);
         IndexEntry::START.encode(&mut b);
+        IndexEntry::point(3, 100, 9).encode(&mut b);
         IndexEntry {
-            rel_offset: 3,
-            position: 100,
-            max_ts_before_ms: 9,
-        }
-        .encode(&mut b);
-        IndexEntry {
-            rel_offset: 5,
-            position: 200,
-            max_ts_before_ms: 9,
+            end: true,
+            ..IndexEntry::point(5, 200, 9)
         }
         .encode(&mut b);
         assert_eq!(decode(&b, 42).unwrap().len(), 3);
+        assert!(decode(&b, 42).unwrap()[2].end);
         assert!(decode(&b, 41).is_none());
         let n = b.len();
         b[n - 3] ^= 0x40;

@@ -7,6 +7,7 @@ use crate::format::IndexEntry;
 use crate::storage::FileHandle;
 
 pub mod scan;
+pub mod sealer;
 
 pub use scan::{BatchScanner, ScanFault, ScannedBatch};
 
