@@ -1,0 +1,138 @@
+use quiver_cache::{ListEnd, OpError, SetOptions};
+
+use crate::{T0, ks};
+
+fn strs(v: Vec<bytes::Bytes>) -> Vec<String> {
+    v.into_iter()
+        .map(|b| String::from_utf8(b.to_vec()).unwrap())
+        .collect()
+}
+
+#[test]
+fn push_pop_range() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    assert_eq!(
+        db.push(b"l", &[b"a", b"b"], ListEnd::Left, false, T0),
+        Ok(2)
+    );
+    assert_eq!(db.push(b"l", &[b"c"], ListEnd::Right, false, T0), Ok(3));
+    assert_eq!(strs(db.lrange(b"l", 0, -1, T0).unwrap()), ["b", "a", "c"]);
+    assert_eq!(db.push(b"none", &[b"x"], ListEnd::Left, true, T0), Ok(0));
+    assert_eq!(db.exists(&[b"none"], T0), 0);
+    assert_eq!(
+        strs(db.pop(b"l", ListEnd::Left, None, T0).unwrap().unwrap()),
+        ["b"]
+    );
+    assert_eq!(
+        strs(db.pop(b"l", ListEnd::Right, Some(5), T0).unwrap().unwrap()),
+        ["c", "a"]
+    );
+    assert_eq!(db.pop(b"l", ListEnd::Right, None, T0), Ok(None));
+    assert_eq!(db.exists(&[b"l"], T0), 0);
+    db.set(b"s", b"v", SetOptions::default(), T0).unwrap();
+    assert_eq!(
+        db.push(b"s", &[b"x"], ListEnd::Left, false, T0),
+        Err(OpError::WrongType)
+    );
+}
+
+#[test]
+fn index_set_insert_rem_trim() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    db.push(
+        b"l",
+        &[b"a", b"b", b"a", b"c", b"a"],
+        ListEnd::Right,
+        false,
+        T0,
+    )
+    .unwrap();
+    assert_eq!(db.lindex(b"l", -1, T0).unwrap().as_deref(), Some(&b"a"[..]));
+    assert_eq!(db.lindex(b"l", 10, T0).unwrap(), None);
+    assert_eq!(db.lset(b"l", 1, b"B", T0), Ok(()));
+    assert_eq!(db.lset(b"l", 9, b"B", T0), Err(OpError::IndexOutOfRange));
+    assert_eq!(db.lset(b"nokey", 0, b"B", T0), Err(OpError::NoSuchKey));
+    assert_eq!(db.linsert(b"l", true, b"c", b"X", T0), Ok(6));
+    assert_eq!(db.linsert(b"l", false, b"zz", b"X", T0), Ok(-1));
+    assert_eq!(db.linsert(b"nokey", false, b"zz", b"X", T0), Ok(0));
+    assert_eq!(
+        strs(db.lrange(b"l", 0, -1, T0).unwrap()),
+        ["a", "B", "a", "X", "c", "a"]
+    );
+    assert_eq!(db.lrem(b"l", -1, b"a", T0), Ok(1));
+    assert_eq!(
+        strs(db.lrange(b"l", 0, -1, T0).unwrap()),
+        ["a", "B", "a", "X", "c"]
+    );
+    assert_eq!(db.lrem(b"l", 1, b"a", T0), Ok(1));
+    assert_eq!(
+        strs(db.lrange(b"l", 0, -1, T0).unwrap()),
+        ["B", "a", "X", "c"]
+    );
+    assert_eq!(db.lrem(b"l", 0, b"a", T0), Ok(1));
+    db.ltrim(b"l", 1, -1, T0).unwrap();
+    assert_eq!(strs(db.lrange(b"l", 0, -1, T0).unwrap()), ["X", "c"]);
+    db.ltrim(b"l", 5, 10, T0).unwrap();
+    assert_eq!(db.exists(&[b"l"], T0), 0);
+}
+
+#[test]
+fn lpos_options() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    // The example from the Redis docs: a b c d 1 2 3 4 3 3 3
+    let items: Vec<&[u8]> = vec![
+        b"a", b"b", b"c", b"d", b"1", b"2", b"3", b"4", b"3", b"3", b"3",
+    ];
+    db.push(b"l", &items, ListEnd::Right, false, T0).unwrap();
+    assert_eq!(db.lpos(b"l", b"3", 1, None, 0, T0), Ok(vec![6]));
+    assert_eq!(
+        db.lpos(b"l", b"3", 1, Some(0), 0, T0),
+        Ok(vec![6, 8, 9, 10])
+    );
+    assert_eq!(db.lpos(b"l", b"3", 2, None, 0, T0), Ok(vec![8]));
+    assert_eq!(db.lpos(b"l", b"3", -1, Some(2), 0, T0), Ok(vec![10, 9]));
+    assert_eq!(db.lpos(b"l", b"3", 1, Some(0), 7, T0), Ok(vec![6]));
+    assert_eq!(db.lpos(b"l", b"zz", 1, None, 0, T0), Ok(vec![]));
+}
+
+#[test]
+fn lmove_and_ready_keys() {
+    let ks = ks();
+    ks.block_on(0, b"dst");
+    let mut db = ks.db(0).unwrap();
+    db.push(b"src", &[b"a", b"b", b"c"], ListEnd::Right, false, T0)
+        .unwrap();
+    assert!(ks.take_ready_keys().is_empty(), "nobody waits on src");
+    assert_eq!(
+        db.lmove(b"src", b"dst", ListEnd::Right, ListEnd::Left, T0)
+            .unwrap()
+            .as_deref(),
+        Some(&b"c"[..])
+    );
+    assert_eq!(ks.take_ready_keys(), vec![(0, b"dst".to_vec())]);
+    assert!(ks.take_ready_keys().is_empty());
+    // Rotation on one list.
+    assert_eq!(
+        db.lmove(b"src", b"src", ListEnd::Left, ListEnd::Right, T0)
+            .unwrap()
+            .as_deref(),
+        Some(&b"a"[..])
+    );
+    assert_eq!(strs(db.lrange(b"src", 0, -1, T0).unwrap()), ["b", "a"]);
+    assert_eq!(
+        db.lmove(b"none", b"dst", ListEnd::Left, ListEnd::Left, T0),
+        Ok(None)
+    );
+    db.set(b"str", b"v", SetOptions::default(), T0).unwrap();
+    assert_eq!(
+        db.lmove(b"src", b"str", ListEnd::Left, ListEnd::Left, T0),
+        Err(OpError::WrongType)
+    );
+    assert_eq!(db.llen(b"src", T0), Ok(2), "a refused move pops nothing");
+    ks.unblock(0, b"dst");
+    db.push(b"dst", &[b"x"], ListEnd::Left, false, T0).unwrap();
+    assert!(ks.take_ready_keys().is_empty());
+}
