@@ -1,1 +1,28 @@
-fn main() {}
+//! `quiver-bench`: Quiver's load generator. One subcommand per job (`log` today; `pubsub`
+//! and `cache` join it), each printing a human summary or one JSON object (`--json`).
+//!
+//! It is never a dependency of anything; competitor client crates belong here only.
+
+use clap::{Parser, Subcommand};
+
+mod log;
+
+/// Load generator and side-by-side comparisons for Quiver.
+#[derive(Debug, Parser)]
+#[command(name = "quiver-bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Append/read throughput and latency of the embedded log (in-process).
+    Log(log::LogArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Log(args) => log::run(&args),
+    }
+}
