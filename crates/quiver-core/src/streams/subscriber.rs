@@ -9,8 +9,8 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -286,32 +286,13 @@ impl SubShared {
         self.ready.notify_one();
     }
 
+    /// Appends up to `max` ready deliveries to `out` under one lock; returns how many.
     fn pop_into(&self, out: &mut Vec<Delivery>, max: usize) -> usize {
         let mut state = lock(&self.state);
         let mut taken = 0;
         while taken < max {
-            let front_missed = state.entries.front().map(|front| front.missed_before);
-            let delivery = match front_missed {
-                Some(missed) if missed > 0 => {
-                    state
-                        .entries
-                        .front_mut()
-                        .expect("the front entry exists")
-                        .missed_before = 0;
-                    Delivery::Lag { missed }
-                }
-                Some(_) => {
-                    let batch = state.pop_front().expect("the front entry exists");
-                    StreamMetrics::add(&batch.metrics.delivered, batch.len() as u64);
-                    Delivery::Batch(batch)
-                }
-                None if state.tail_missed > 0 => Delivery::Lag {
-                    missed: std::mem::take(&mut state.tail_missed),
-                },
-                None => match &state.ended {
-                    Some(reason) if taken == 0 => Delivery::Ended(reason.clone()),
-                    _ => break,
-                },
+            let Some(delivery) = state.next(taken == 0) else {
+                break;
             };
             let ended = matches!(delivery, Delivery::Ended(_));
             out.push(delivery);
@@ -320,12 +301,47 @@ impl SubShared {
                 break;
             }
         }
+        self.after_pop(state, taken > 0);
+        taken
+    }
+
+    /// The next ready delivery, if any.
+    fn pop(&self) -> Option<Delivery> {
+        let mut state = lock(&self.state);
+        let delivery = state.next(true);
+        self.after_pop(state, delivery.is_some());
+        delivery
+    }
+
+    /// Tells publishers waiting under `block` that room was made.
+    fn after_pop(&self, state: MutexGuard<'_, QueueState>, taken: bool) {
         let blocked = state.blocked_publishers > 0;
         drop(state);
-        if blocked && taken > 0 {
+        if blocked && taken {
             self.space.notify_waiters();
         }
-        taken
+    }
+}
+
+impl QueueState {
+    /// The next delivery: a lag notice recorded before the front batch, the front batch, a
+    /// lag notice at the tail, or (when `may_end` and nothing else is left) the end.
+    fn next(&mut self, may_end: bool) -> Option<Delivery> {
+        let delivery = match self.entries.front_mut() {
+            Some(front) if front.missed_before > 0 => Delivery::Lag {
+                missed: std::mem::take(&mut front.missed_before),
+            },
+            Some(_) => {
+                let batch = self.pop_front().expect("the front entry exists");
+                StreamMetrics::add(&batch.metrics.delivered, batch.len() as u64);
+                Delivery::Batch(batch)
+            }
+            None if self.tail_missed > 0 => Delivery::Lag {
+                missed: std::mem::take(&mut self.tail_missed),
+            },
+            None => Delivery::Ended(self.ended.clone().filter(|_| may_end)?),
+        };
+        Some(delivery)
     }
 }
 
@@ -361,16 +377,18 @@ impl Subscription {
 
     /// The next delivery, waiting for one.
     pub async fn recv(&mut self) -> Delivery {
-        let mut out = Vec::with_capacity(1);
-        self.recv_many(&mut out, 1).await;
-        out.pop().expect("recv_many returns at least one delivery")
+        loop {
+            let ready = self.shared.ready.notified();
+            if let Some(delivery) = self.shared.pop() {
+                return delivery;
+            }
+            ready.await;
+        }
     }
 
     /// The next delivery if one is ready.
     pub fn try_recv(&mut self) -> Option<Delivery> {
-        let mut out = Vec::with_capacity(1);
-        self.shared.pop_into(&mut out, 1);
-        out.pop()
+        self.shared.pop()
     }
 
     /// Waits for at least one delivery, then appends up to `max` (at least 1) ready ones to

@@ -2,6 +2,7 @@
 
 mod batching;
 mod budget;
+mod model;
 mod ordering;
 mod policy;
 mod wildcard;
