@@ -36,5 +36,27 @@
 //! [`streams::Broker::run_flusher`] drives with tokio's timer, so paused-time tests control
 //! it). The only waits, for room under the `block` policy and for in-flight budget, are
 //! bounded by timeouts that end in typed errors.
+//!
+//! # Example
+//!
+//! ```
+//! use quiver_core::streams::{Ack, Broker, BrokerConfig, Delivery, Message, Pattern, StreamName, SubscribeOptions};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let broker = Broker::new(BrokerConfig::default());
+//! tokio::spawn(broker.clone().run_flusher()); // drives batching by delay
+//! let mut sub = broker.subscribe(Pattern::new("acme/orders/>")?, SubscribeOptions::default())?;
+//! let stream = broker.stream(&StreamName::new("acme/orders/created")?)?;
+//! let receipt = stream.publish(vec![Message::new("one"), Message::new("two")], Ack::Accepted, None).await?;
+//! assert_eq!((receipt.first_sequence, receipt.count), (0, 2));
+//! match sub.recv().await {
+//!     Delivery::Batch(batch) => assert_eq!(batch.len(), 2), // one batch, shared by all subscribers
+//!     Delivery::Lag { missed } => println!("lost {missed}"),
+//!     Delivery::Ended(reason) => println!("ended: {reason}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod streams;

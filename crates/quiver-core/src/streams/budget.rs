@@ -252,58 +252,76 @@ impl Drop for Permit {
     }
 }
 
-/// The permits of one publish call: its connection's and the process's.
+/// Permits for some messages' bytes: a publish call's (its connection's and the process's),
+/// or a pending batch's (merged per budget). The first two permits are held inline, so a
+/// charge allocates only when a batch collects messages of more than one connection.
 #[derive(Debug, Default)]
 pub(crate) struct Charge {
-    permits: Vec<Permit>,
+    inline: [Option<Permit>; 2],
+    spill: Vec<Permit>,
 }
 
 impl Charge {
-    /// Takes `bytes` from each budget in turn (connection first), waiting up to `wait`.
+    /// Takes `bytes` from each budget in turn (connection first), waiting up to `wait` in all.
     pub(crate) async fn acquire(
         budgets: [Option<&Budget>; 2],
         bytes: u64,
         wait: Duration,
     ) -> Result<Self, BudgetError> {
         let mut charge = Charge::default();
-        let deadline = Instant::now() + wait;
+        let mut deadline = None;
         for budget in budgets.into_iter().flatten() {
-            let left = deadline.saturating_duration_since(Instant::now());
             let permit = match budget.try_acquire(bytes) {
                 Ok(permit) => permit,
-                Err(BudgetError::Exhausted { .. }) if !left.is_zero() => {
+                Err(BudgetError::Exhausted { .. }) if !wait.is_zero() => {
+                    let deadline = *deadline.get_or_insert_with(|| Instant::now() + wait);
+                    let left = deadline.saturating_duration_since(Instant::now());
                     budget.acquire(bytes, left).await?
                 }
                 Err(err) => return Err(err),
             };
-            charge.permits.push(permit);
+            charge.push(permit);
         }
         Ok(charge)
     }
 
+    fn push(&mut self, permit: Permit) {
+        match self.inline.iter_mut().find(|slot| slot.is_none()) {
+            Some(slot) => *slot = Some(permit),
+            None => self.spill.push(permit),
+        }
+    }
+
+    fn permits_mut(&mut self) -> impl Iterator<Item = &mut Permit> {
+        self.inline
+            .iter_mut()
+            .flatten()
+            .chain(self.spill.iter_mut())
+    }
+
     /// Moves `bytes` of every permit into a new charge.
     pub(crate) fn split(&mut self, bytes: u64) -> Charge {
-        Charge {
-            permits: self
-                .permits
-                .iter_mut()
-                .map(|permit| permit.split(bytes))
-                .collect(),
+        let mut part = Charge::default();
+        for permit in self.permits_mut() {
+            let piece = permit.split(bytes);
+            part.push(piece);
         }
+        part
     }
 
     /// Adds `other`'s permits, merging those of a budget already held.
     pub(crate) fn absorb(&mut self, other: Charge) {
-        for permit in other.permits {
+        let [a, b] = other.inline;
+        for permit in a.into_iter().chain(b).chain(other.spill) {
             let mut permit = Some(permit);
-            for held in &mut self.permits {
+            for held in self.permits_mut() {
                 match held.absorb(permit.take().expect("the permit is put back on every miss")) {
                     Ok(()) => break,
                     Err(back) => permit = Some(back),
                 }
             }
             if let Some(permit) = permit {
-                self.permits.push(permit);
+                self.push(permit);
             }
         }
     }

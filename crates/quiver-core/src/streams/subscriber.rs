@@ -345,7 +345,9 @@ impl QueueState {
     }
 }
 
-/// A live subscription. Read it with [`recv`](Self::recv); dropping it unsubscribes.
+/// A live subscription. Read it with [`recv`](Self::recv); dropping it unsubscribes. After
+/// [`Delivery::Ended`] the subscription receives nothing more, but it still counts against
+/// the subscription limits until the handle is dropped.
 pub struct Subscription {
     shared: Arc<SubShared>,
     registry: Arc<Registry>,

@@ -2,6 +2,7 @@
 
 mod batching;
 mod budget;
+mod limits;
 mod model;
 mod ordering;
 mod policy;

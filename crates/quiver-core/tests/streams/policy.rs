@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use quiver_core::streams::{
-    Ack, Delivery, EndReason, Pattern, PublishError, SlowPolicy, SubscribeOptions,
+    Ack, Delivery, EndReason, Pattern, PublishError, QueueLimits, SlowPolicy, SubscribeOptions,
 };
 
 use super::{broker, drain, messages, name, stream_config, summary};
@@ -233,4 +233,54 @@ async fn an_empty_queue_takes_a_batch_larger_than_its_bound() {
         .unwrap();
     assert_eq!(summary(&drain(&mut sub)).0.len(), 30);
     let _ = name("t/ns/s");
+}
+
+#[tokio::test]
+async fn a_disconnected_wildcard_subscription_leaves_every_stream() {
+    let broker = broker();
+    let slow_stream = broker
+        .create_stream(&name("t/ns/slow"), stream_config(SlowPolicy::Disconnect, 2))
+        .unwrap();
+    let mut sub = broker
+        .subscribe(
+            Pattern::new("t/ns/*").unwrap(),
+            SubscribeOptions {
+                queue: Some(QueueLimits::new(2, 1 << 20).unwrap()),
+            },
+        )
+        .unwrap();
+    super::publish(&broker, "t/ns/other", 0, 1).await;
+    for i in 0..3 {
+        slow_stream
+            .publish(messages(i, 1), Ack::None, None)
+            .await
+            .unwrap();
+    }
+    assert!(matches!(
+        sub.recv().await,
+        Delivery::Ended(EndReason::SlowConsumer { missed: 3, .. })
+    ));
+    super::publish(&broker, "t/ns/other", 1, 1).await;
+    super::publish(&broker, "t/ns/new", 0, 1).await;
+    assert!(
+        matches!(sub.recv().await, Delivery::Ended(_)),
+        "nothing after the end"
+    );
+    let stats = broker.stats();
+    assert_eq!(
+        stats.totals.subscribers, 0,
+        "detached from every stream, new ones too"
+    );
+    assert_eq!(
+        stats.subscriptions, 1,
+        "counted until the transport drops the handle"
+    );
+    drop(sub);
+    assert_eq!(
+        (
+            broker.stats().totals.subscribers,
+            broker.stats().subscriptions
+        ),
+        (0, 0)
+    );
 }
