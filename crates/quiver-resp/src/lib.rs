@@ -11,6 +11,11 @@
 //!   [`encode`]) for RESP2 and RESP3;
 //! - Redis's error replies ([`CommandError`], [`ErrorCode`]) with Redis 7's
 //!   exact texts;
+//! - the command table ([`table`]) that answers `COMMAND`, `COMMAND INFO`,
+//!   `COMMAND COUNT`, `COMMAND LIST` and `COMMAND DOCS`;
+//! - typed commands ([`Command::parse`]): one variant per command with its
+//!   options parsed and validated the way Redis does, arguments kept as
+//!   `Bytes` slices of the request.
 //!
 //! What it never does: I/O, clocks, or touching the keyspace. It turns bytes
 //! into typed commands and typed replies into bytes; the server's RESP
@@ -18,9 +23,9 @@
 //!
 //! Key design decision: every size limit ([`Limits`]) is checked while
 //! scanning, before anything is allocated, and arguments are `Bytes` slices of
-//! the connection's read buffer, so decoding a pipelined `SET` allocates at
-//! most one small argument vector (inline storage for up to
-//! [`request::INLINE_ARGS`] arguments) and copies no argument bytes.
+//! the connection's read buffer: decoding a pipelined `SET` copies no
+//! argument bytes and allocates nothing (up to [`request::INLINE_ARGS`]
+//! argument positions are stored inline in the [`Request`]).
 
 #![forbid(unsafe_code)]
 

@@ -8,55 +8,73 @@ use crate::encode::write_bulk;
 /// `SET key value EX 10 NX GET` has seven; `MSET`/`DEL` with many keys spill.
 pub const INLINE_ARGS: usize = 8;
 
-/// Where one argument sits in the request's buffer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Span {
-    start: usize,
-    end: usize,
-}
-
-/// Argument spans: inline storage for the common short request.
+/// Argument positions: `u32` offsets inline for the common short request
+/// (64 bytes, cheap to move), `usize` ranges on the heap for long requests or
+/// buffers past 4 GiB.
 #[derive(Clone, Debug)]
-enum Spans {
+pub(crate) enum Spans {
     Inline {
-        len: usize,
-        items: [Span; INLINE_ARGS],
+        len: u8,
+        items: [(u32, u32); INLINE_ARGS],
     },
-    Heap(Vec<Span>),
+    Heap(Vec<(usize, usize)>),
 }
 
 impl Spans {
-    fn with_capacity(capacity: usize) -> Spans {
+    /// Empty spans with room for about `capacity` arguments.
+    pub(crate) fn with_capacity(capacity: usize) -> Spans {
         if capacity <= INLINE_ARGS {
             Spans::Inline {
                 len: 0,
-                items: [Span::default(); INLINE_ARGS],
+                items: [(0, 0); INLINE_ARGS],
             }
         } else {
             Spans::Heap(Vec::with_capacity(capacity))
         }
     }
 
-    fn push(&mut self, span: Span) {
+    /// Adds the argument at `start..end` of the request's buffer.
+    pub(crate) fn push(&mut self, start: usize, end: usize) {
+        debug_assert!(start <= end, "an argument span is ordered");
         match self {
-            Spans::Inline { len, items } if *len < INLINE_ARGS => {
-                items[*len] = span;
-                *len += 1;
+            Spans::Inline { len, items } if usize::from(*len) < INLINE_ARGS => {
+                if let (Ok(start32), Ok(end32)) = (u32::try_from(start), u32::try_from(end)) {
+                    items[usize::from(*len)] = (start32, end32);
+                    *len += 1;
+                    return;
+                }
+                self.spill(start, end);
             }
-            Spans::Inline { len, items } => {
-                let mut heap = Vec::with_capacity(INLINE_ARGS * 2);
-                heap.extend_from_slice(&items[..*len]);
-                heap.push(span);
-                *self = Spans::Heap(heap);
-            }
-            Spans::Heap(heap) => heap.push(span),
+            Spans::Inline { .. } => self.spill(start, end),
+            Spans::Heap(heap) => heap.push((start, end)),
         }
     }
 
-    fn as_slice(&self) -> &[Span] {
+    /// Moves the inline spans to the heap and adds one more.
+    fn spill(&mut self, start: usize, end: usize) {
+        let mut heap = Vec::with_capacity(INLINE_ARGS * 2);
+        heap.extend((0..self.len()).filter_map(|i| self.get(i)));
+        heap.push((start, end));
+        *self = Spans::Heap(heap);
+    }
+
+    /// Number of arguments.
+    fn len(&self) -> usize {
         match self {
-            Spans::Inline { len, items } => &items[..*len],
-            Spans::Heap(heap) => heap,
+            Spans::Inline { len, .. } => usize::from(*len),
+            Spans::Heap(heap) => heap.len(),
+        }
+    }
+
+    /// The range of argument `index`.
+    fn get(&self, index: usize) -> Option<(usize, usize)> {
+        match self {
+            Spans::Inline { len, items } if index < usize::from(*len) => {
+                let (start, end) = items[index];
+                Some((start as usize, end as usize))
+            }
+            Spans::Inline { .. } => None,
+            Spans::Heap(heap) => heap.get(index).copied(),
         }
     }
 }
@@ -82,11 +100,17 @@ impl Request {
 
     /// Adds the argument at `data[start..end]`.
     pub(crate) fn push_span(&mut self, start: usize, end: usize) {
+        debug_assert!(end <= self.data.len(), "argument span inside the frame");
+        self.spans.push(start, end);
+    }
+
+    /// A request over `data` with argument `spans` inside it.
+    pub(crate) fn from_spans(data: Bytes, spans: Spans) -> Request {
         debug_assert!(
-            start <= end && end <= self.data.len(),
-            "argument span inside the frame"
+            (0..spans.len()).all(|i| spans.get(i).is_some_and(|(_, end)| end <= data.len())),
+            "spans inside the data"
         );
-        self.spans.push(Span { start, end });
+        Request { data, spans }
     }
 
     /// A request from owned arguments (clients, tests, tools): copies them once
@@ -112,7 +136,7 @@ impl Request {
 
     /// Number of arguments, the command name included.
     pub fn len(&self) -> usize {
-        self.spans.as_slice().len()
+        self.spans.len()
     }
 
     /// True for an empty request, which is to be skipped.
@@ -127,22 +151,22 @@ impl Request {
 
     /// Argument `index` (0 is the command name) as a borrowed slice.
     pub fn arg(&self, index: usize) -> Option<&[u8]> {
-        let span = self.spans.as_slice().get(index)?;
-        Some(&self.data[span.start..span.end])
+        let (start, end) = self.spans.get(index)?;
+        self.data.get(start..end)
     }
 
     /// Argument `index` as a zero-copy `Bytes` sharing the request's buffer.
     pub fn arg_bytes(&self, index: usize) -> Option<Bytes> {
-        let span = self.spans.as_slice().get(index)?;
-        Some(self.data.slice(span.start..span.end))
+        let (start, end) = self.spans.get(index)?;
+        Some(self.data.slice(start..end))
     }
 
     /// All arguments, the command name first.
     pub fn args(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        self.spans
-            .as_slice()
-            .iter()
-            .map(|span| &self.data[span.start..span.end])
+        (0..self.len()).map(|i| {
+            self.arg(i)
+                .expect("every index below len() has an argument")
+        })
     }
 
     /// The buffer every argument is a slice of.

@@ -1,3 +1,4 @@
 //! Integration tests of quiver-resp: properties of the codec as a whole.
 
+mod commands;
 mod roundtrip;

@@ -13,11 +13,7 @@ use crate::request::Request;
 
 /// Scans the inline request at the start of `buf`: the line through its
 /// `\n`, its quotes validated. Returns the request length.
-pub(super) fn scan(
-    buf: &[u8],
-    limits: &Limits,
-    _sink: Option<&mut Request>,
-) -> Result<usize, ParseError> {
+pub(super) fn scan(buf: &[u8], limits: &Limits) -> Result<usize, ParseError> {
     let window = buf.len().min(limits.max_inline_len_bytes.saturating_add(1));
     let Some(newline) = memchr::memchr(b'\n', &buf[..window]) else {
         if buf.len() > limits.max_inline_len_bytes {
@@ -36,7 +32,7 @@ pub(super) fn scan(
 
 /// Parses the inline request that is exactly `frame` (as found by `scan`).
 pub(super) fn parse(frame: Bytes, limits: &Limits) -> Result<Request, ParseError> {
-    let len = scan(&frame, limits, None)?;
+    let len = scan(&frame, limits)?;
     let line = line_of(&frame, len - 1);
     let mut spans = Vec::new();
     let mut any_quoted = false;

@@ -12,7 +12,7 @@ mod multibulk;
 use bytes::{Bytes, BytesMut};
 
 use crate::limits::Limits;
-use crate::request::Request;
+use crate::request::{Request, Spans};
 
 /// Why no request could be decoded. Every variant but [`Incomplete`] is a
 /// protocol error after which Redis replies with the error text (the
@@ -110,7 +110,7 @@ impl Decoder {
         let result = match buf.first() {
             None => Err(ParseError::Incomplete),
             Some(b'*') => multibulk::scan(buf, &self.limits, None),
-            Some(_) => inline::scan(buf, &self.limits, None),
+            Some(_) => inline::scan(buf, &self.limits),
         };
         match result {
             Err(ParseError::Incomplete) if buf.len() >= self.limits.max_query_buffer_bytes => {
@@ -130,9 +130,9 @@ impl Decoder {
         match frame.first() {
             None => Err(ParseError::Incomplete),
             Some(b'*') => {
-                let mut request = Request::builder(frame.clone(), 0);
-                multibulk::scan(&frame, &self.limits, Some(&mut request))?;
-                Ok(request)
+                let mut spans = Spans::with_capacity(0);
+                multibulk::scan(&frame, &self.limits, Some(&mut spans))?;
+                Ok(Request::from_spans(frame, spans))
             }
             Some(_) => inline::parse(frame, &self.limits),
         }

@@ -9,7 +9,7 @@ use crate::limits::{
     Limits, UNAUTHENTICATED_MAX_BULK_LEN_BYTES, UNAUTHENTICATED_MAX_MULTIBULK_LEN,
 };
 use crate::num::parse_i64;
-use crate::request::Request;
+use crate::request::Spans;
 
 /// The fewest bytes one element takes (`$0\r\n\r\n`); bounds the argument
 /// vector by the bytes actually present.
@@ -20,7 +20,7 @@ const MIN_ELEMENT_BYTES: usize = 6;
 pub(super) fn scan(
     buf: &[u8],
     limits: &Limits,
-    mut sink: Option<&mut Request>,
+    mut sink: Option<&mut Spans>,
 ) -> Result<usize, ParseError> {
     let (count, mut pos) = header(buf, 0, limits, ParseError::TooBigMultibulkCount)?;
     let count = match parse_i64(count) {
@@ -34,9 +34,9 @@ pub(super) fn scan(
         Some(n) => n as usize,
         None => return Err(ParseError::InvalidMultibulkLength),
     };
-    if let Some(request) = sink.as_deref_mut() {
+    if let Some(spans) = sink.as_deref_mut() {
         let present = (buf.len() - pos) / MIN_ELEMENT_BYTES + 1;
-        *request = Request::builder(request.data().clone(), count.min(present));
+        *spans = Spans::with_capacity(count.min(present));
     }
     for _ in 0..count {
         if pos >= buf.len() {
@@ -51,8 +51,8 @@ pub(super) fn scan(
         if buf.len() < data_end.saturating_add(2) {
             return Err(ParseError::Incomplete);
         }
-        if let Some(request) = sink.as_deref_mut() {
-            request.push_span(data_start, data_end);
+        if let Some(spans) = sink.as_deref_mut() {
+            spans.push(data_start, data_end);
         }
         pos = data_end + 2;
     }

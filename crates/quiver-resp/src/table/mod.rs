@@ -8,7 +8,6 @@
 
 mod reply;
 
-use std::cmp::Ordering;
 use std::sync::LazyLock;
 
 pub use reply::{command_reply, docs_reply, info_reply, name_bytes};
@@ -215,40 +214,50 @@ impl CommandSpec {
     }
 }
 
-/// Every top-level command, sorted by name.
-static INDEX: LazyLock<Vec<&'static CommandSpec>> = LazyLock::new(|| {
-    let mut index: Vec<&'static CommandSpec> = command::FAMILIES
+/// Hash buckets for [`lookup`]: with about 150 names in 256 buckets most
+/// buckets hold one name, so a lookup is one hash and one or two compares.
+const BUCKETS: usize = 256;
+
+/// The table, sorted by name, and its lookup buckets.
+struct Index {
+    sorted: Vec<&'static CommandSpec>,
+    buckets: Vec<Vec<&'static CommandSpec>>,
+}
+
+static INDEX: LazyLock<Index> = LazyLock::new(|| {
+    let mut sorted: Vec<&'static CommandSpec> = command::FAMILIES
         .iter()
         .flat_map(|family| family.iter())
         .collect();
-    index.sort_by(|a, b| a.name.cmp(b.name));
-    index
+    sorted.sort_by(|a, b| a.name.cmp(b.name));
+    let mut buckets = vec![Vec::new(); BUCKETS];
+    for spec in &sorted {
+        buckets[bucket(spec.name.as_bytes())].push(*spec);
+    }
+    Index { sorted, buckets }
 });
+
+/// A case-insensitive hash of a name: its length and first and last bytes.
+fn bucket(name: &[u8]) -> usize {
+    let first = name.first().map_or(0, u8::to_ascii_lowercase);
+    let last = name.last().map_or(0, u8::to_ascii_lowercase);
+    (name.len().wrapping_mul(31)
+        ^ usize::from(first).wrapping_mul(7)
+        ^ usize::from(last).wrapping_mul(131))
+        % BUCKETS
+}
 
 /// Every top-level command, sorted by name.
 pub fn commands() -> &'static [&'static CommandSpec] {
-    &INDEX
+    &INDEX.sorted
 }
 
 /// The command named `name`, case-insensitively, without allocating.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    let index = commands();
-    index
-        .binary_search_by(|spec| compare_lowercase(spec.name.as_bytes(), name))
-        .ok()
-        .map(|i| index[i])
-}
-
-/// Compares a lower-case table name with a name in any case.
-fn compare_lowercase(table: &[u8], name: &[u8]) -> Ordering {
-    let common = table.len().min(name.len());
-    for i in 0..common {
-        match table[i].cmp(&name[i].to_ascii_lowercase()) {
-            Ordering::Equal => {}
-            other => return other,
-        }
-    }
-    table.len().cmp(&name.len())
+    INDEX.buckets[bucket(name)]
+        .iter()
+        .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
+        .copied()
 }
 
 /// The spec that will run `request`: the command, or for a container command

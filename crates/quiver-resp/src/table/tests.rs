@@ -157,3 +157,15 @@ fn command_subcommand_replies() {
         )
     );
 }
+
+#[test]
+fn lookup_buckets_stay_small() {
+    let largest = INDEX.buckets.iter().map(Vec::len).max().unwrap_or(0);
+    assert!(largest <= 4, "largest lookup bucket holds {largest} names");
+    for spec in commands() {
+        assert_eq!(
+            lookup(spec.name.to_ascii_uppercase().as_bytes()).map(|s| s.name),
+            Some(spec.name)
+        );
+    }
+}
