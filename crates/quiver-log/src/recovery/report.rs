@@ -1,0 +1,74 @@
+//! What recovery reports: cuts made, indexes rebuilt, the watermark.
+
+use std::fmt;
+
+/// Why bytes were cut on open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TruncationReason {
+    /// An incomplete or CRC-failing batch at the end of the log.
+    TornTail,
+    /// Interior corruption cut in salvage mode.
+    Salvaged,
+    /// A whole segment after a salvaged corruption or gap.
+    DroppedSegment,
+}
+
+/// One cut made (or, read-only, that would be made) by recovery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Truncation {
+    pub file: String,
+    pub position: u64,
+    pub bytes_cut: u64,
+    pub reason: TruncationReason,
+    pub detail: String,
+}
+
+/// What recovery found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    pub segments: usize,
+    pub first_offset: u64,
+    pub next_offset: u64,
+    pub truncations: Vec<Truncation>,
+    pub indexes_rebuilt: Vec<String>,
+    pub temp_files_removed: Vec<String>,
+    /// Set when the committed watermark was ahead of the data (salvage mode only).
+    pub watermark_lost: Option<(u64, u64)>,
+}
+
+impl RecoveryReport {
+    /// Total bytes cut.
+    pub fn bytes_cut(&self) -> u64 {
+        self.truncations.iter().map(|t| t.bytes_cut).sum()
+    }
+
+    /// Whether recovery changed nothing that holds data.
+    pub fn is_clean(&self) -> bool {
+        self.truncations.is_empty() && self.watermark_lost.is_none()
+    }
+}
+
+impl fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "recovered {} segments, offsets {}..{}",
+            self.segments, self.first_offset, self.next_offset
+        )?;
+        for t in &self.truncations {
+            write!(
+                f,
+                "; cut {} bytes of {} at byte {} ({:?}: {})",
+                t.bytes_cut, t.file, t.position, t.reason, t.detail
+            )?;
+        }
+        if !self.indexes_rebuilt.is_empty() {
+            write!(f, "; rebuilt index {}", self.indexes_rebuilt.join(", "))?;
+        }
+        if let Some((wm, end)) = self.watermark_lost {
+            write!(f, "; watermark {wm} was ahead of the data end {end}")?;
+        }
+        Ok(())
+    }
+}
