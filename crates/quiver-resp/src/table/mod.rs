@@ -7,6 +7,7 @@
 //! name, looked up case-insensitively without allocating.
 
 mod reply;
+mod syntax;
 
 use std::sync::LazyLock;
 

@@ -114,6 +114,9 @@ pub fn docs_reply(spec: &CommandSpec) -> Reply {
             Reply::bulk_static(spec.group.as_str()),
         ),
     ];
+    if let Some(arguments) = super::syntax::arguments_reply(super::syntax::syntax(spec.name)) {
+        fields.push((Reply::bulk_static("arguments"), arguments));
+    }
     if !spec.subcommands.is_empty() {
         let subs = spec
             .subcommands

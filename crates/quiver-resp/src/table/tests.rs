@@ -130,7 +130,7 @@ fn command_subcommand_replies() {
     let resp3 = String::from_utf8(docs.to_vec(Protocol::Resp3)).unwrap();
     assert_eq!(
         resp3,
-        "%1\r\n$3\r\nget\r\n%3\r\n$7\r\nsummary\r\n$34\r\nReturns the string value of a key.\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n"
+        "%1\r\n$3\r\nget\r\n%4\r\n$7\r\nsummary\r\n$34\r\nReturns the string value of a key.\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
     );
     let list = command_reply(&CommandCommand::List {
         filter: Some(ListFilter::Pattern(Bytes::from_static(b"z*store"))),
