@@ -248,7 +248,8 @@ impl SubShared {
         pending_bytes: u64,
     ) -> bool {
         let state = lock(&self.state);
-        if state.ended.is_some() || (state.entries.is_empty() && pending_events == 0) {
+        let empty = state.entries.is_empty() && pending_events == 0;
+        if state.ended.is_some() || self.is_closed() || empty {
             return true;
         }
         let events = events + pending_events;
@@ -265,7 +266,8 @@ impl SubShared {
         taken.as_mut().enable();
         {
             let mut state = lock(&self.state);
-            if state.ended.is_some() || state.fits(&self.limits, events, bytes) {
+            if state.ended.is_some() || self.is_closed() || state.fits(&self.limits, events, bytes)
+            {
                 return true;
             }
             state.blocked_publishers += 1;
@@ -273,6 +275,14 @@ impl SubShared {
         let woke = tokio::time::timeout_at(deadline, taken).await.is_ok();
         lock(&self.state).blocked_publishers -= 1;
         woke
+    }
+
+    /// Marks the subscription gone (its handle was dropped): streams skip it, and publishers
+    /// waiting for it to make room stop waiting.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let _state = lock(&self.state);
+        self.space.notify_waiters();
     }
 
     /// Ends the subscription after what is queued (shutdown).
@@ -410,6 +420,7 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        self.shared.close();
         self.registry.unsubscribe(&self.shared);
     }
 }

@@ -188,3 +188,51 @@ async fn shutdown_delivers_queued_then_ends() {
     ));
     assert!(matches!(sub.recv().await, Delivery::Ended(_)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_publishers_with_delay_batching_keep_order() {
+    use std::time::Duration;
+
+    use quiver_core::streams::{BatchConfig, StreamConfig};
+
+    let broker = broker();
+    let flusher = tokio::spawn(broker.clone().run_flusher());
+    let config = StreamConfig {
+        batch: BatchConfig::new(16, 1 << 20, Duration::from_micros(200)).unwrap(),
+        ..StreamConfig::default()
+    };
+    let handle = broker.create_stream(&name("t/ns/s"), config).unwrap();
+    let mut sub = broker
+        .subscribe(Pattern::new("t/ns/s").unwrap(), SubscribeOptions::default())
+        .unwrap();
+    let publishers: Vec<_> = (0..2u64)
+        .map(|p| {
+            let handle = handle.clone();
+            tokio::spawn(async move {
+                for i in 0..300 {
+                    handle
+                        .publish(messages(p * 1_000_000 + i, 1), Ack::None, None)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for publisher in publishers {
+        publisher.await.unwrap();
+    }
+    let (mut next, mut per_publisher) = (0, [0u64; 2]);
+    while next < 600 {
+        let delivery = sub.recv().await;
+        for (seq, event) in batch(&delivery).iter() {
+            assert_eq!(seq, next);
+            next += 1;
+            let number = payload_number(&event.payload);
+            let publisher = (number / 1_000_000) as usize;
+            assert_eq!(number % 1_000_000, per_publisher[publisher]);
+            per_publisher[publisher] += 1;
+        }
+        assert!(batch(&delivery).len() <= 16);
+    }
+    flusher.abort();
+}

@@ -284,3 +284,77 @@ async fn a_disconnected_wildcard_subscription_leaves_every_stream() {
         (0, 0)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_blocked_publisher_goes_on_when_the_full_subscription_is_dropped() {
+    let (broker, handle) = setup(SlowPolicy::Block).await;
+    let sub = broker
+        .subscribe(Pattern::new("t/ns/s").unwrap(), SubscribeOptions::default())
+        .unwrap();
+    handle
+        .publish(messages(0, 10), Ack::None, None)
+        .await
+        .unwrap();
+    let waiting = tokio::spawn({
+        let handle = handle.clone();
+        async move { handle.publish(messages(10, 1), Ack::Accepted, None).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(!waiting.is_finished());
+    let before = tokio::time::Instant::now();
+    drop(sub);
+    assert_eq!(waiting.await.unwrap().unwrap().first_sequence, 10);
+    assert_eq!(
+        before.elapsed(),
+        std::time::Duration::ZERO,
+        "no wait for the timeout"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_under_concurrency_loses_nothing() {
+    let (broker, handle) = setup(SlowPolicy::Block).await;
+    let subs: Vec<_> = (0..2)
+        .map(|_| {
+            broker
+                .subscribe(Pattern::new("t/ns/s").unwrap(), SubscribeOptions::default())
+                .unwrap()
+        })
+        .collect();
+    let readers: Vec<_> = subs
+        .into_iter()
+        .map(|mut sub| {
+            tokio::spawn(async move {
+                let mut count = 0;
+                while count < 2 * 500 * 3 {
+                    match sub.recv().await {
+                        Delivery::Batch(batch) => count += batch.len(),
+                        other => panic!("block loses nothing: {other:?}"),
+                    }
+                    tokio::task::yield_now().await;
+                }
+                count
+            })
+        })
+        .collect();
+    let publishers: Vec<_> = (0..2)
+        .map(|p| {
+            let handle = handle.clone();
+            tokio::spawn(async move {
+                for i in 0..500 {
+                    handle
+                        .publish(messages(p * 10_000 + i * 3, 3), Ack::None, None)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for publisher in publishers {
+        publisher.await.unwrap();
+    }
+    for reader in readers {
+        assert_eq!(reader.await.unwrap(), 3000);
+    }
+    assert_eq!(handle.stats().dropped(), 0);
+}
