@@ -19,6 +19,7 @@
 pub mod config;
 pub mod durability;
 pub mod error;
+pub mod follow;
 pub mod format;
 pub mod groups;
 pub mod lock;

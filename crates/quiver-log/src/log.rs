@@ -401,7 +401,8 @@ impl Log {
 
     /// A reader that blocks (with a timeout) for records not yet committed.
     pub fn tail(&self, from: u64) -> Tail {
-        Tail::new(self.inner.shared.clone(), from)
+        let follow = self.inner.writer.is_none().then(|| self.inner.clone());
+        Tail::new(self.inner.shared.clone(), from, follow)
     }
 
     /// First offset whose record's timestamp is `>= ts_ms`, `None` if there is none.

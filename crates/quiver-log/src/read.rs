@@ -269,14 +269,46 @@ pub struct Tail {
     shared: Arc<Shared>,
     cursor: Cursor,
     pending: VecDeque<Record>,
+    /// Set for read-only logs: another process writes, so the tail follows the files.
+    follow: Option<Arc<crate::log::Inner>>,
 }
 
 impl Tail {
-    pub(crate) fn new(shared: Arc<Shared>, from: u64) -> Tail {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        from: u64,
+        follow: Option<Arc<crate::log::Inner>>,
+    ) -> Tail {
         Tail {
             shared,
             cursor: Cursor::new(from),
             pending: VecDeque::new(),
+            follow,
+        }
+    }
+
+    /// Waits for a record beyond `next`: woken by the commit in-process, or by re-reading
+    /// the files every `FOLLOW_POLL_MS` when another process writes.
+    fn wait(&self, next: u64, timeout: Duration) -> Result<bool, ReadError> {
+        let Some(inner) = &self.follow else {
+            return Ok(self.shared.wait_beyond(next, timeout));
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let end = crate::follow::refresh(inner).map_err(|e| ReadError::Io {
+                file: "log directory".to_string(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            if end > next {
+                return Ok(true);
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(
+                (deadline - now).min(Duration::from_millis(crate::follow::FOLLOW_POLL_MS)),
+            );
         }
     }
 
@@ -293,7 +325,7 @@ impl Tail {
             return Ok(Some(r));
         }
         let next = self.cursor.next_offset();
-        if self.shared.committed_next() <= next && !self.shared.wait_beyond(next, timeout) {
+        if self.shared.committed_next() <= next && !self.wait(next, timeout)? {
             return Ok(None);
         }
         let mut out = Vec::new();

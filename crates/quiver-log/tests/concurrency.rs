@@ -228,3 +228,32 @@ fn interval_mode_syncs_in_the_background() {
     .unwrap();
     assert_eq!(log.committed_offset(), 1);
 }
+
+#[test]
+fn read_only_open_follows_another_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = Log::open(dir.path(), small(Durability::Os)).unwrap();
+    writer.append(&value(0)).unwrap();
+    let reader = Log::open_read_only(dir.path(), small(Durability::Os)).unwrap();
+    assert_eq!(reader.committed_offset(), 1);
+    let follower = thread::spawn(move || {
+        let mut tail = reader.tail(0);
+        for i in 0..500u64 {
+            let r = tail
+                .next_timeout(Duration::from_secs(10))
+                .unwrap()
+                .expect("the writer keeps appending");
+            assert_eq!(r.offset, i);
+            assert_eq!(&r.value[..], &value(i)[..]);
+        }
+        assert!(reader.stats().segments > 3, "followed across rotations");
+        assert_eq!(reader.refresh().unwrap(), 500);
+    });
+    for i in 1..500u64 {
+        writer.append(&value(i)).unwrap();
+        if i % 50 == 0 {
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+    follower.join().unwrap();
+}

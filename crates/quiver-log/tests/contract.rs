@@ -221,6 +221,46 @@ fn retention_deletes_old_segments(b: Backend) {
     assert_eq!(log.append(b"after").unwrap(), 400);
 }
 
+fn rotation_by_age_and_background_retention(b: Backend) {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let cfg = LogConfig {
+        clock: clock.clone(),
+        segment_max_bytes: 1 << 20,
+        segment_max_age_ms: Some(1000),
+        ..small(Durability::Os)
+    };
+    let log = Arc::new(Log::open_with(b.storage.clone(), cfg).unwrap());
+    for i in 0..5u64 {
+        log.append(&value(i)).unwrap();
+        clock.advance(1500);
+    }
+    assert_eq!(
+        log.stats().segments,
+        5,
+        "each append found its segment too old"
+    );
+    let policy = RetentionPolicy {
+        max_age_ms: Some(2000),
+        ..RetentionPolicy::default()
+    };
+    let bg = {
+        let log = log.clone();
+        quiver_log::RetentionThread::spawn(std::time::Duration::from_millis(5), move || {
+            let _ = log.apply_retention(&policy);
+        })
+        .unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while log.stats().segments > 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(bg);
+    // Now 1_007_500: the four sealed segments' newest records are older than 2 s.
+    assert_eq!(log.stats().segments, 1, "{}", log.stats());
+    assert_eq!(log.first_offset(), 4);
+    assert_eq!(log.stats().retention_deleted_segments, 4);
+}
+
 macro_rules! contract {
     ($backend:ident) => {
         mod $backend {
@@ -239,6 +279,10 @@ macro_rules! contract {
             #[test]
             fn groups_commit_lag_reset() {
                 super::groups_commit_lag_reset(crate::common::$backend());
+            }
+            #[test]
+            fn rotation_by_age_and_background_retention() {
+                super::rotation_by_age_and_background_retention(crate::common::$backend());
             }
             #[test]
             fn retention_deletes_old_segments() {

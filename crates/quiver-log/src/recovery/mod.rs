@@ -3,7 +3,7 @@
 //! (or, in salvage mode, cut at) interior corruption. Never skips data silently.
 
 mod report;
-mod scan;
+pub(crate) mod scan;
 mod walk;
 
 use std::sync::Arc;

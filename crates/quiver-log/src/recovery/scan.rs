@@ -10,12 +10,12 @@ use crate::segment::{BatchScanner, Segment, index_name, segment_name};
 use crate::storage::{FileHandle, Storage, StorageFile};
 
 /// Result of scanning part of one segment.
-pub(super) struct Scan {
-    pub(super) end_pos: u64,
-    pub(super) next_offset: u64,
-    pub(super) max_ts_ms: i64,
-    pub(super) entries: Vec<IndexEntry>,
-    pub(super) fault: Option<ScanFault>,
+pub(crate) struct Scan {
+    pub(crate) end_pos: u64,
+    pub(crate) next_offset: u64,
+    pub(crate) max_ts_ms: i64,
+    pub(crate) entries: Vec<IndexEntry>,
+    pub(crate) fault: Option<ScanFault>,
 }
 
 pub(super) fn io_err(file: &str) -> impl FnOnce(std::io::Error) -> RecoveryError + '_ {
@@ -27,7 +27,7 @@ pub(super) fn io_err(file: &str) -> impl FnOnce(std::io::Error) -> RecoveryError
 
 /// Scans batches of `file` from the index point `start` (whose offset is `offset`),
 /// extending `entries` by the interval rule.
-pub(super) fn scan(
+pub(crate) fn scan(
     file: &dyn StorageFile,
     base: u64,
     start: IndexEntry,
