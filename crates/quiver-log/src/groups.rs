@@ -185,6 +185,14 @@ impl Log {
                 end,
             });
         }
+        // A group never points past durable data: make the records below its new offset
+        // durable first (free in `Sync` mode, one shared fsync otherwise).
+        inner
+            .make_durable(next_offset)
+            .map_err(|e| GroupError::Io {
+                group: name.to_string(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
         let mut groups = inner.groups.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(cur) = groups
             .map

@@ -167,7 +167,20 @@ pub struct Inner {
     pub(crate) writer: Option<Mutex<Writer>>,
     pub(crate) config: LogConfig,
     pub(crate) groups: Mutex<Groups>,
+    pub(crate) sealer: Option<Arc<Sealer>>,
     closed: AtomicBool,
+}
+
+impl Inner {
+    /// Returns once every record below `target` is durable: sealed segments by the sealer,
+    /// the active one by a (shared) fsync.
+    pub(crate) fn make_durable(&self, target: u64) -> Result<(), SyncError> {
+        if let Some(sealer) = &self.sealer {
+            sealer.wait_idle();
+        }
+        self.shared.check_poison_sync()?;
+        self.sync_through(target)
+    }
 }
 
 /// A segmented append-only log. Share it with `Arc<Log>`: every method takes `&self`;
@@ -255,6 +268,7 @@ impl Log {
             writer,
             config: config.clone(),
             groups: Mutex::new(groups),
+            sealer: sealer.clone(),
             closed: AtomicBool::new(false),
         });
         let interval = match config.durability {
@@ -332,14 +346,11 @@ impl Log {
         let Some(writer) = &self.inner.writer else {
             return Ok(());
         };
-        if let Some(sealer) = &self.sealer {
-            sealer.wait_idle();
-        }
         let target = writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .next_offset;
-        self.inner.sync_through(target)?;
+        self.inner.make_durable(target)?;
         watermark::write(
             &*self.inner.shared.storage,
             self.inner.shared.committed_next(),

@@ -131,10 +131,13 @@ fn run(d: Durability, ops: Vec<Op>) {
                 m.written = m.written.max(log.committed_offset() as usize);
             }
             Op::CommitGroup(x) => {
-                let target = (m.group + u64::from(x)).min(m.durable as u64);
+                // Any committed offset may be committed by a group; doing so makes the
+                // records below it durable.
+                let target = (m.group + u64::from(x)).min(log.committed_offset());
                 if target >= m.group {
                     log.commit_group("g", target).expect("commit");
                     m.group = target;
+                    m.durable = m.durable.max(target as usize);
                 }
             }
             Op::Crash(mode) => {
