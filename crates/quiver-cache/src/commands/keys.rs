@@ -308,6 +308,15 @@ impl Db<'_> {
         }
     }
 
+    /// FLUSHALL: removes every key of every database. Works inside a transaction too.
+    pub fn flushall(&mut self) {
+        for d in 0..self.ks.databases() {
+            for i in 0..self.ks.shard_count() {
+                self.with_shard(i, |s| s.flush(d));
+            }
+        }
+    }
+
     /// OBJECT ENCODING: the encoding name Redis would report.
     pub fn object_encoding(&mut self, key: &[u8], now_ms: u64) -> Option<&'static str> {
         self.peek_entry(key, now_ms, |e| e.value.encoding(e.inline_len()))

@@ -115,7 +115,9 @@ impl Keyspace {
         self.databases
     }
 
-    /// Locks every shard (in ascending order) for a MULTI/EXEC block.
+    /// Locks every shard (in ascending order) for a MULTI/EXEC block. While the returned
+    /// transaction lives, the same thread must go through [`Transaction::db`] only: the
+    /// keyspace's own locking methods (`db`, `stats`, `watch`...) would wait on it forever.
     pub fn transaction(&self) -> Transaction<'_> {
         Transaction::new(self, self.shards.iter().map(|c| lock(&c.lock)).collect())
     }
@@ -128,7 +130,10 @@ impl Keyspace {
             .iter()
             .map(|c| c.mem.load(Ordering::Relaxed))
             .sum();
-        self.peak_bytes.fetch_max(used, Ordering::Relaxed);
+        // Read before writing so the common case (no new peak) writes no shared line.
+        if used > self.peak_bytes.load(Ordering::Relaxed) {
+            self.peak_bytes.fetch_max(used, Ordering::Relaxed);
+        }
         used
     }
 
@@ -241,13 +246,12 @@ impl Keyspace {
 
     /// Removes every key of every database (FLUSHALL).
     pub fn flush_all(&self) {
-        for d in 0..self.databases {
-            for c in self.shards.iter() {
-                let mut s = lock(&c.lock);
-                s.flush(d);
-                c.mem.store(s.mem, Ordering::Relaxed);
-            }
+        Db {
+            ks: self,
+            held: None,
+            db: 0,
         }
+        .flushall();
     }
 
     pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {

@@ -137,6 +137,8 @@ impl LexBound {
 pub struct ZSetValue {
     dict: HashedTable<Member>,
     blocks: Vec<Vec<ZItem>>,
+    /// Bytes of all block buffers, kept up to date so `mem` is O(1).
+    block_bytes: usize,
     heap_bytes: usize,
     big: bool,
 }
@@ -270,15 +272,10 @@ impl ZSetValue {
 
     /// Heap bytes of this value, the box included.
     pub fn mem(&self) -> usize {
-        let blocks: usize = self
-            .blocks
-            .iter()
-            .map(|b| vec_size::<ZItem>(b.capacity()))
-            .sum();
         box_size::<Self>()
             + self.dict.struct_bytes()
             + vec_size::<Vec<ZItem>>(self.blocks.capacity())
-            + blocks
+            + self.block_bytes
             + self.heap_bytes
     }
 
@@ -318,14 +315,19 @@ impl ZSetValue {
         let b = b.min(self.blocks.len().saturating_sub(1));
         if self.blocks.is_empty() {
             self.blocks.push(Vec::with_capacity(4));
+            self.block_bytes += vec_size::<ZItem>(4);
         }
         let blk = &mut self.blocks[b];
+        let before = vec_size::<ZItem>(blk.capacity());
         let pos = blk.partition_point(|x| cmp_item(score, member, x) == Ordering::Greater);
         blk.insert(pos, item);
+        let mut after = vec_size::<ZItem>(blk.capacity());
         if blk.len() > ZSET_BLOCK_MAX {
             let tail = blk.split_off(ZSET_BLOCK_MAX / 2);
+            after += vec_size::<ZItem>(tail.capacity());
             self.blocks.insert(b + 1, tail);
         }
+        self.block_bytes = self.block_bytes + after - before;
     }
 
     fn take_sorted(&mut self, score: f64, member: &[u8]) -> ZItem {
@@ -334,6 +336,7 @@ impl ZSetValue {
                 .is_some_and(|x| cmp_item(score, member, x) == Ordering::Greater)
         });
         let blk = &mut self.blocks[b];
+        let before = vec_size::<ZItem>(blk.capacity());
         let pos = blk.partition_point(|x| cmp_item(score, member, x) == Ordering::Greater);
         let item = blk.remove(pos);
         debug_assert!(
@@ -342,8 +345,12 @@ impl ZSetValue {
         );
         if blk.is_empty() {
             self.blocks.remove(b);
-        } else if blk.capacity() > 16 && blk.len() * 4 < blk.capacity() {
-            blk.shrink_to(blk.len() * 2);
+            self.block_bytes -= before;
+        } else {
+            if blk.capacity() > 16 && blk.len() * 4 < blk.capacity() {
+                blk.shrink_to(blk.len() * 2);
+            }
+            self.block_bytes = self.block_bytes + vec_size::<ZItem>(blk.capacity()) - before;
         }
         item
     }
@@ -382,6 +389,35 @@ mod tests {
         assert_eq!(first3, ["m0020", "m0030", "m0040"]);
         let last2 = names(z.iter_rev_from(z.len() - 1).take(2).cloned());
         assert_eq!(last2, ["m0999", "m0989"]);
+    }
+
+    #[test]
+    fn incremental_memory_matches_a_recount() {
+        let mut z = ZSetValue::default();
+        let recount = |z: &ZSetValue| -> usize {
+            z.blocks
+                .iter()
+                .map(|b| vec_size::<ZItem>(b.capacity()))
+                .sum()
+        };
+        for i in 0..2000u32 {
+            z.insert(
+                format!("m{}", i * 7919 % 2000).as_bytes(),
+                f64::from(i % 13),
+            );
+            assert_eq!(z.block_bytes, recount(&z), "after insert {i}");
+        }
+        for i in 0..1500u32 {
+            z.remove(format!("m{i}").as_bytes());
+        }
+        let recount: usize = z
+            .blocks
+            .iter()
+            .map(|b| vec_size::<ZItem>(b.capacity()))
+            .sum();
+        assert_eq!(z.block_bytes, recount);
+        while z.pop(false).is_some() {}
+        assert_eq!(z.block_bytes, 0);
     }
 
     #[test]
