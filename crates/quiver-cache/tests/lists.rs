@@ -101,7 +101,7 @@ fn lpos_options() {
 #[test]
 fn lmove_and_ready_keys() {
     let ks = ks();
-    ks.block_on(0, b"dst");
+    ks.block_on(0, b"dst").unwrap();
     let mut db = ks.db(0).unwrap();
     db.push(b"src", &[b"a", b"b", b"c"], ListEnd::Right, false, T0)
         .unwrap();
@@ -132,7 +132,7 @@ fn lmove_and_ready_keys() {
         Err(OpError::WrongType)
     );
     assert_eq!(db.llen(b"src", T0), Ok(2), "a refused move pops nothing");
-    ks.unblock(0, b"dst");
+    ks.unblock(0, b"dst").unwrap();
     db.push(b"dst", &[b"x"], ListEnd::Left, false, T0).unwrap();
     assert!(ks.take_ready_keys().is_empty());
 }

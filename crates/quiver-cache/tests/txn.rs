@@ -12,7 +12,7 @@ fn watch_detects_writes_to_watched_keys_only() {
         .unwrap()
         .set(b"w", b"1", SetOptions::default(), T0)
         .unwrap();
-    let w = ks.watch(0, b"w", T0);
+    let w = ks.watch(0, b"w", T0).unwrap();
     ks.db(0)
         .unwrap()
         .set(b"other", b"x", SetOptions::default(), T0)
@@ -29,7 +29,7 @@ fn watch_detects_writes_to_watched_keys_only() {
     ks.unwatch(&w);
 
     // A key created after WATCH, deleted, or given a TTL counts as modified.
-    let w = ks.watch(0, b"fresh", T0);
+    let w = ks.watch(0, b"fresh", T0).unwrap();
     ks.db(0)
         .unwrap()
         .push(b"fresh", &[b"a"], ListEnd::Left, false, T0)
@@ -39,7 +39,7 @@ fn watch_detects_writes_to_watched_keys_only() {
             .watched_unchanged(std::slice::from_ref(&w), T0)
     );
     ks.unwatch(&w);
-    let w = ks.watch(0, b"fresh", T0);
+    let w = ks.watch(0, b"fresh", T0).unwrap();
     ks.db(0).unwrap().del(&[b"fresh"], T0);
     assert!(
         !ks.transaction()
@@ -47,7 +47,7 @@ fn watch_detects_writes_to_watched_keys_only() {
     );
     ks.unwatch(&w);
     // The same key in another database is a different key.
-    let w = ks.watch(1, b"w", T0);
+    let w = ks.watch(1, b"w", T0).unwrap();
     ks.db(0).unwrap().incr_by(b"w", 1, T0).unwrap();
     assert!(
         ks.transaction()
@@ -64,7 +64,7 @@ fn watched_key_expiring_aborts() {
         ..Default::default()
     };
     ks.db(0).unwrap().set(b"k", b"v", opts, T0).unwrap();
-    let w = ks.watch(0, b"k", T0);
+    let w = ks.watch(0, b"k", T0).unwrap();
     assert!(
         ks.transaction()
             .watched_unchanged(std::slice::from_ref(&w), T0 + 50)

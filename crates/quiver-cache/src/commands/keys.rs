@@ -109,11 +109,11 @@ impl Db<'_> {
 
     /// PTTL: remaining milliseconds, -1 without TTL, -2 for a missing key.
     pub fn pttl(&mut self, key: &[u8], now_ms: u64) -> i64 {
-        self.read_key(key, now_ms, |k| match (k.exists(), k.expire_at()) {
-            (false, _) => -2,
-            (true, None) => -1,
-            (true, Some(at)) => at.saturating_sub(now_ms) as i64,
-        })
+        match self.ttl_lookup(key, now_ms) {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(at)) => at.saturating_sub(now_ms) as i64,
+        }
     }
 
     /// TTL: remaining seconds (rounded as Redis does), -1 without TTL, -2 for a missing key.
@@ -127,10 +127,20 @@ impl Db<'_> {
     /// PEXPIRETIME: absolute expiry in unix milliseconds, -1 without TTL, -2 if missing
     /// (EXPIRETIME is this divided by 1000, rounded as Redis does: `(ms + 500) / 1000`).
     pub fn expire_time_ms(&mut self, key: &[u8], now_ms: u64) -> i64 {
-        self.read_key(key, now_ms, |k| match (k.exists(), k.expire_at()) {
-            (false, _) => -2,
-            (true, None) => -1,
-            (true, Some(at)) => at as i64,
+        match self.ttl_lookup(key, now_ms) {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(at)) => at as i64,
+        }
+    }
+
+    /// `None` for a missing key, else its expiry time (without touching its access time).
+    fn ttl_lookup(&mut self, key: &[u8], now_ms: u64) -> Option<Option<u64>> {
+        let (shard, hash) = self.route(key);
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.with_shard(shard, |s| {
+            let idx = s.lookup_read_notouch(db, hash, key, &clock)?;
+            Some(s.expire_at(db, idx))
         })
     }
 

@@ -19,7 +19,7 @@ pub(crate) use entry::Entry;
 pub use shard::Shard;
 pub use txn::{Transaction, WatchedKey};
 
-use crate::config::{CacheConfig, EvictionPolicy};
+use crate::config::{CacheConfig, EvictionPolicy, MAX_SAMPLES};
 use crate::error::{ConfigError, OpError};
 use crate::evict::{self, Clock, EvictionPool};
 use crate::stats::{DbStats, ShardStats, Stats};
@@ -162,16 +162,39 @@ impl Keyspace {
         self.samples.load(Ordering::Relaxed)
     }
 
+    /// Changes the keys sampled per eviction round (CONFIG SET maxmemory-samples).
+    pub fn set_max_memory_samples(&self, samples: usize) -> Result<(), ConfigError> {
+        if samples == 0 || samples > MAX_SAMPLES {
+            return Err(ConfigError::Samples {
+                value: samples,
+                max: MAX_SAMPLES,
+            });
+        }
+        self.samples.store(samples, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn check_db(&self, db: usize) -> Result<(), OpError> {
+        if db >= self.databases {
+            return Err(OpError::DbOutOfRange);
+        }
+        Ok(())
+    }
+
     /// Registers interest in `key` from a client about to block on it (BLPOP and friends).
-    pub fn block_on(&self, db: usize, key: &[u8]) {
+    pub fn block_on(&self, db: usize, key: &[u8]) -> Result<(), OpError> {
+        self.check_db(db)?;
         let (shard, _) = self.route(key);
         lock(&self.shards[shard].lock).block(db, key);
+        Ok(())
     }
 
     /// Withdraws one [`Keyspace::block_on`] registration.
-    pub fn unblock(&self, db: usize, key: &[u8]) {
+    pub fn unblock(&self, db: usize, key: &[u8]) -> Result<(), OpError> {
+        self.check_db(db)?;
         let (shard, _) = self.route(key);
         lock(&self.shards[shard].lock).unblock(db, key);
+        Ok(())
     }
 
     /// Keys that blocked clients wait on and that received list data since the last call,
@@ -189,7 +212,8 @@ impl Keyspace {
 
     /// Starts watching `key` for a later [`Transaction::watched_unchanged`]; pair with
     /// [`Keyspace::unwatch`].
-    pub fn watch(&self, db: usize, key: &[u8], now_ms: u64) -> WatchedKey {
+    pub fn watch(&self, db: usize, key: &[u8], now_ms: u64) -> Result<WatchedKey, OpError> {
+        self.check_db(db)?;
         let (shard, hash) = self.route(key);
         let mut s = lock(&self.shards[shard].lock);
         let version = s.watch(db, key);
@@ -197,14 +221,14 @@ impl Keyspace {
             .table
             .find(hash, key)
             .is_some_and(|idx| s.is_expired(db, idx, now_ms));
-        WatchedKey {
+        Ok(WatchedKey {
             db,
             key: key.to_vec(),
             shard,
             hash,
             version,
             expired_at_watch: expired,
-        }
+        })
     }
 
     /// Stops watching a key.

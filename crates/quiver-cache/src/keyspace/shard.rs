@@ -108,6 +108,24 @@ impl Shard {
         Some(idx)
     }
 
+    /// Finds `key` for a read that leaves access times alone (TTL, OBJECT: Redis's
+    /// LOOKUP_NOTOUCH); still counts a hit or miss.
+    pub(crate) fn lookup_read_notouch(
+        &mut self,
+        db: usize,
+        hash: u64,
+        key: &[u8],
+        clock: &Clock,
+    ) -> Option<usize> {
+        let found = self.find(db, hash, key, clock);
+        if found.is_some() {
+            self.stats.keyspace_hits += 1;
+        } else {
+            self.stats.keyspace_misses += 1;
+        }
+        found
+    }
+
     /// Finds `key` for a read: counts a keyspace hit or miss and touches its access time.
     pub(crate) fn lookup_read(
         &mut self,
