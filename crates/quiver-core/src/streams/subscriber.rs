@@ -38,8 +38,9 @@ impl fmt::Display for SubscriptionId {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EndReason {
-    /// The `disconnect` policy: its queue was full when a batch of `stream` arrived; `missed`
-    /// events (queued and new) were discarded.
+    /// The `disconnect` policy: its queue was full when a batch of `stream` arrived. `missed`
+    /// counts every event the subscription did not receive since its last lag notice: the
+    /// new batch, everything queued, and losses not yet announced.
     SlowConsumer { stream: StreamName, missed: u64 },
     /// The broker is shutting down; everything queued before was delivered.
     Shutdown,
@@ -197,7 +198,7 @@ impl SubShared {
                     }
                 }
                 SlowPolicy::Disconnect => {
-                    self.disconnect(&mut state, batch);
+                    self.disconnect(&mut state, batch, missed_before);
                     return Pushed::Ended;
                 }
             }
@@ -217,8 +218,10 @@ impl SubShared {
         Pushed::Queued
     }
 
-    fn disconnect(&self, state: &mut QueueState, batch: &Arc<Batch>) {
-        let mut missed = batch.len() as u64 + state.tail_missed;
+    /// Ends the subscription: `batch`, everything queued and every loss not yet announced
+    /// (`missed_before`, and those recorded on queued entries) count as missed.
+    fn disconnect(&self, state: &mut QueueState, batch: &Arc<Batch>, missed_before: u64) {
+        let mut missed = batch.len() as u64 + missed_before;
         batch
             .metrics
             .dropped(SlowPolicy::Disconnect, batch.len() as u64);

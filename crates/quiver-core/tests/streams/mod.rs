@@ -52,9 +52,17 @@ pub async fn publish(broker: &Broker, stream: &str, start: u64, count: u64) {
         .unwrap();
 }
 
-/// Everything ready on `sub` now.
+/// Everything ready on `sub` now, up to and including an end (which repeats forever).
 pub fn drain(sub: &mut Subscription) -> Vec<Delivery> {
-    std::iter::from_fn(|| sub.try_recv()).collect()
+    let mut out = Vec::new();
+    while let Some(delivery) = sub.try_recv() {
+        let ended = matches!(delivery, Delivery::Ended(_));
+        out.push(delivery);
+        if ended {
+            break;
+        }
+    }
+    out
 }
 
 pub fn batch(delivery: &Delivery) -> &std::sync::Arc<Batch> {
