@@ -8,7 +8,7 @@ use crate::frames::payload::{FramePayload, put_name, read_stream, read_subscript
 use crate::frames::publish::{no_headers_in_batch, read_batch_count};
 use crate::header::{FLAG_HEADERS, FrameHeader, FrameType, VERSION};
 use crate::headers::Headers;
-use crate::limits::{HEADER_LEN, MAX_BATCH_COUNT, MAX_FRAME_LEN, MAX_MESSAGE_LEN};
+use crate::limits::{HEADER_LEN, MAX_BATCH_COUNT, MAX_FRAME_LEN, MAX_MESSAGE_LEN, MAX_NAME_LEN};
 use crate::name::StreamName;
 use crate::reader::{DecodeError, Reader};
 use crate::writer::{self, EncodeError};
@@ -50,6 +50,15 @@ impl EventBatchBody {
         scratch: &mut BytesMut,
     ) -> Result<Self, EncodeError> {
         let with_headers = events.iter().any(|e| !e.headers.is_empty());
+        // One reservation up front, so a reused buffer is reclaimed (or grown) before the
+        // body is written rather than copied part-way through it.
+        let headers_len: usize = if with_headers {
+            events.iter().map(|e| e.headers.encoded_len()).sum()
+        } else {
+            0
+        };
+        let payloads_len: usize = events.iter().map(|e| 20 + e.payload.len()).sum();
+        scratch.reserve((3 + MAX_NAME_LEN + headers_len + payloads_len).min(MAX_BODY_LEN));
         let mut encoder = EventBatchEncoder::new(scratch, stream, with_headers);
         for event in events {
             encoder.push(
@@ -139,7 +148,8 @@ impl EventBatchBody {
 }
 
 /// Appends an EventBatch body to a buffer one event at a time, for a broker that holds its
-/// messages in its own type. Create, [`push`](Self::push) 1 to [`MAX_BATCH_COUNT`] events,
+/// messages in its own type (reserve the batch's size in the buffer first when it is
+/// known). Create, [`push`](Self::push) 1 to [`MAX_BATCH_COUNT`] events,
 /// then [`finish`](Self::finish); an encoder dropped unfinished leaves its partial body at
 /// the end of the buffer (truncate it to the length it had).
 pub struct EventBatchEncoder<'a> {
