@@ -48,6 +48,12 @@ pub enum DecodeError {
         /// What is allowed.
         allowed: &'static str,
     },
+    /// A count that must be at least 1 is 0.
+    #[error("field `{field}` is 0; at least 1 item is required")]
+    EmptyCount {
+        /// The field.
+        field: &'static str,
+    },
     /// A valid-looking but non-canonical encoding (every frame has exactly one encoding).
     #[error("non-canonical encoding of `{field}`: {reason}")]
     NonCanonical {

@@ -83,11 +83,7 @@ impl FramePayload for CacheDelete {
     fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
         let count = usize::from(reader.u16("key count")?);
         if count == 0 {
-            return Err(DecodeError::UnknownValue {
-                field: "key count",
-                value: 0,
-                allowed: "1..=1024",
-            });
+            return Err(DecodeError::EmptyCount { field: "key count" });
         }
         limit("key count", count, MAX_DELETE_KEYS)?;
         // Each key takes at least 2 bytes: bound `count` by the payload before allocating.

@@ -189,11 +189,7 @@ pub(crate) fn read_batch_count(
 ) -> Result<usize, DecodeError> {
     let count = usize::from(reader.u16(field)?);
     if count == 0 {
-        return Err(DecodeError::UnknownValue {
-            field,
-            value: 0,
-            allowed: "1..=4096",
-        });
+        return Err(DecodeError::EmptyCount { field });
     }
     limit(field, count, MAX_BATCH_COUNT)?;
     Ok(count)
