@@ -1,6 +1,15 @@
 //! Typed configuration of the streams broker. The server fills these from its profile
 //! config; constructors check every value against the hard limits below, so a config that
 //! exists is valid.
+//!
+//! Suggested profile values (the defaults are `balanced`):
+//!
+//! | profile | batch events / bytes / delay | queue events / bytes | why |
+//! |---|---|---|---|
+//! | `balanced` | 256 / 1 MiB / 0 | 8192 / 8 MiB | a publish call is one delivery; clients batch |
+//! | `latency` | 64 / 256 KiB / 0 | 4096 / 4 MiB | nothing waits; small batches keep the head of line short |
+//! | `throughput` | 1024 / 4 MiB / 1 ms | 65536 / 64 MiB | single-message publishers still get large shared batches |
+//! | `low-memory` | 64 / 256 KiB / 0 | 1024 / 1 MiB | a stalled subscriber holds at most 1 MiB |
 
 use std::time::Duration;
 

@@ -6,6 +6,16 @@
 //! ends with no delay configured, or at the deadline) -> every subscription's queue
 //! (`Arc<Batch>`) -> [`Subscription::recv`] in the transport.
 //!
+//! What a transport does with it: resolve a [`StreamHandle`] per stream a connection
+//! publishes to and call [`StreamHandle::publish`] (reply per [`Ack`]); hold one
+//! [`Budget`] per connection ([`Broker::connection_budget`]); per subscription, a writer
+//! loop calls [`Subscription::recv_many`] and turns [`Delivery::Batch`] into an event batch
+//! whose body comes from [`Batch::encoded`] (encoded once, shared by every connection),
+//! [`Delivery::Lag`] into a lag frame, and [`Delivery::Ended`] into a subscription-ended
+//! frame, then drops the subscription. Errors are typed per operation ([`PublishError`],
+//! [`SubscribeError`], [`NameError`], [`CreateStreamError`]) for the transport to map to its
+//! own codes.
+//!
 //! Locks, always taken in this order: the registry (`RwLock`; write only to create a
 //! stream, subscribe or unsubscribe), one stream (`Mutex`; once per publish call), one
 //! subscription's queue (`Mutex`; once per batch per subscription), the flush queue

@@ -232,7 +232,6 @@ async fn an_empty_queue_takes_a_batch_larger_than_its_bound() {
         .await
         .unwrap();
     assert_eq!(summary(&drain(&mut sub)).0.len(), 30);
-    let _ = name("t/ns/s");
 }
 
 #[tokio::test]
