@@ -85,6 +85,9 @@ def header(frame_type, flags, request_id, length, version=1, magic=b"QV", reserv
 
 
 def write(name, description, expect, fields):
+    # Vectors that must be rejected are named reject_*; every other one is a valid frame.
+    if expect.startswith("error") and name.startswith("error_"):
+        name = "reject_" + name[len("error_"):]
     lines = [f"# {line}".rstrip() for line in description.strip().splitlines()]
     lines.append(f"expect: {expect}")
     for data, comment in fields:
@@ -123,9 +126,9 @@ def main():
                       pre8(b"quiver 0.1.0", "server name")], request_id=1)
     frame("ping", "Ping with an empty payload.", "Ping", [], request_id=42)
     frame("pong", "Pong answering Ping 42.", "Pong", [], request_id=42)
-    frame("error_invalid_name", "Error INVALID_NAME (100) answering request 9.", "Error",
+    frame("error_frame_invalid_name", "Error INVALID_NAME (100) answering request 9.", "Error",
           [u16(100, "code INVALID_NAME"), pre16(b"bad stream name", "message")], request_id=9)
-    frame("error_connection", "Connection-level Error BAD_MAGIC (1), request id 0.", "Error",
+    frame("error_frame_connection", "Connection-level Error BAD_MAGIC (1), request id 0.", "Error",
           [u16(1, "code BAD_MAGIC"), pre16(b"bad magic", "message")])
     frame("goodbye", "Goodbye SHUTTING_DOWN (9) pushed by a draining server.", "Goodbye",
           [u16(9, "code SHUTTING_DOWN"), pre16("server draining \u2014 bye".encode(), "message (UTF-8)")])
