@@ -269,3 +269,56 @@ fn matching_streams(index: &Index, pattern: &Pattern) -> Vec<Arc<Stream>> {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::config::QueueLimits;
+
+    fn sub(id: u64, pattern: &str) -> Arc<SubShared> {
+        let pattern = Pattern::new(pattern).expect("valid pattern");
+        Arc::new(SubShared::new(
+            SubscriptionId(id),
+            pattern,
+            QueueLimits::default(),
+        ))
+    }
+
+    #[test]
+    fn index_probes_and_empty_slots_are_dropped() {
+        let registry = Registry::new(BrokerConfig::default(), Arc::default());
+        let subs = [
+            sub(1, "a/b/c"),
+            sub(2, "a/b/*"),
+            sub(3, "a/>"),
+            sub(4, "a/b/c/>"),
+            sub(5, "x/>"),
+        ];
+        for s in &subs {
+            registry.subscribe(s).unwrap();
+        }
+        let name = StreamName::new("a/b/c").unwrap();
+        let mut found = registry.matching(&name);
+        found.sort();
+        assert_eq!(
+            found,
+            [SubscriptionId(1), SubscriptionId(2), SubscriptionId(3)]
+        );
+        let deeper = registry.matching(&StreamName::new("a/b/c/d").unwrap());
+        assert_eq!(deeper, [SubscriptionId(3), SubscriptionId(4)]);
+        let stream = registry.stream_or_create(&name).unwrap();
+        assert_eq!(
+            stream.metrics.snapshot().subscribers,
+            3,
+            "matched when created"
+        );
+        for s in &subs {
+            registry.unsubscribe(s);
+        }
+        let index = read(&registry.index);
+        assert!(index.exact.is_empty() && index.one_level.is_empty() && index.subtree.is_empty());
+        assert_eq!(index.subscriptions, 0);
+        drop(index);
+        assert_eq!(stream.metrics.snapshot().subscribers, 0);
+    }
+}
