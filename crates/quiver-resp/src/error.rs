@@ -121,6 +121,14 @@ pub enum CommandError {
     /// A number outside what the command allows.
     #[error("ERR value is out of range")]
     OutOfRange,
+    /// A number outside the range the command takes.
+    #[error("ERR value is out of range, value must between {min} and {max}")]
+    OutOfRangeBetween {
+        /// Smallest allowed.
+        min: i64,
+        /// Largest allowed.
+        max: i64,
+    },
     /// An expire time that is not positive or overflows.
     #[error("ERR invalid expire time in '{command}' command")]
     InvalidExpireTime {
@@ -217,6 +225,29 @@ impl CommandError {
         CommandError::UnknownCommand {
             name,
             args: args.into_iter().take(PREVIEW_MAX_ARGS).collect(),
+        }
+    }
+
+    /// Redis's reply when `EXEC` itself is rejected (wrong arity, `NOAUTH`,
+    /// `OOM`...): the transaction is discarded and the cause quoted.
+    pub fn exec_abort(cause: &CommandError) -> CommandError {
+        let text = cause.to_string();
+        // Redis formats arity and unknown-command rejections without the
+        // `ERR ` prefix; shared error objects keep their code.
+        let formatted = matches!(
+            cause,
+            CommandError::WrongArity { .. }
+                | CommandError::UnknownCommand { .. }
+                | CommandError::UnknownSubcommand { .. }
+        );
+        let reason = if formatted {
+            text.strip_prefix("ERR ").unwrap_or(&text)
+        } else {
+            &text
+        };
+        CommandError::Other {
+            code: ErrorCode::ExecAbort,
+            message: format!("Transaction discarded because of: {reason}").into(),
         }
     }
 
@@ -339,5 +370,13 @@ mod tests {
         };
         assert_eq!(other.to_string(), "BUSY script");
         assert_eq!(other.code(), ErrorCode::Busy);
+        assert_eq!(
+            CommandError::exec_abort(&CommandError::WrongArity { command: "exec" }).to_string(),
+            "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"
+        );
+        assert_eq!(
+            CommandError::exec_abort(&CommandError::NoAuth).to_string(),
+            "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
+        );
     }
 }

@@ -71,16 +71,31 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     Some(value)
 }
 
-/// Parses an unsigned cursor as Redis's `parseScanCursorOrReply` (`strtoul`);
-/// an empty argument is cursor 0 as there.
+/// Parses an unsigned cursor as Redis's `parseScanCursorOrReply` (`strtoul`:
+/// an optional sign, a negative value wraps); an empty argument is cursor 0
+/// as there.
 pub fn parse_cursor(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() {
-        return Some(0);
+    let (negative, digits) = match bytes {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() {
+        // strtoul parses nothing and Redis accepts the empty remainder as 0.
+        return bytes.is_empty().then_some(0);
     }
-    if !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
+    let mut value: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
-    std::str::from_utf8(bytes).ok()?.parse().ok()
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
 }
 
 /// Writes `value` in decimal into `buf` and returns the written bytes.
@@ -245,6 +260,17 @@ mod tests {
         for bad in [&b""[..], b"nan", b" 1", b"1 ", b"1e400", b"1e-400", b"abc"] {
             assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn cursors_follow_strtoul() {
+        assert_eq!(parse_cursor(b"0"), Some(0));
+        assert_eq!(parse_cursor(b""), Some(0));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"18446744073709551616"), None);
+        assert_eq!(parse_cursor(b"-"), None);
+        assert_eq!(parse_cursor(b"1x"), None);
     }
 
     #[test]

@@ -274,7 +274,11 @@ pub fn resolve(request: &Request) -> Result<&'static CommandSpec, CommandError> 
         return Err(CommandError::unknown_command(name, args));
     };
     if !spec.accepts(request.len()) {
-        return Err(CommandError::WrongArity { command: spec.name });
+        let error = CommandError::WrongArity { command: spec.name };
+        if spec.name == "exec" {
+            return Err(CommandError::exec_abort(&error));
+        }
+        return Err(error);
     }
     if spec.subcommands.is_empty() || request.len() < 2 {
         return Ok(spec);

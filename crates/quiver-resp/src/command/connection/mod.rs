@@ -68,7 +68,7 @@ pub enum ClientCommand {
     /// `CLIENT LIST [TYPE type] [ID id...]`.
     List {
         client_type: Option<ClientType>,
-        ids: Vec<u64>,
+        ids: Vec<i64>,
     },
     /// `CLIENT KILL addr` or `CLIENT KILL filter value...`.
     Kill(ClientKill),
@@ -196,10 +196,9 @@ fn parse_client_list(args: &mut Args<'_>) -> Result<Command, CommandError> {
         args.next_slice()?;
         let mut ids = Vec::with_capacity(args.remaining());
         while args.remaining() > 0 {
-            let id = parse_i64(args.next_slice()?)
-                .filter(|id| *id >= 1)
-                .ok_or(CommandError::Message("Invalid client ID"))?;
-            ids.push(id as u64);
+            let id =
+                parse_i64(args.next_slice()?).ok_or(CommandError::Message("Invalid client ID"))?;
+            ids.push(id);
         }
         return client(ClientCommand::List {
             client_type: None,
@@ -311,7 +310,7 @@ mod tests {
             }))
         );
         assert_eq!(error("CLIENT LIST TYPE x"), "ERR Unknown client type 'x'");
-        assert_eq!(error("CLIENT LIST ID 0"), "ERR Invalid client ID");
+        assert_eq!(error("CLIENT LIST ID x"), "ERR Invalid client ID");
         assert_eq!(error("CLIENT LIST FOO"), "ERR syntax error");
         let kill = match parse("CLIENT KILL ID 7 TYPE normal SKIPME no").unwrap() {
             Command::Connection(ConnectionCommand::Client(ClientCommand::Kill(kill))) => kill,
@@ -344,6 +343,10 @@ mod tests {
         assert_eq!(error("AUTH a b c"), "ERR syntax error");
         assert_eq!(
             error("SELECT 99999999999"),
+            "ERR value is out of range, value must between -2147483648 and 2147483647"
+        );
+        assert_eq!(
+            error("SELECT x"),
             "ERR value is not an integer or out of range"
         );
         assert_eq!(

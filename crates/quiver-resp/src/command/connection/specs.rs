@@ -80,7 +80,10 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Changes the selected database.",
         |a| {
             let db = a.i64()?;
-            let db = i32::try_from(db).map_err(|_| CommandError::NotInteger)?;
+            let db = i32::try_from(db).map_err(|_| CommandError::OutOfRangeBetween {
+                min: i64::from(i32::MIN),
+                max: i64::from(i32::MAX),
+            })?;
             wrap(ConnectionCommand::Select { db })
         },
     ),

@@ -78,14 +78,9 @@ pub enum HashCommand {
 pub(crate) fn random_count(arg: &[u8]) -> Result<i64, CommandError> {
     match parse_i64(arg) {
         None => Err(CommandError::NotInteger),
-        Some(i64::MIN) => Err(CommandError::Other {
-            code: crate::error::ErrorCode::Err,
-            message: format!(
-                "value is out of range, value must between {} and {}",
-                -i64::MAX,
-                i64::MAX
-            )
-            .into(),
+        Some(i64::MIN) => Err(CommandError::OutOfRangeBetween {
+            min: -i64::MAX,
+            max: i64::MAX,
         }),
         Some(n) => Ok(n),
     }

@@ -7,7 +7,6 @@ use bytes::Bytes;
 
 use super::{Args, Command, is};
 use crate::error::CommandError;
-use crate::num::parse_f64;
 
 pub(crate) use specs::SPECS;
 
@@ -144,12 +143,18 @@ fn pop(args: &mut Args<'_>, end: End) -> Result<Command, CommandError> {
 /// A blocking timeout in seconds (a float) as milliseconds, rounded up as
 /// Redis 7.0 does; 0 blocks forever.
 pub(crate) fn timeout_ms(arg: &[u8]) -> Result<i64, CommandError> {
-    let seconds = parse_f64(arg).ok_or(CommandError::TimeoutNotFloat)?;
-    let ms = (seconds * 1000.0).ceil();
-    if ms > i64::MAX as f64 {
-        return Err(CommandError::Message("timeout is out of range"));
+    // Redis 7.0 reads a long double (`1e400` is finite there) and casts
+    // `ceil(seconds * 1000)` to an integer: anything past `i64` wraps negative.
+    let text = std::str::from_utf8(arg).map_err(|_| CommandError::TimeoutNotFloat)?;
+    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return Err(CommandError::TimeoutNotFloat);
     }
-    if ms < 0.0 {
+    let seconds: f64 = text.parse().map_err(|_| CommandError::TimeoutNotFloat)?;
+    if seconds.is_nan() {
+        return Err(CommandError::TimeoutNotFloat);
+    }
+    let ms = (seconds * 1000.0).ceil();
+    if !(0.0..9.223_372_036_854_775e18).contains(&ms) {
         return Err(CommandError::TimeoutNegative);
     }
     Ok(ms as i64)
@@ -178,7 +183,7 @@ fn parse_lpos(args: &mut Args<'_>) -> Result<Command, CommandError> {
         args.next_slice()?;
         let more = args.remaining() > 0;
         if is(word, "rank") && more {
-            lpos.rank = super::hash::random_count(args.next_slice()?)?;
+            lpos.rank = args.i64()?;
             if lpos.rank == 0 {
                 return Err(CommandError::Message(
                     "RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
@@ -252,7 +257,12 @@ mod tests {
         assert_eq!(error("BRPOP a -1"), "ERR timeout is negative");
         assert_eq!(
             error("BLMOVE a b LEFT RIGHT inf"),
-            "ERR timeout is out of range"
+            "ERR timeout is negative"
+        );
+        assert_eq!(error("BLPOP a 1e400"), "ERR timeout is negative");
+        assert_eq!(
+            error("BLPOP a nan"),
+            "ERR timeout is not a float or out of range"
         );
     }
 

@@ -131,10 +131,7 @@ mod tests {
                 ]
             }))
         );
-        assert_eq!(
-            error("CONFIG SET a b c"),
-            "ERR wrong number of arguments for 'config|set' command"
-        );
+        assert_eq!(error("CONFIG SET a b c"), "ERR syntax error");
         assert_eq!(
             error("CONFIG GET"),
             "ERR wrong number of arguments for 'config|get' command"

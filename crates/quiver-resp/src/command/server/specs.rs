@@ -78,7 +78,13 @@ const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         ADMIN_FLAGS,
         "2.0.0",
         "Sets configuration parameters in-flight.",
-        |a| config(ConfigCommand::Set { pairs: a.pairs()? }),
+        |a| {
+            // Redis answers an odd name/value list with a syntax error.
+            if !a.remaining().is_multiple_of(2) {
+                return Err(CommandError::Syntax);
+            }
+            config(ConfigCommand::Set { pairs: a.pairs()? })
+        },
     ),
     c(
         "config|resetstat",

@@ -48,7 +48,7 @@ mod tests {
         );
         assert_eq!(
             error("EXEC now"),
-            "ERR wrong number of arguments for 'exec' command"
+            "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"
         );
         assert_eq!(
             error("WATCH"),
