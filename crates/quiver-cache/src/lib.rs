@@ -32,6 +32,7 @@
 //! Eviction runs before a write takes its own shard locks (or, inside a transaction, on the
 //! shards the transaction already holds), so it never waits on a lock its caller holds.
 
+pub mod chunks;
 pub mod config;
 pub mod error;
 pub mod evict;

@@ -13,6 +13,7 @@
 use std::hash::BuildHasher;
 use std::mem::size_of;
 
+use crate::chunks::Chunks;
 use crate::memory::{alloc_size, vec_size};
 
 /// Smallest index size once anything is stored.
@@ -36,7 +37,7 @@ pub trait Keyed {
 #[derive(Debug, Clone)]
 pub struct Table<T> {
     slots: Vec<u64>,
-    items: Vec<T>,
+    items: Chunks<T>,
 }
 
 fn home(hash32: u32, mask: usize) -> usize {
@@ -59,7 +60,7 @@ impl<T> Default for Table<T> {
     fn default() -> Self {
         Self {
             slots: Vec::new(),
-            items: Vec::new(),
+            items: Chunks::default(),
         }
     }
 }
@@ -74,7 +75,7 @@ impl<T: Keyed> Table<T> {
     pub const fn new() -> Self {
         Self {
             slots: Vec::new(),
-            items: Vec::new(),
+            items: Chunks::new(),
         }
     }
 
@@ -89,18 +90,18 @@ impl<T: Keyed> Table<T> {
     }
 
     /// All items, in storage order.
-    pub fn items(&self) -> &[T] {
-        &self.items
+    pub fn items(&self) -> impl Iterator<Item = &T> {
+        self.items.iter()
     }
 
     /// The item at `idx`.
     pub fn at(&self, idx: usize) -> &T {
-        &self.items[idx]
+        self.items.get(idx)
     }
 
     /// The item at `idx`, mutably. Its key must not change.
     pub fn at_mut(&mut self, idx: usize) -> &mut T {
-        &mut self.items[idx]
+        self.items.get_mut(idx)
     }
 
     /// Position of the item with `key` (whose full hash is `hash`).
@@ -118,7 +119,7 @@ impl<T: Keyed> Table<T> {
             }
             if slot_hash(s) == h {
                 let idx = slot_idx(s);
-                if self.items[idx].key() == key {
+                if self.items.get(idx).key() == key {
                     return Some(idx);
                 }
             }
@@ -150,7 +151,7 @@ impl<T: Keyed> Table<T> {
         self.delete_slot(pos);
         let last = self.items.len() - 1;
         if idx != last {
-            let moved_hash = hash32(rehash(&self.items[last]));
+            let moved_hash = hash32(rehash(self.items.get(last)));
             let moved_pos = self.slot_of(moved_hash, last);
             self.slots[moved_pos] = pack(moved_hash, idx);
         }
@@ -162,12 +163,12 @@ impl<T: Keyed> Table<T> {
     /// Removes everything and frees the memory.
     pub fn clear(&mut self) {
         self.slots = Vec::new();
-        self.items = Vec::new();
+        self.items.clear();
     }
 
     /// Bytes the table's own buffers take (not what items point to).
     pub fn struct_bytes(&self) -> usize {
-        vec_size::<u64>(self.slots.capacity()) + vec_size::<T>(self.items.capacity())
+        vec_size::<u64>(self.slots.capacity()) + self.items.bytes()
     }
 
     /// One SCAN step: calls `f` on every item whose home slot is `cursor`'s, and returns the
@@ -185,7 +186,7 @@ impl<T: Keyed> Table<T> {
                 break;
             }
             if home(slot_hash(s), mask) == start {
-                f(&self.items[slot_idx(s)]);
+                f(self.items.get(slot_idx(s)));
             }
             i = (i + 1) & mask;
             if i == start {
@@ -295,7 +296,7 @@ impl<T: Keyed> HashedTable<T> {
     }
 
     /// All items in storage order.
-    pub fn items(&self) -> &[T] {
+    pub fn items(&self) -> impl Iterator<Item = &T> {
         self.table.items()
     }
 

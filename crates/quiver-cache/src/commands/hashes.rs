@@ -104,12 +104,7 @@ impl Db<'_> {
     pub fn hgetall(&mut self, key: &[u8], now_ms: u64) -> Result<Vec<(Bytes, Bytes)>, OpError> {
         self.read_key(key, now_ms, |k| {
             Ok(k.view::<HashValue>()?
-                .map(|h| {
-                    h.fields()
-                        .iter()
-                        .map(|f| (out(&f.name), out(&f.value)))
-                        .collect()
-                })
+                .map(|h| h.fields().map(|f| (out(&f.name), out(&f.value))).collect())
                 .unwrap_or_default())
         })
     }

@@ -178,7 +178,7 @@ impl Db<'_> {
             let mut out = Vec::new();
             for &i in &all {
                 let s = set.get(i);
-                for (idx, e) in s.dbs[db].table.items().iter().enumerate() {
+                for (idx, e) in s.dbs[db].table.items().enumerate() {
                     if (match_all || glob_match(pattern, e.key())) && !s.is_expired(db, idx, now_ms)
                     {
                         out.push(e.key().to_vec());

@@ -43,7 +43,7 @@ impl Db<'_> {
     pub fn smembers(&mut self, key: &[u8], now_ms: u64) -> Result<Vec<Bytes>, OpError> {
         self.read_key(key, now_ms, |k| {
             Ok(k.view::<SetValue>()?
-                .map(|s| s.members().iter().map(|m| out(m)).collect())
+                .map(|s| s.members().map(|m| out(m)).collect())
                 .unwrap_or_default())
         })
     }
@@ -116,7 +116,7 @@ impl Db<'_> {
             };
             let picks = random_indices(&mut k.s.rng, len, count.unwrap_or(1));
             let s = k.view::<SetValue>()?.expect("present above");
-            Ok(picks.into_iter().map(|i| out(&s.members()[i])).collect())
+            Ok(picks.into_iter().map(|i| out(s.at(i))).collect())
         })
     }
 
@@ -315,7 +315,7 @@ fn combine(op: SetOp, sets: &[Option<&SetValue>], limit: usize) -> Vec<Box<[u8]>
                     acc.insert(m);
                 }
             }
-            acc.members().to_vec()
+            acc.members().cloned().collect()
         }
         SetOp::Diff => {
             let Some(Some(first)) = sets.first() else {
@@ -323,7 +323,6 @@ fn combine(op: SetOp, sets: &[Option<&SetValue>], limit: usize) -> Vec<Box<[u8]>
             };
             first
                 .members()
-                .iter()
                 .filter(|m| !sets[1..].iter().flatten().any(|s| s.contains(m)))
                 .cloned()
                 .collect()

@@ -424,9 +424,9 @@ impl Db<'_> {
                     }
                 };
                 if let Some(z) = ZSetValue::peek(&e.value) {
-                    z.members().iter().for_each(|m| add(&m.name, m.score));
+                    z.members().for_each(|m| add(&m.name, m.score));
                 } else if let Some(s) = SetValue::peek(&e.value) {
-                    s.members().iter().for_each(|m| add(m, 1.0));
+                    s.members().for_each(|m| add(m, 1.0));
                 }
             }
             let items: Vec<(Box<[u8]>, f64)> = acc

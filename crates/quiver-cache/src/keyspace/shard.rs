@@ -254,11 +254,11 @@ impl Shard {
     pub(crate) fn flush(&mut self, db: usize) -> usize {
         let t = &mut self.dbs[db];
         let n = t.table.len();
-        let freed: usize = t.table.items().iter().map(Entry::mem).sum::<usize>() + t.struct_bytes();
+        let freed: usize = t.table.items().map(Entry::mem).sum::<usize>() + t.struct_bytes();
         let keys: Vec<Box<[u8]>> = if self.watched.is_empty() {
             Vec::new()
         } else {
-            t.table.items().iter().map(|e| e.key().into()).collect()
+            t.table.items().map(|e| e.key().into()).collect()
         };
         t.table.clear();
         t.volatile = Vec::new();

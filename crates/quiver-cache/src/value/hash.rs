@@ -83,7 +83,7 @@ impl HashValue {
     }
 
     /// All fields in storage order.
-    pub fn fields(&self) -> &[Field] {
+    pub fn fields(&self) -> impl Iterator<Item = &Field> {
         self.table.items()
     }
 

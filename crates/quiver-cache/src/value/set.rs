@@ -80,8 +80,13 @@ impl SetValue {
     }
 
     /// All members in storage order.
-    pub fn members(&self) -> &[Box<[u8]>] {
+    pub fn members(&self) -> impl Iterator<Item = &Box<[u8]>> {
         self.table.items()
+    }
+
+    /// The member at storage position `idx`.
+    pub fn at(&self, idx: usize) -> &[u8] {
+        self.table.at(idx)
     }
 
     /// One SSCAN step.

@@ -261,7 +261,7 @@ impl ZSetValue {
     }
 
     /// All members with their scores, in storage (not score) order.
-    pub fn members(&self) -> &[Member] {
+    pub fn members(&self) -> impl Iterator<Item = &Member> {
         self.dict.items()
     }
 
