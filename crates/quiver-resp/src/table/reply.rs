@@ -128,20 +128,39 @@ pub fn docs_reply(spec: &CommandSpec) -> Reply {
     Reply::Map(fields)
 }
 
-/// ACL categories derived from the group and flags, as Redis assigns them.
+/// Commands Redis files under `@dangerous` without the admin flag.
+const DANGEROUS: [&str; 4] = ["keys", "info", "flushdb", "flushall"];
+
+/// ACL categories derived from the group and flags, as Redis 7.0 assigns
+/// them (checked against `COMMAND INFO` of redis-server 7.0.15).
 fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
-    let mut categories = Vec::with_capacity(4);
+    if !spec.subcommands.is_empty() {
+        // Containers carry only `@slow` (and `COMMAND` its group).
+        return if spec.name == "command" {
+            vec!["@slow", "@connection"]
+        } else {
+            vec!["@slow"]
+        };
+    }
+    let mut categories = Vec::with_capacity(5);
     if spec.has(flag::WRITE) {
         categories.push("@write");
     }
     if spec.has(flag::READONLY) {
         categories.push("@read");
     }
-    categories.push(spec.group.acl_category());
-    if spec.has(flag::ADMIN) && spec.group != super::Group::Server {
+    let group = match spec.name {
+        "dbsize" | "flushdb" | "flushall" => Some("@keyspace"),
+        "memory|usage" | "memory|help" | "config|help" => None,
+        name if name.starts_with("command|") => Some("@connection"),
+        _ if spec.group == super::Group::Server => None,
+        _ => Some(spec.group.acl_category()),
+    };
+    categories.extend(group);
+    if spec.has(flag::ADMIN) {
         categories.push("@admin");
     }
-    if spec.has(flag::ADMIN) {
+    if spec.has(flag::ADMIN) || DANGEROUS.contains(&spec.name) {
         categories.push("@dangerous");
     }
     if spec.has(flag::BLOCKING) {

@@ -46,9 +46,14 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(ConnectionCommand::Ping { message })
         },
     ),
-    c("echo", 2, FAST, "1.0.0", "Returns the given string.", |a| {
-        wrap(ConnectionCommand::Echo { message: a.next()? })
-    }),
+    c(
+        "echo",
+        2,
+        LOADING | STALE | FAST,
+        "1.0.0",
+        "Returns the given string.",
+        |a| wrap(ConnectionCommand::Echo { message: a.next()? }),
+    ),
     c(
         "hello",
         -1,

@@ -384,10 +384,12 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
 ];
 
 const MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
-    server(
+    CommandSpec::new(
+        Group::Server,
         "memory|usage",
         -3,
         READONLY,
+        (2, 2, 1),
         "4.0.0",
         "Estimates the memory usage of a key.",
         parse_memory_usage,

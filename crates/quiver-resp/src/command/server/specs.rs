@@ -141,7 +141,7 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "command|help",
         2,
         LOADING | STALE,
-        "2.8.13",
+        "5.0.0",
         "Returns helpful text about the different subcommands.",
         |_| command(CommandCommand::Help),
     ),

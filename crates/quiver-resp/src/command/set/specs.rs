@@ -211,7 +211,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         -3,
         READONLY,
         ONE,
-        "2.6.0",
+        "2.8.0",
         "Iterates over members of a set.",
         |a| {
             let key = a.next()?;
