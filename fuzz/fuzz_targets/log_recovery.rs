@@ -33,12 +33,18 @@ fuzz_target!(|data: &[u8]| {
     for mode in [RecoveryMode::Strict, RecoveryMode::Salvage] {
         let storage = MemoryStorage::new();
         for (name, bytes) in files(data) {
-            let f = storage.open(name, true).expect("memory storage creates files");
+            let f = storage
+                .open(name, true)
+                .expect("memory storage creates files");
             f.write_at(0, bytes).expect("memory storage writes");
         }
         let storage: Arc<dyn Storage> = Arc::new(storage);
         let _ = quiver_log::tools::verify_storage(storage.clone());
-        let config = LogConfig { recovery: mode, segment_max_bytes: 1 << 20, ..LogConfig::default() };
+        let config = LogConfig {
+            recovery: mode,
+            segment_max_bytes: 1 << 20,
+            ..LogConfig::default()
+        };
         if let Ok(log) = Log::open_with(storage.clone(), config) {
             let end = log.committed_offset();
             let mut n = 0u64;

@@ -15,6 +15,12 @@ pub const MAX_SEGMENT_BYTES: u64 = 1 << 30;
 /// Largest in-process write buffer; beyond this there is no throughput gain, only memory.
 pub const MAX_WRITE_BUFFER_BYTES: usize = 64 << 20;
 
+// A segment may overshoot its size by one batch; index positions are `u32`.
+const _: () = assert!(MAX_SEGMENT_BYTES + MAX_BATCH_PLAIN_BYTES as u64 + 64 <= u32::MAX as u64);
+// Index `rel_offset` keeps bit 31 for the END flag: every record costs at least 16 bytes.
+const _: () = assert!((MAX_SEGMENT_BYTES + MAX_BATCH_PLAIN_BYTES as u64) / 16 < 1 << 31);
+const _: () = assert!(MIN_SEGMENT_BYTES < MAX_SEGMENT_BYTES);
+
 /// When an append returns, and what a crash may lose (see DESIGN.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
