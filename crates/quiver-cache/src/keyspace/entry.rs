@@ -1,4 +1,4 @@
-//! One key and its value, as the keyspace table stores it (48 bytes plus one allocation for
+//! One key and its value, as the keyspace table stores it (40 bytes plus one allocation for
 //! a string key: the key bytes followed by the value bytes).
 
 use crate::error::OpError;
@@ -38,12 +38,33 @@ impl StrRef<'_> {
     }
 }
 
-/// A stored key.
+/// Key lengths below this take a one-byte prefix in the entry buffer; longer keys take this
+/// marker byte followed by a 4-byte little-endian length.
+const SHORT_KEY_MAX: usize = 0xFF;
+
+/// Bytes of the key-length prefix for `key`.
+fn prefix_len(key: &[u8]) -> usize {
+    if key.len() < SHORT_KEY_MAX { 1 } else { 5 }
+}
+
+/// Writes the key-length prefix and the key into `buf`.
+fn put_key(buf: &mut Vec<u8>, key: &[u8]) {
+    if key.len() < SHORT_KEY_MAX {
+        buf.push(key.len() as u8);
+    } else {
+        let len = u32::try_from(key.len()).expect("keys are bounded by MAX_STRING_BYTES < 4 GiB");
+        buf.push(SHORT_KEY_MAX as u8);
+        buf.extend_from_slice(&len.to_le_bytes());
+    }
+    buf.extend_from_slice(key);
+}
+
+/// A stored key (40 bytes): `buf` holds a key-length prefix, the key, and for `Inline`
+/// strings the value, so a typical string key costs this plus one allocation.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     buf: Box<[u8]>,
     pub(crate) value: Value,
-    key_len: u32,
     /// LRU clock (seconds) or LFU (minutes << 8 | counter), per the eviction policy.
     pub(crate) access: u32,
     /// Position in the database's volatile list, or [`NOT_VOLATILE`].
@@ -52,25 +73,40 @@ pub(crate) struct Entry {
 
 impl Keyed for Entry {
     fn key(&self) -> &[u8] {
-        &self.buf[..self.key_len as usize]
+        let (start, end) = self.key_span();
+        &self.buf[start..end]
     }
 }
 
 impl Entry {
-    /// A string entry; canonical integers take the integer form.
+    /// A string entry; canonical integers take the integer form. One allocation.
     pub(crate) fn string(key: &[u8], value: &[u8], access: u32) -> Self {
-        let mut e = Self::with_value(key, Value::Inline, access);
-        e.set_string(value);
-        e
+        let int = parse_i64(value);
+        let value_len = if int.is_some() { 0 } else { value.len() };
+        let mut buf = Vec::with_capacity(prefix_len(key) + key.len() + value_len);
+        put_key(&mut buf, key);
+        let value = match int {
+            Some(i) => Value::Int(i),
+            None => {
+                buf.extend_from_slice(value);
+                Value::Inline
+            }
+        };
+        Self {
+            buf: buf.into_boxed_slice(),
+            value,
+            access,
+            volatile_pos: NOT_VOLATILE,
+        }
     }
 
     /// An entry holding `value` (not `Inline`).
     pub(crate) fn with_value(key: &[u8], value: Value, access: u32) -> Self {
+        let mut buf = Vec::with_capacity(prefix_len(key) + key.len());
+        put_key(&mut buf, key);
         Self {
-            buf: key.into(),
+            buf: buf.into_boxed_slice(),
             value,
-            key_len: u32::try_from(key.len())
-                .expect("keys are bounded by MAX_STRING_BYTES < 4 GiB"),
             access,
             volatile_pos: NOT_VOLATILE,
         }
@@ -78,16 +114,27 @@ impl Entry {
 
     /// The same value under another key.
     pub(crate) fn rekeyed(&self, key: &[u8]) -> Self {
-        let mut buf = Vec::with_capacity(key.len() + self.buf.len() - self.key_len as usize);
-        buf.extend_from_slice(key);
-        buf.extend_from_slice(&self.buf[self.key_len as usize..]);
+        let tail = &self.buf[self.key_span().1..];
+        let mut buf = Vec::with_capacity(prefix_len(key) + key.len() + tail.len());
+        put_key(&mut buf, key);
+        buf.extend_from_slice(tail);
         Self {
             buf: buf.into_boxed_slice(),
             value: self.value.clone(),
-            key_len: u32::try_from(key.len())
-                .expect("keys are bounded by MAX_STRING_BYTES < 4 GiB"),
             access: self.access,
             volatile_pos: NOT_VOLATILE,
+        }
+    }
+
+    /// Where the key sits in `buf`.
+    fn key_span(&self) -> (usize, usize) {
+        match self.buf[0] as usize {
+            SHORT_KEY_MAX => {
+                let mut len = [0u8; 4];
+                len.copy_from_slice(&self.buf[1..5]);
+                (5, 5 + u32::from_le_bytes(len) as usize)
+            }
+            n => (1, 1 + n),
         }
     }
 
@@ -99,25 +146,31 @@ impl Entry {
     /// The string value, or `WrongType`.
     pub(crate) fn str(&self) -> Result<StrRef<'_>, OpError> {
         match &self.value {
-            Value::Inline => Ok(StrRef::Bytes(&self.buf[self.key_len as usize..])),
+            Value::Inline => Ok(StrRef::Bytes(&self.buf[self.key_span().1..])),
             Value::Int(i) => Ok(StrRef::Int(*i)),
             Value::Grown(v) => Ok(StrRef::Bytes(v)),
             _ => Err(OpError::WrongType),
         }
     }
 
+    /// Drops inline string bytes, keeping prefix and key.
+    fn truncate_to_key(&mut self) {
+        let end = self.key_span().1;
+        if self.buf.len() != end {
+            self.buf = self.buf[..end].into();
+        }
+    }
+
     /// Replaces the value with the string `value`.
     pub(crate) fn set_string(&mut self, value: &[u8]) {
-        let key_len = self.key_len as usize;
         if let Some(i) = parse_i64(value) {
-            if self.buf.len() != key_len {
-                self.buf = self.buf[..key_len].into();
-            }
+            self.truncate_to_key();
             self.value = Value::Int(i);
             return;
         }
-        let mut buf = Vec::with_capacity(key_len + value.len());
-        buf.extend_from_slice(&self.buf[..key_len]);
+        let end = self.key_span().1;
+        let mut buf = Vec::with_capacity(end + value.len());
+        buf.extend_from_slice(&self.buf[..end]);
         buf.extend_from_slice(value);
         self.buf = buf.into_boxed_slice();
         self.value = Value::Inline;
@@ -125,19 +178,13 @@ impl Entry {
 
     /// Replaces the value with the integer `v`.
     pub(crate) fn set_int(&mut self, v: i64) {
-        let key_len = self.key_len as usize;
-        if self.buf.len() != key_len {
-            self.buf = self.buf[..key_len].into();
-        }
+        self.truncate_to_key();
         self.value = Value::Int(v);
     }
 
     /// Replaces the value with a non-string value.
     pub(crate) fn set_value(&mut self, value: Value) {
-        let key_len = self.key_len as usize;
-        if self.buf.len() != key_len {
-            self.buf = self.buf[..key_len].into();
-        }
+        self.truncate_to_key();
         self.value = value;
     }
 
@@ -155,7 +202,7 @@ impl Entry {
 
     /// Bytes of the inline string (for OBJECT ENCODING).
     pub(crate) fn inline_len(&self) -> usize {
-        self.buf.len() - self.key_len as usize
+        self.buf.len() - self.key_span().1
     }
 }
 
@@ -165,7 +212,7 @@ mod tests {
 
     #[test]
     fn entry_is_compact() {
-        assert_eq!(std::mem::size_of::<Entry>(), 48);
+        assert_eq!(std::mem::size_of::<Entry>(), 40);
     }
 
     #[test]
@@ -181,5 +228,15 @@ mod tests {
         let r = e.rekeyed(b"other");
         assert_eq!(r.key(), b"other");
         assert_eq!(r.str().unwrap().to_vec(), b"0123x");
+        let long = vec![b'k'; 300];
+        let mut e = Entry::string(&long, b"value", 0);
+        assert_eq!(e.key(), &long[..]);
+        assert_eq!(e.str().unwrap().to_vec(), b"value");
+        e.set_string(b"42");
+        assert_eq!(e.key(), &long[..]);
+        assert_eq!(e.inline_len(), 0);
+        let r = e.rekeyed(b"");
+        assert_eq!(r.key(), b"");
+        assert_eq!(r.str().unwrap().to_vec(), b"42");
     }
 }
