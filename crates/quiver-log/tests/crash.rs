@@ -79,7 +79,7 @@ fn sigkill_never_loses_acknowledged_sync_records() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
-        let kill_after = Duration::from_millis(50 + xorshift(&mut seed) % 250);
+        let kill_after = Duration::from_millis(100 + xorshift(&mut seed) % 250);
         let (tx, rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
