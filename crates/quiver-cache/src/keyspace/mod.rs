@@ -458,3 +458,79 @@ impl<'a> Db<'a> {
         self.ks.clock(now_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::{ListEnd, SetExpiry, SetOptions, ZAddOptions};
+    use crate::rng::Rng;
+
+    /// Random mixed operations never let the incremental memory figure drift from a recount.
+    #[test]
+    fn memory_accounting_never_drifts() {
+        let ks = Keyspace::new(CacheConfig {
+            shards: 4,
+            ..CacheConfig::default()
+        })
+        .unwrap();
+        let mut rng = Rng::new(9);
+        let now = 1_700_000_000_000u64;
+        for step in 0..20_000u64 {
+            let mut db = ks.db(rng.below(2)).unwrap();
+            let k = format!("k{}", rng.below(50));
+            let k2 = format!("k{}", rng.below(50));
+            let v = vec![b'x'; rng.below(100)];
+            let t = now + step;
+            let _ = match rng.below(16) {
+                0 => db
+                    .set(k.as_bytes(), &v, SetOptions::default(), t)
+                    .map(|_| ()),
+                1 => {
+                    let o = SetOptions {
+                        expiry: SetExpiry::AtMs(t + rng.below(50) as u64),
+                        ..Default::default()
+                    };
+                    db.set(k.as_bytes(), &v, o, t).map(|_| ())
+                }
+                2 => db.append(k.as_bytes(), &v, t).map(|_| ()),
+                3 => db.incr_by(k.as_bytes(), 3, t).map(|_| ()),
+                4 => db.hset(k.as_bytes(), &[(k2.as_bytes(), &v)], t).map(|_| ()),
+                5 => db.hdel(k.as_bytes(), &[k2.as_bytes()], t).map(|_| ()),
+                6 => db
+                    .push(k.as_bytes(), &[&v], ListEnd::Left, false, t)
+                    .map(|_| ()),
+                7 => db.pop(k.as_bytes(), ListEnd::Right, Some(2), t).map(|_| ()),
+                8 => db.sadd(k.as_bytes(), &[k2.as_bytes()], t).map(|_| ()),
+                9 => db.spop(k.as_bytes(), Some(1), t).map(|_| ()),
+                10 => db
+                    .zadd(
+                        k.as_bytes(),
+                        &[(step as f64, k2.as_bytes())],
+                        ZAddOptions::default(),
+                        t,
+                    )
+                    .map(|_| ()),
+                11 => db.zpop(k.as_bytes(), 1, false, t).map(|_| ()),
+                12 => db.rename(k.as_bytes(), k2.as_bytes(), false, t).map(|_| ()),
+                13 => db
+                    .copy(k.as_bytes(), k2.as_bytes(), Some(1), true, t)
+                    .map(|_| ()),
+                14 => {
+                    db.del(&[k.as_bytes()], t);
+                    Ok(())
+                }
+                _ => {
+                    ks.active_expire(t, 50);
+                    Ok(())
+                }
+            };
+        }
+        for (i, c) in ks.shards.iter().enumerate() {
+            let s = lock(&c.lock);
+            assert_eq!(s.mem, s.recount_mem(), "shard {i} drifted");
+            assert_eq!(c.mem.load(Ordering::Relaxed), s.mem);
+        }
+        ks.flush_all();
+        assert_eq!(ks.used_memory(), 0);
+    }
+}

@@ -330,3 +330,14 @@ impl Shard {
         }
     }
 }
+
+#[cfg(test)]
+impl Shard {
+    /// Memory recounted from scratch, to check the incremental figure.
+    pub(crate) fn recount_mem(&self) -> usize {
+        self.dbs
+            .iter()
+            .map(|t| t.struct_bytes() + t.table.items().map(Entry::mem).sum::<usize>())
+            .sum()
+    }
+}
