@@ -11,7 +11,7 @@ mod syntax;
 
 use std::sync::LazyLock;
 
-pub use reply::{command_reply, docs_reply, info_reply, name_bytes};
+pub use reply::{command_reply, docs_reply, help_reply, info_reply, name_bytes};
 
 use crate::command::{self, Args, Command};
 use crate::error::CommandError;

@@ -305,3 +305,37 @@ fn class_match(pattern: &[u8], c: u8) -> Option<usize> {
 pub fn name_bytes(spec: &CommandSpec) -> Bytes {
     Bytes::from_static(spec.name.as_bytes())
 }
+
+/// The reply to `<CONTAINER> HELP` (`CLIENT HELP`, `CONFIG HELP`, ...) in
+/// Redis's shape: a usage line, then each subcommand with its syntax and
+/// summary, then `HELP`. `None` for a command without subcommands.
+pub fn help_reply(container: &CommandSpec) -> Option<Reply> {
+    if container.subcommands.is_empty() {
+        return None;
+    }
+    let upper = container.name.to_ascii_uppercase();
+    let mut lines = vec![format!(
+        "{upper} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    )];
+    for sub in container
+        .subcommands
+        .iter()
+        .filter(|sub| sub.short_name() != "help")
+    {
+        let usage = format!(
+            "{} {}",
+            sub.short_name().to_ascii_uppercase(),
+            super::syntax::syntax(sub.name)
+        );
+        lines.push(usage.trim_end().to_owned());
+        lines.push(format!("    {}", sub.summary));
+    }
+    lines.push("HELP".to_owned());
+    lines.push("    Print this help.".to_owned());
+    Some(Reply::Array(
+        lines
+            .into_iter()
+            .map(|line| Reply::Simple(Bytes::from(line)))
+            .collect(),
+    ))
+}

@@ -169,3 +169,15 @@ fn lookup_buckets_stay_small() {
         );
     }
 }
+
+#[test]
+fn container_help_lists_subcommands() {
+    let help = help_reply(lookup(b"object").unwrap()).unwrap();
+    let text = String::from_utf8(help.to_vec(Protocol::Resp2)).unwrap();
+    assert!(text.starts_with("*11\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+ENCODING key\r\n"), "{text}");
+    assert!(
+        text.ends_with("+HELP\r\n+    Print this help.\r\n"),
+        "{text}"
+    );
+    assert!(help_reply(lookup(b"get").unwrap()).is_none());
+}

@@ -6,6 +6,7 @@ mod specs;
 use bytes::Bytes;
 
 use super::{Args, Command, is};
+use crate::encode::{Protocol, Reply};
 use crate::error::{CommandError, ErrorCode};
 use crate::num::parse_i64;
 
@@ -53,6 +54,27 @@ pub struct Hello {
     pub auth: Option<(Bytes, Bytes)>,
     /// `SETNAME name` (validated).
     pub setname: Option<Bytes>,
+}
+
+impl Hello {
+    /// The map `HELLO` answers with, as Redis 7 shapes it: `server`,
+    /// `version`, `proto`, `id`, `mode`, `role`, `modules`. `server` is
+    /// reported as `redis` because client libraries check it.
+    pub fn reply(version: &str, protocol: Protocol, client_id: u64) -> Reply {
+        let text = Reply::bulk_static;
+        Reply::Map(vec![
+            (text("server"), text("redis")),
+            (text("version"), Reply::bulk(version)),
+            (text("proto"), Reply::Integer(protocol.version())),
+            (
+                text("id"),
+                Reply::Integer(i64::try_from(client_id).unwrap_or(i64::MAX)),
+            ),
+            (text("mode"), text("standalone")),
+            (text("role"), text("master")),
+            (text("modules"), Reply::Array(Vec::new())),
+        ])
+    }
 }
 
 /// `CLIENT` subcommands.
@@ -277,6 +299,17 @@ mod tests {
         assert_eq!(
             error("HELLO 3 FOO"),
             "ERR Syntax error in HELLO option 'FOO'"
+        );
+    }
+
+    #[test]
+    fn hello_reply_shape() {
+        let reply = Hello::reply("7.0.15", Protocol::Resp3, 7).to_vec(Protocol::Resp3);
+        assert_eq!(
+            String::from_utf8(reply).unwrap(),
+            "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n\
+             $2\r\nid\r\n:7\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n\
+             $7\r\nmodules\r\n*0\r\n"
         );
     }
 
