@@ -478,3 +478,39 @@ mod tests {
         assert_eq!(seen.len(), 16);
     }
 }
+
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    impl Keyed for (Vec<u8>, u32) {
+        fn key(&self) -> &[u8] {
+            &self.0
+        }
+    }
+
+    /// Linear probing stays short at the maximum load the table allows.
+    #[test]
+    fn probe_lengths_stay_short() {
+        let state = foldhash::fast::FixedState::with_seed(7);
+        let mut t: Table<(Vec<u8>, u32)> = Table::new();
+        let n = 24_000u32; // just under 3/4 of 32768 slots
+        for i in 0..n {
+            let k = format!("key:{i:012}").into_bytes();
+            t.insert_new(state.hash_one(&k[..]), (k, i));
+        }
+        let mask = t.slots.len() - 1;
+        let mut total = 0usize;
+        let mut worst = 0usize;
+        for (pos, s) in t.slots.iter().enumerate() {
+            if *s != 0 {
+                let d = pos.wrapping_sub(home(slot_hash(*s), mask)) & mask;
+                total += d + 1;
+                worst = worst.max(d + 1);
+            }
+        }
+        let avg = total as f64 / f64::from(n);
+        assert!(avg < 3.0, "average probe length {avg}, worst {worst}");
+    }
+}

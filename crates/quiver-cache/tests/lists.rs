@@ -136,3 +136,28 @@ fn lmove_and_ready_keys() {
     db.push(b"dst", &[b"x"], ListEnd::Left, false, T0).unwrap();
     assert!(ks.take_ready_keys().is_empty());
 }
+
+#[test]
+fn pop_first_serves_blpop() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    assert_eq!(db.pop_first(&[b"a", b"b"], ListEnd::Left, T0), Ok(None));
+    db.push(b"b", &[b"x", b"y"], ListEnd::Right, false, T0)
+        .unwrap();
+    let (key, v) = db
+        .pop_first(&[b"a", b"b"], ListEnd::Left, T0)
+        .unwrap()
+        .unwrap();
+    assert_eq!((key.as_slice(), &v[..]), (&b"b"[..], &b"x"[..]));
+    let (_, v) = db
+        .pop_first(&[b"a", b"b"], ListEnd::Right, T0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(&v[..], b"y");
+    assert_eq!(db.exists(&[b"b"], T0), 0);
+    db.set(b"a", b"str", SetOptions::default(), T0).unwrap();
+    assert_eq!(
+        db.pop_first(&[b"a", b"b"], ListEnd::Left, T0),
+        Err(OpError::WrongType)
+    );
+}

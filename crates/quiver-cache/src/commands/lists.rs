@@ -93,6 +93,30 @@ impl Db<'_> {
         })
     }
 
+    /// The pop BLPOP/BRPOP perform: from the first of `keys` holding a list, atomically
+    /// across all of them; `None` when none does (the caller then blocks). A key holding
+    /// another type fails with `WrongType`, as in Redis, when it is reached first.
+    pub fn pop_first(
+        &mut self,
+        keys: &[&[u8]],
+        end: ListEnd,
+        now_ms: u64,
+    ) -> Result<Option<(Vec<u8>, Bytes)>, OpError> {
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(keys, |set, routes| {
+            for (key, &(shard, hash)) in keys.iter().zip(routes) {
+                let mut k = KeyCtx::write(set.get(shard), db, hash, key, clock);
+                if let Some(v) = k
+                    .modify::<ListValue, _>(false, |l| l.pop(end.front()))?
+                    .flatten()
+                {
+                    return Ok(Some((key.to_vec(), Bytes::from(Vec::from(v)))));
+                }
+            }
+            Ok(None)
+        })
+    }
+
     /// LLEN.
     pub fn llen(&mut self, key: &[u8], now_ms: u64) -> Result<usize, OpError> {
         self.read_key(key, now_ms, |k| {
