@@ -64,6 +64,7 @@ pub mod error;
 pub mod evict;
 pub mod expire;
 pub mod glob;
+pub mod hashed_table;
 pub mod keyspace;
 pub mod memory;
 pub mod rng;

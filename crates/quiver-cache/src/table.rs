@@ -10,7 +10,6 @@
 //! (found by walking that run). Growing or shrinking the power-of-two index keeps Redis's
 //! guarantee: an item present for the whole scan is returned at least once.
 
-use std::hash::BuildHasher;
 use std::mem::size_of;
 
 use crate::chunks::Chunks;
@@ -268,87 +267,6 @@ fn next_cursor(cursor: u64, mask: u64) -> u64 {
     v.reverse_bits()
 }
 
-/// A table whose hash function is stored with it (for values: hashes, sets, sorted sets).
-#[derive(Debug, Clone)]
-pub struct HashedTable<T> {
-    table: Table<T>,
-    state: foldhash::fast::RandomState,
-}
-
-impl<T> Default for HashedTable<T> {
-    fn default() -> Self {
-        Self {
-            table: Table::default(),
-            state: foldhash::fast::RandomState::default(),
-        }
-    }
-}
-
-impl<T: Keyed> HashedTable<T> {
-    /// Number of items.
-    pub fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    /// Whether there are no items.
-    pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
-    }
-
-    /// All items in storage order.
-    pub fn items(&self) -> impl Iterator<Item = &T> {
-        self.table.items()
-    }
-
-    /// The item at `idx`.
-    pub fn at(&self, idx: usize) -> &T {
-        self.table.at(idx)
-    }
-
-    /// The item at `idx`, mutably (its key must not change).
-    pub fn at_mut(&mut self, idx: usize) -> &mut T {
-        self.table.at_mut(idx)
-    }
-
-    /// Hash of `key` under this table's hash function.
-    pub fn hash(&self, key: &[u8]) -> u64 {
-        self.state.hash_one(key)
-    }
-
-    /// Position of `key`.
-    pub fn find(&self, key: &[u8]) -> Option<usize> {
-        self.table.find(self.hash(key), key)
-    }
-
-    /// Adds an item whose key is absent; returns its position.
-    pub fn insert_new(&mut self, item: T) -> usize {
-        let h = self.hash(item.key());
-        self.table.insert_new(h, item)
-    }
-
-    /// Removes the item at `idx`; the last item moves into `idx`.
-    pub fn remove_at(&mut self, idx: usize) -> T {
-        let h = self.hash(self.table.at(idx).key());
-        let state = &self.state;
-        self.table.remove_at(idx, h, |t| state.hash_one(t.key()))
-    }
-
-    /// Removes the item with `key`, if any.
-    pub fn remove(&mut self, key: &[u8]) -> Option<T> {
-        self.find(key).map(|idx| self.remove_at(idx))
-    }
-
-    /// Bytes of the table's own buffers.
-    pub fn struct_bytes(&self) -> usize {
-        self.table.struct_bytes()
-    }
-
-    /// One SCAN step; see [`Table::scan_step`].
-    pub fn scan_step(&self, cursor: u64, f: impl FnMut(&T)) -> u64 {
-        self.table.scan_step(cursor, f)
-    }
-}
-
 /// Heap bytes of a boxed value of type `B` (the box itself).
 pub fn box_size<B>() -> usize {
     alloc_size(size_of::<B>())
@@ -359,6 +277,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::hashed_table::HashedTable;
     use crate::rng::Rng;
 
     impl Keyed for Vec<u8> {
@@ -481,8 +400,9 @@ mod tests {
 
 #[cfg(test)]
 mod probe_tests {
-    use super::*;
     use std::hash::BuildHasher;
+
+    use super::*;
 
     impl Keyed for (Vec<u8>, u32) {
         fn key(&self) -> &[u8] {

@@ -6,14 +6,14 @@ mod keys;
 mod lists;
 mod sets;
 mod strings;
+mod zrange;
 mod zsets;
 
 pub use keys::ExpireCondition;
 pub use lists::ListEnd;
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
-pub use zsets::{
-    Aggregate, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec,
-};
+pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};
+pub use zsets::{ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply};
 
 use bytes::Bytes;
 

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 
+use super::zrange::{Aggregate, ZRangeBy, ZRangeSpec, pairs, select};
 use super::{KeyCtx, Kind, entry_at, locate_all, out};
 use crate::error::OpError;
 use crate::glob::glob_match;
@@ -14,7 +15,7 @@ use crate::keyspace::Db;
 use crate::scan::scan_loop;
 use crate::value::Value;
 use crate::value::set::SetValue;
-use crate::value::zset::{LexBound, ScoreBound, ZItem, ZSetValue};
+use crate::value::zset::{LexBound, ScoreBound, ZSetValue};
 
 /// ZADD's NX/XX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,110 +61,6 @@ pub enum ZAddReply {
     Count(usize),
     /// With INCR: the new score, or `None` when a condition stopped it.
     Score(Option<f64>),
-}
-
-/// What ZRANGE selects by. For `Score` and `Lex` give the lower bound first even with REV.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ZRangeBy {
-    /// Ranks, inclusive, negative from the end.
-    Rank(i64, i64),
-    /// BYSCORE.
-    Score(ScoreBound, ScoreBound),
-    /// BYLEX.
-    Lex(LexBound, LexBound),
-}
-
-/// A ZRANGE request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ZRangeSpec {
-    /// What to select by.
-    pub by: ZRangeBy,
-    /// REV: highest first.
-    pub rev: bool,
-    /// LIMIT offset count (count < 0 = all), for BYSCORE/BYLEX.
-    pub limit: Option<(i64, i64)>,
-}
-
-/// ZUNIONSTORE/ZINTERSTORE's AGGREGATE.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Aggregate {
-    /// SUM (default).
-    #[default]
-    Sum,
-    /// MIN.
-    Min,
-    /// MAX.
-    Max,
-}
-
-impl Aggregate {
-    fn apply(self, a: f64, b: f64) -> f64 {
-        match self {
-            Aggregate::Sum => {
-                let s = a + b;
-                // +inf + -inf: Redis stores 0 rather than NaN.
-                if s.is_nan() { 0.0 } else { s }
-            }
-            Aggregate::Min => a.min(b),
-            Aggregate::Max => a.max(b),
-        }
-    }
-}
-
-fn rank_range(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
-    let len = len as i64;
-    let start = if start < 0 {
-        (len + start).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 { len + stop } else { stop };
-    if start > stop || start >= len {
-        return None;
-    }
-    Some((start as usize, stop.min(len - 1) as usize))
-}
-
-/// The items a ZRANGE selects, in reply order.
-fn select<'a>(z: &'a ZSetValue, spec: &ZRangeSpec) -> Vec<&'a ZItem> {
-    let len = z.len();
-    let (first, last) = match &spec.by {
-        ZRangeBy::Rank(a, b) => {
-            let Some((a, b)) = rank_range(len, *a, *b) else {
-                return Vec::new();
-            };
-            return if spec.rev {
-                z.iter_rev_from(len - 1 - a).take(b - a + 1).collect()
-            } else {
-                z.iter_from(a).take(b - a + 1).collect()
-            };
-        }
-        ZRangeBy::Score(min, max) => z.score_range(min, max),
-        ZRangeBy::Lex(min, max) => z.lex_range(min, max),
-    };
-    let n = last - first;
-    let (offset, count) = spec.limit.unwrap_or((0, -1));
-    if offset < 0 || n == 0 {
-        return Vec::new();
-    }
-    let count = if count < 0 {
-        usize::MAX
-    } else {
-        count as usize
-    };
-    let it: Box<dyn Iterator<Item = &ZItem>> = if spec.rev {
-        Box::new(z.iter_rev_from(last - 1).take(n))
-    } else {
-        Box::new(z.iter_from(first).take(n))
-    };
-    it.skip(offset as usize).take(count).collect()
-}
-
-fn pairs(items: Vec<&ZItem>) -> Vec<(Bytes, f64)> {
-    items
-        .into_iter()
-        .map(|x| (out(&x.member), x.score))
-        .collect()
 }
 
 impl Db<'_> {
@@ -534,16 +431,4 @@ fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
         z.insert(m, *s);
     }
     k.put_value(Value::ZSet(Box::new(z)));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn aggregate_sum_of_opposite_infinities_is_zero() {
-        assert_eq!(Aggregate::Sum.apply(f64::INFINITY, f64::NEG_INFINITY), 0.0);
-        assert_eq!(Aggregate::Min.apply(1.0, 2.0), 1.0);
-        assert_eq!(Aggregate::Max.apply(1.0, 2.0), 2.0);
-    }
 }

@@ -5,6 +5,7 @@
 //! handle every operation goes through; it either locks shards itself ([`Keyspace::db`]) or
 //! works on shards a [`Transaction`] already holds, so each operation is written once.
 
+mod db;
 mod entry;
 mod shard;
 mod txn;
@@ -15,36 +16,38 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use foldhash::fast::FixedState;
 
+pub(crate) use db::HeldShards;
+pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;
 pub use shard::Shard;
 pub use txn::{Transaction, WatchedKey};
 
 use crate::config::{CacheConfig, EvictionPolicy, MAX_SAMPLES};
 use crate::error::{ConfigError, OpError};
-use crate::evict::{self, Clock, EvictionPool};
+use crate::evict::{Clock, EvictionPool};
 use crate::stats::{DbStats, ShardStats, Stats};
 
 /// A shard's mutex and its published memory figure, padded to its own cache lines so two
 /// cores working on neighbouring shards do not share a line.
 #[repr(align(128))]
-struct ShardCell {
-    lock: Mutex<Shard>,
-    mem: AtomicUsize,
+pub(crate) struct ShardCell {
+    pub(crate) lock: Mutex<Shard>,
+    pub(crate) mem: AtomicUsize,
 }
 
 /// Locks a shard. A panic while a shard was locked leaves it consistent at the level of
 /// single operations (each keeps its own invariants before it can panic), so a poisoned lock
 /// is taken over rather than turned into a panic in every later request.
-fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+pub(crate) fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The whole keyspace; share it between threads by reference (it is `Sync`).
 pub struct Keyspace {
-    shards: Box<[ShardCell]>,
+    pub(crate) shards: Box<[ShardCell]>,
     shard_mask: usize,
     state: FixedState,
-    databases: usize,
+    pub(crate) databases: usize,
     max_memory_bytes: AtomicU64,
     policy: AtomicU8,
     samples: AtomicUsize,
@@ -103,11 +106,7 @@ impl Keyspace {
         if db >= self.databases {
             return Err(OpError::DbOutOfRange);
         }
-        Ok(Db {
-            ks: self,
-            held: None,
-            db,
-        })
+        Ok(Db::free(self, db))
     }
 
     /// Number of databases.
@@ -270,12 +269,7 @@ impl Keyspace {
 
     /// Removes every key of every database (FLUSHALL).
     pub fn flush_all(&self) {
-        Db {
-            ks: self,
-            held: None,
-            db: 0,
-        }
-        .flushall();
+        Db::free(self, 0).flushall();
     }
 
     pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {
@@ -310,152 +304,6 @@ impl Keyspace {
 
     pub(crate) fn publish_mem(&self, idx: usize, mem: usize) {
         self.shards[idx].mem.store(mem, Ordering::Relaxed);
-    }
-}
-
-/// Shards a transaction already holds.
-pub(crate) trait HeldShards {
-    fn shard(&mut self, idx: usize) -> &mut Shard;
-    fn shards(&mut self, idxs: &[usize]) -> Vec<(usize, &mut Shard)>;
-}
-
-/// Several locked shards, for multi-key operations.
-pub struct ShardSet<'a> {
-    shards: Vec<(usize, &'a mut Shard)>,
-}
-
-impl ShardSet<'_> {
-    pub(crate) fn peek(&self, idx: usize) -> &Shard {
-        let pos = self
-            .shards
-            .iter()
-            .position(|(i, _)| *i == idx)
-            .expect("multi-key operations lock every shard they touch before using it");
-        &*self.shards[pos].1
-    }
-
-    pub(crate) fn get(&mut self, idx: usize) -> &mut Shard {
-        let pos = self
-            .shards
-            .iter()
-            .position(|(i, _)| *i == idx)
-            .expect("multi-key operations lock every shard they touch before using it");
-        &mut *self.shards[pos].1
-    }
-}
-
-/// A handle on one database: every data operation is a method of it.
-pub struct Db<'a> {
-    pub(crate) ks: &'a Keyspace,
-    held: Option<&'a mut dyn HeldShards>,
-    pub(crate) db: usize,
-}
-
-impl std::fmt::Debug for Db<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("db", &self.db).finish()
-    }
-}
-
-impl<'a> Db<'a> {
-    pub(crate) fn held(ks: &'a Keyspace, held: &'a mut dyn HeldShards, db: usize) -> Self {
-        Self {
-            ks,
-            held: Some(held),
-            db,
-        }
-    }
-
-    /// The database number.
-    pub fn index(&self) -> usize {
-        self.db
-    }
-
-    pub(crate) fn check_db(&self, db: usize) -> Result<(), OpError> {
-        if db >= self.ks.databases {
-            return Err(OpError::DbOutOfRange);
-        }
-        Ok(())
-    }
-
-    /// Runs `f` on shard `idx`, locking it unless a transaction holds it.
-    pub(crate) fn with_shard<R>(&mut self, idx: usize, f: impl FnOnce(&mut Shard) -> R) -> R {
-        match &mut self.held {
-            None => {
-                let cell = &self.ks.shards[idx];
-                let mut g = lock(&cell.lock);
-                let r = f(&mut g);
-                cell.mem.store(g.mem, Ordering::Relaxed);
-                if !g.ready.is_empty() {
-                    self.ks.note_ready();
-                }
-                r
-            }
-            Some(h) => {
-                let s = h.shard(idx);
-                let r = f(s);
-                self.ks.shards[idx].mem.store(s.mem, Ordering::Relaxed);
-                if !s.ready.is_empty() {
-                    self.ks.note_ready();
-                }
-                r
-            }
-        }
-    }
-
-    /// Runs `f` with every shard in `idxs` locked, taking the locks in ascending order.
-    pub(crate) fn with_shards<R>(
-        &mut self,
-        idxs: &[usize],
-        f: impl FnOnce(&mut ShardSet<'_>) -> R,
-    ) -> R {
-        let mut sorted = idxs.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let ks = self.ks;
-        let publish = |set: &ShardSet<'_>| {
-            for (i, s) in &set.shards {
-                ks.shards[*i].mem.store(s.mem, Ordering::Relaxed);
-                if !s.ready.is_empty() {
-                    ks.note_ready();
-                }
-            }
-        };
-        match &mut self.held {
-            None => {
-                let mut guards: Vec<(usize, MutexGuard<'_, Shard>)> = sorted
-                    .iter()
-                    .map(|&i| (i, lock(&ks.shards[i].lock)))
-                    .collect();
-                let mut set = ShardSet {
-                    shards: guards.iter_mut().map(|(i, g)| (*i, &mut **g)).collect(),
-                };
-                let r = f(&mut set);
-                publish(&set);
-                r
-            }
-            Some(h) => {
-                let mut set = ShardSet {
-                    shards: h.shards(&sorted),
-                };
-                let r = f(&mut set);
-                publish(&set);
-                r
-            }
-        }
-    }
-
-    /// Evicts keys if `max_memory` is exceeded, before a command that may add data.
-    pub(crate) fn make_room(&mut self, now_ms: u64) -> Result<(), OpError> {
-        evict::make_room(self, now_ms)
-    }
-
-    pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {
-        self.ks.route(key)
-    }
-
-    pub(crate) fn clock(&self, now_ms: u64) -> Clock {
-        self.ks.clock(now_ms)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Hash values: field -> value over the scannable [`HashedTable`].
 
+use crate::hashed_table::HashedTable;
 use crate::memory::bytes_size;
-use crate::table::{HashedTable, Keyed, box_size};
+use crate::table::{Keyed, box_size};
 
 /// Redis's `hash-max-listpack-entries`: past this many fields OBJECT ENCODING says
 /// "hashtable".

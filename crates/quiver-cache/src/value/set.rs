@@ -1,7 +1,8 @@
 //! Set values over the scannable [`HashedTable`].
 
+use crate::hashed_table::HashedTable;
 use crate::memory::bytes_size;
-use crate::table::{HashedTable, Keyed, box_size};
+use crate::table::{Keyed, box_size};
 use crate::value::string::parse_i64;
 
 /// Redis's `set-max-intset-entries`: an all-integer set up to this size reports "intset".

@@ -8,8 +8,9 @@
 use std::cmp::Ordering;
 
 use crate::error::OpError;
+use crate::hashed_table::HashedTable;
 use crate::memory::{bytes_size, vec_size};
-use crate::table::{HashedTable, Keyed, box_size};
+use crate::table::{Keyed, box_size};
 use crate::value::string::parse_f64;
 
 /// Items per block before it splits in two: large enough that the block list stays short,
