@@ -90,6 +90,17 @@ fn event_batch(c: &mut Criterion) {
             black_box(total)
         })
     });
+    group.bench_function("check_decode_iterate_borrowed", |b| {
+        b.iter(|| {
+            let info = check(black_box(&wire)).expect("whole frame");
+            let frame = decode(&info, &wire).expect("valid frame");
+            let quiver_wire::Frame::EventBatch(batch) = frame else {
+                unreachable!("encoded an event batch")
+            };
+            let total: usize = batch.body.event_refs().map(|e| e.payload.len()).sum();
+            black_box(total)
+        })
+    });
     group.finish();
 }
 

@@ -135,6 +135,15 @@ pub struct HeaderIter<'a> {
     rest: &'a [u8],
 }
 
+impl<'a> HeaderIter<'a> {
+    /// Iterates a validated block (count byte first; empty for none).
+    pub(crate) fn over_block(block: &'a [u8]) -> Self {
+        Self {
+            rest: block.get(1..).unwrap_or_default(),
+        }
+    }
+}
+
 impl<'a> Iterator for HeaderIter<'a> {
     type Item = (&'a str, &'a [u8]);
 

@@ -56,6 +56,13 @@ proptest! {
         let mut scratch = BytesMut::new();
         let body = EventBatchBody::encode(&stream, &events, &mut scratch).expect("encode");
         prop_assert_eq!(body.stream(), &stream);
-        prop_assert_eq!(body.events().collect::<Vec<_>>(), events);
+        prop_assert_eq!(&body.events().collect::<Vec<_>>(), &events);
+        for (borrowed, owned) in body.event_refs().zip(&events) {
+            prop_assert_eq!(borrowed.sequence, owned.sequence);
+            prop_assert_eq!(borrowed.timestamp_ms, owned.timestamp_ms);
+            prop_assert_eq!(borrowed.payload, &owned.payload[..]);
+            prop_assert!(borrowed.headers().eq(owned.headers.iter()));
+        }
+        prop_assert_eq!(body.event_refs().count(), events.len());
     }
 }

@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use crate::frames::payload::{FramePayload, put_name, read_stream, read_subscription_id};
 use crate::frames::publish::{no_headers_in_batch, read_batch_count};
 use crate::header::{FLAG_HEADERS, FrameHeader, FrameType, VERSION};
-use crate::headers::Headers;
+use crate::headers::{HeaderIter, Headers};
 use crate::limits::{HEADER_LEN, MAX_BATCH_COUNT, MAX_FRAME_LEN, MAX_MESSAGE_LEN, MAX_NAME_LEN};
 use crate::name::StreamName;
 use crate::reader::{DecodeError, Reader};
@@ -109,11 +109,19 @@ impl EventBatchBody {
         out
     }
 
-    /// The events, decoded lazily from the shared bytes (payloads are slices, not copies).
+    /// The events, decoded lazily from the shared bytes (payloads are refcounted slices,
+    /// not copies).
     pub fn events(&self) -> Events<'_> {
-        let start = 1 + self.stream.as_bytes().len() + 2;
         Events {
             body: &self.encoded,
+            refs: self.event_refs(),
+        }
+    }
+
+    /// The events, borrowed: the cheapest way to read a batch (no refcount per event).
+    pub fn event_refs(&self) -> EventRefs<'_> {
+        let start = 1 + self.stream.as_bytes().len() + 2;
+        EventRefs {
             rest: self.encoded.get(start..).unwrap_or_default(),
             remaining: self.count,
             has_headers: self.has_headers,
@@ -296,40 +304,61 @@ impl FramePayload for EventBatch {
     }
 }
 
-/// Iterator over a validated body's events.
-pub struct Events<'a> {
-    body: &'a Bytes,
+/// One event borrowed from a body: no reference count is taken, nothing is copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    /// The stream's sequence number (offset for a durable stream).
+    pub sequence: u64,
+    /// When the broker accepted the message, ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// The encoded header block (count byte first); empty when the event has none.
+    headers: &'a [u8],
+    /// The message.
+    pub payload: &'a [u8],
+}
+
+impl<'a> EventRef<'a> {
+    /// The event's headers, in wire order.
+    pub fn headers(&self) -> HeaderIter<'a> {
+        HeaderIter::over_block(self.headers)
+    }
+}
+
+/// Iterator over a validated body's events, borrowed.
+#[derive(Clone)]
+pub struct EventRefs<'a> {
     rest: &'a [u8],
     remaining: u16,
     has_headers: bool,
 }
 
-impl Iterator for Events<'_> {
-    type Item = Event;
+impl<'a> Iterator for EventRefs<'a> {
+    type Item = EventRef<'a>;
 
-    fn next(&mut self) -> Option<Event> {
+    fn next(&mut self) -> Option<EventRef<'a>> {
         // The body was validated when decoded or encoded, so every `get` succeeds; were it
         // otherwise, iteration would end rather than panic.
         self.remaining = self.remaining.checked_sub(1)?;
         let sequence = u64::from_le_bytes(self.rest.get(..8)?.try_into().ok()?);
         let timestamp_ms = u64::from_le_bytes(self.rest.get(8..16)?.try_into().ok()?);
         let mut at = 16;
-        let headers = if self.has_headers {
+        let mut headers: &[u8] = &[];
+        if self.has_headers {
             let block_len = headers_block_len(self.rest.get(at..)?)?;
             let block = self.rest.get(at..at + block_len)?;
+            if block_len > 1 {
+                headers = block;
+            }
             at += block_len;
-            Headers::from_validated(self.body.slice_ref(block))
-        } else {
-            Headers::new()
-        };
+        }
         let len = u32::from_le_bytes(self.rest.get(at..at + 4)?.try_into().ok()?) as usize;
         let payload = self.rest.get(at + 4..at + 4 + len)?;
         self.rest = &self.rest[at + 4 + len..];
-        Some(Event {
+        Some(EventRef {
             sequence,
             timestamp_ms,
             headers,
-            payload: self.body.slice_ref(payload),
+            payload,
         })
     }
 
@@ -338,6 +367,37 @@ impl Iterator for Events<'_> {
             usize::from(self.remaining),
             Some(usize::from(self.remaining)),
         )
+    }
+}
+
+/// Iterator over a validated body's events as owned [`Event`]s whose payloads are
+/// refcounted slices of the body.
+#[derive(Clone)]
+pub struct Events<'a> {
+    body: &'a Bytes,
+    refs: EventRefs<'a>,
+}
+
+impl Iterator for Events<'_> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        let event = self.refs.next()?;
+        let headers = if event.headers.is_empty() {
+            Headers::new()
+        } else {
+            Headers::from_validated(self.body.slice_ref(event.headers))
+        };
+        Some(Event {
+            sequence: event.sequence,
+            timestamp_ms: event.timestamp_ms,
+            headers,
+            payload: self.body.slice_ref(event.payload),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.refs.size_hint()
     }
 }
 

@@ -16,7 +16,8 @@ pub use connection::{
     Capabilities, ErrorFrame, Goodbye, Hello, HelloOk, Ping, Pong, negotiate_version,
 };
 pub use event_batch::{
-    EVENT_BATCH_PREFIX_LEN, Event, EventBatch, EventBatchBody, EventBatchEncoder, Events,
+    EVENT_BATCH_PREFIX_LEN, Event, EventBatch, EventBatchBody, EventBatchEncoder, EventRef,
+    EventRefs, Events,
 };
 pub use payload::FramePayload;
 pub use publish::{AckMode, Message, Publish, PublishAck, PublishBatch};
