@@ -26,6 +26,33 @@ pub enum ExpireCondition {
     IfLess,
 }
 
+/// Converts an EX/PX/EXAT/PXAT or EXPIRE-family argument to absolute unix milliseconds:
+/// `amount` in seconds (`seconds` = true) or milliseconds, relative to `now_ms` unless
+/// `absolute`. Overflow gives Redis's "invalid expire time in '<command>' command" error.
+/// (Whether zero or negative values are allowed is the command's rule: SET refuses them,
+/// EXPIRE accepts them and deletes the key.)
+pub fn to_expire_at_ms(
+    now_ms: u64,
+    amount: i64,
+    seconds: bool,
+    absolute: bool,
+    command: &'static str,
+) -> Result<i64, OpError> {
+    let invalid = OpError::InvalidExpireTime { command };
+    let ms = if seconds {
+        amount.checked_mul(1000).ok_or(invalid.clone())?
+    } else {
+        amount
+    };
+    if absolute {
+        return Ok(ms);
+    }
+    i64::try_from(now_ms)
+        .ok()
+        .and_then(|now| now.checked_add(ms))
+        .ok_or(invalid)
+}
+
 /// Bytes an entry costs beyond its own allocations: the entry itself and its share of the
 /// table index at the usual load (for MEMORY USAGE).
 const ENTRY_OVERHEAD_BYTES: usize = std::mem::size_of::<Entry>() + 12;
@@ -361,5 +388,24 @@ impl Db<'_> {
             let idx = s.find(db, hash, key, &clock)?;
             Some(f(s.entry(db, idx)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expire_time_conversion() {
+        assert_eq!(to_expire_at_ms(1000, 2, true, false, "set"), Ok(3000));
+        assert_eq!(to_expire_at_ms(1000, 2, false, false, "set"), Ok(1002));
+        assert_eq!(to_expire_at_ms(1000, 7, true, true, "expireat"), Ok(7000));
+        assert_eq!(to_expire_at_ms(1000, -5, false, false, "pexpire"), Ok(995));
+        let err = to_expire_at_ms(1000, i64::MAX, true, false, "expire").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ERR invalid expire time in 'expire' command"
+        );
+        assert!(to_expire_at_ms(1000, i64::MAX, false, false, "pexpire").is_err());
     }
 }

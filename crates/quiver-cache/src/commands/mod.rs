@@ -9,7 +9,7 @@ mod strings;
 mod zrange;
 mod zsets;
 
-pub use keys::ExpireCondition;
+pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lists::ListEnd;
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
 pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};
