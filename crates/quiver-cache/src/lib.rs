@@ -46,6 +46,19 @@
 //! assert_eq!(ks.db(0).unwrap().get(b"hits", now_ms).unwrap().as_deref(), Some(&b"2"[..]));
 //! ```
 //!
+//! # What the server drives
+//!
+//! * [`Keyspace::active_expire`] periodically (Redis runs its cycle 10 times a second) with a
+//!   budget of keys to examine; lazy expiry on access does the rest.
+//! * Blocking pops: register waiters with [`Keyspace::block_on`]; pushes (LPUSH, LMOVE,
+//!   RENAME onto the key...) record registered keys as ready, [`Keyspace::take_ready_keys`]
+//!   hands them out, and the waiter layer retries with [`Db::pop_first`] or [`Db::lmove`].
+//! * MULTI/EXEC/WATCH: [`Keyspace::watch`], then [`Keyspace::transaction`] and
+//!   [`Transaction::watched_unchanged`] before running the queued commands through
+//!   [`Transaction::db`].
+//! * INFO: [`Keyspace::stats`]; CONFIG SET: [`Keyspace::set_max_memory_bytes`],
+//!   [`Keyspace::set_policy`], [`Keyspace::set_max_memory_samples`].
+//!
 //! # Lock order
 //!
 //! 1. Shard mutexes are always taken in ascending shard index. Single-key operations take

@@ -28,7 +28,7 @@ pub enum ExpireCondition {
 
 /// Converts an EX/PX/EXAT/PXAT or EXPIRE-family argument to absolute unix milliseconds:
 /// `amount` in seconds (`seconds` = true) or milliseconds, relative to `now_ms` unless
-/// `absolute`. Overflow gives Redis's "invalid expire time in '<command>' command" error.
+/// `absolute`. Overflow gives Redis's "invalid expire time in '`command`' command" error.
 /// (Whether zero or negative values are allowed is the command's rule: SET refuses them,
 /// EXPIRE accepts them and deletes the key.)
 pub fn to_expire_at_ms(
