@@ -42,6 +42,13 @@ pub(crate) fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+// The server shares one keyspace between threads and keeps WATCH state per connection.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Keyspace>();
+    assert_send_sync::<WatchedKey>();
+};
+
 /// The whole keyspace; share it between threads by reference (it is `Sync`).
 pub struct Keyspace {
     pub(crate) shards: Box<[ShardCell]>,
