@@ -4,6 +4,11 @@
 //!
 //! Unquoted arguments are slices of the frame; when any argument is quoted,
 //! all are unescaped into one new buffer.
+//!
+//! One deliberate difference: Redis refuses a line over the inline limit only
+//! when the limit is reached before the `\n` has arrived, so whether a long
+//! line passes depends on how the bytes were split into reads. Here a line
+//! longer than the limit is always refused, whatever the read sizes.
 
 use bytes::Bytes;
 
