@@ -301,5 +301,8 @@ mod tests {
         assert_eq!(g17(f64::NAN), "nan");
         assert_eq!(g17(f64::MAX), "1.7976931348623157e+308");
         assert_eq!(g17(5e-324), "4.9406564584124654e-324");
+        // As redis-server 7.0.15 replies to ZSCORE:
+        assert_eq!(g17(1e300), "1.0000000000000001e+300");
+        assert_eq!(g17(123456789.123), "123456789.123");
     }
 }

@@ -1,4 +1,5 @@
 //! Integration tests of quiver-resp: properties of the codec as a whole.
 
 mod commands;
+mod redis_vectors;
 mod roundtrip;
