@@ -11,4 +11,5 @@ pub mod config;
 pub mod http;
 pub mod log_tools;
 pub mod logging;
+pub mod resp;
 pub mod serve;
