@@ -4,5 +4,6 @@
 mod config;
 mod docs;
 mod log_tools;
+mod resp;
 mod serve;
 mod support;

@@ -15,7 +15,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Server {
     child: Child,
     pub http: SocketAddr,
-    /// Log lines up to and including the http `listening` line.
+    pub resp: SocketAddr,
+    /// Log lines up to and including the last `listening` line.
     pub startup_log: Vec<String>,
     lines: Receiver<String>,
 }
@@ -43,6 +44,8 @@ impl Server {
             .args([
                 "--http-addr",
                 "127.0.0.1:0",
+                "--resp-addr",
+                "127.0.0.1:0",
                 "--log-format",
                 "json",
                 "--log-level",
@@ -66,15 +69,18 @@ impl Server {
         });
         let deadline = Instant::now() + START_TIMEOUT;
         let mut seen = Vec::new();
+        let (mut http, mut resp) = (None, None);
         while Instant::now() < deadline {
             match lines.recv_timeout(Duration::from_millis(50)) {
                 Ok(line) => {
-                    let addr = listening_addr(&line, "http");
+                    http = http.or_else(|| listening_addr(&line, "http"));
+                    resp = resp.or_else(|| listening_addr(&line, "resp"));
                     seen.push(line);
-                    if let Some(http) = addr {
+                    if let (Some(http), Some(resp)) = (http, resp) {
                         return Started::Running(Server {
                             child,
                             http,
+                            resp,
                             startup_log: seen,
                             lines,
                         });
@@ -153,6 +159,32 @@ pub fn listening_addr(line: &str, listener: &str) -> Option<SocketAddr> {
         return None;
     }
     value["addr"].as_str()?.parse().ok()
+}
+
+/// A `redis` crate connection to the server's RESP listener.
+pub fn redis_connection(server: &Server) -> redis::Connection {
+    let client = redis::Client::open(format!("redis://{}/", server.resp)).expect("redis url");
+    client
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .expect("connect to the RESP listener")
+}
+
+/// Sends raw bytes and reads until the server closes or `expect_len` bytes arrived.
+pub fn raw_exchange(addr: SocketAddr, request: &[u8], expect_len: usize) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream.write_all(request).expect("send");
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while reply.len() < expect_len {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+    }
+    reply
 }
 
 /// One HTTP/1.1 GET with `Connection: close`: (status code, headers+body text).

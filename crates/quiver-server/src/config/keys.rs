@@ -25,6 +25,8 @@ pub enum Kind {
     Bool,
     /// A `tracing` filter: a level (`info`) or directives (`quiver=debug,warn`).
     LogFilter,
+    /// Free text of at most `max_len` bytes; empty means "not set".
+    Text { max_len: usize },
 }
 
 /// One configuration key.
@@ -124,6 +126,97 @@ pub const KEYS: &[Key] = &[
         default: "1024",
         profiles: &[(Profile::Throughput, "4096"), (Profile::LowMemory, "128")],
         doc: "Most open connections on the HTTP listener; further ones are refused with 503.",
+    },
+    Key {
+        name: "resp.addr",
+        kind: Kind::SocketAddr,
+        default: "127.0.0.1:6379",
+        profiles: &[],
+        doc: "Address of the Redis-protocol (RESP2/RESP3) listener of the cache.",
+    },
+    Key {
+        name: "resp.max_connections",
+        kind: Kind::Integer {
+            min: 1,
+            max: MAX_CONNECTIONS_LIMIT,
+        },
+        default: "10000",
+        profiles: &[(Profile::LowMemory, "1000")],
+        doc: "Most open RESP connections (Redis `maxclients`); further ones get `-ERR max number of clients reached`.",
+    },
+    Key {
+        name: "resp.requirepass",
+        kind: Kind::Text { max_len: 512 },
+        default: "",
+        profiles: &[],
+        doc: "Password of the default user (Redis `requirepass`); empty lets every client in.",
+    },
+    Key {
+        name: "resp.protected_mode",
+        kind: Kind::Bool,
+        default: "true",
+        profiles: &[],
+        doc: "With no password set, refuse clients that are not on the loopback interface (Redis `protected-mode`).",
+    },
+    Key {
+        name: "resp.idle_timeout",
+        kind: Kind::Duration {
+            max: Duration::from_secs(31_536_000),
+        },
+        default: "0s",
+        profiles: &[],
+        doc: "Close a RESP client idle this long; 0s never does (Redis `timeout`).",
+    },
+    Key {
+        name: "resp.max_output_buffer",
+        kind: Kind::Size { max: 1 << 40 },
+        default: "256MiB",
+        profiles: &[(Profile::LowMemory, "32MiB")],
+        doc: "Replies pending for one client beyond this close its connection.",
+    },
+    Key {
+        name: "resp.max_query_buffer",
+        kind: Kind::Size { max: 1 << 40 },
+        default: "1GiB",
+        profiles: &[(Profile::LowMemory, "64MiB")],
+        doc: "Bytes one client may buffer without completing a request (Redis `client-query-buffer-limit`).",
+    },
+    Key {
+        name: "resp.max_bulk_len",
+        kind: Kind::Size { max: 1 << 40 },
+        default: "512MiB",
+        profiles: &[],
+        doc: "Largest single argument (Redis `proto-max-bulk-len`).",
+    },
+    Key {
+        name: "cache.databases",
+        kind: Kind::Integer { min: 1, max: 1024 },
+        default: "16",
+        profiles: &[],
+        doc: "Number of numbered databases (Redis `databases`).",
+    },
+    Key {
+        name: "cache.max_memory",
+        kind: Kind::Size { max: 1 << 50 },
+        default: "0B",
+        profiles: &[],
+        doc: "Memory bound of the keyspace as INFO's used_memory counts it; 0B is unbounded (Redis `maxmemory`).",
+    },
+    Key {
+        name: "cache.eviction_policy",
+        kind: Kind::Choice(&[
+            "noeviction",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+        ]),
+        default: "noeviction",
+        profiles: &[],
+        doc: "What to evict at cache.max_memory (Redis `maxmemory-policy`); noeviction answers OOM to writes.",
     },
     Key {
         name: "net.backlog",

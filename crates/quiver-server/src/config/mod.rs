@@ -33,6 +33,10 @@ pub struct Config {
     pub log: LogConfig,
     /// The HTTP operations listener.
     pub http: ListenerConfig,
+    /// The Redis-protocol listener.
+    pub resp: RespConfig,
+    /// The cache keyspace.
+    pub cache: CacheSettings,
     pub net: NetConfig,
     pub shutdown: ShutdownConfig,
 }
@@ -57,6 +61,30 @@ pub enum LogFormat {
 pub struct ListenerConfig {
     pub addr: SocketAddr,
     pub max_connections: NonZeroU32,
+}
+
+/// The RESP (Redis protocol) listener and its client limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RespConfig {
+    pub listener: ListenerConfig,
+    /// `None`: no password.
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    /// `None`: never close idle clients.
+    pub idle_timeout: Option<Duration>,
+    pub max_output_buffer_bytes: u64,
+    pub max_query_buffer_bytes: u64,
+    pub max_bulk_len_bytes: u64,
+}
+
+/// The cache keyspace's size and eviction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheSettings {
+    pub databases: u32,
+    /// 0: unbounded.
+    pub max_memory_bytes: u64,
+    /// One of Redis's policy names, checked.
+    pub eviction_policy: String,
 }
 
 /// Socket options shared by every TCP listener.
@@ -134,11 +162,25 @@ impl Config {
             }
             other => unreachable!("{name} is a size key, got {other:?}"),
         };
+        let bytes = |name: &str| match value(name) {
+            Value::Size(bytes) => bytes,
+            other => unreachable!("{name} is a size key, got {other:?}"),
+        };
+        let addr = |name: &str| match value(name) {
+            Value::Addr(addr) => addr,
+            other => unreachable!("{name} is an address key, got {other:?}"),
+        };
+        let connections = |name: &str| {
+            NonZeroU32::new(u32::try_from(integer(name)).expect("bounded by the key's range"))
+                .expect("the key's range starts at 1")
+        };
         let duration = |name: &str| match value(name) {
             Value::Duration(duration) => duration,
             other => unreachable!("{name} is a duration key, got {other:?}"),
         };
         let keepalive = duration("net.keepalive");
+        let idle_timeout = duration("resp.idle_timeout");
+        let requirepass = text("resp.requirepass");
         Config {
             profile: text(keys::PROFILE_KEY)
                 .parse()
@@ -156,15 +198,26 @@ impl Config {
                 },
             },
             http: ListenerConfig {
-                addr: match value("http.addr") {
-                    Value::Addr(addr) => addr,
-                    other => unreachable!("http.addr is an address key, got {other:?}"),
+                addr: addr("http.addr"),
+                max_connections: connections("http.max_connections"),
+            },
+            resp: RespConfig {
+                listener: ListenerConfig {
+                    addr: addr("resp.addr"),
+                    max_connections: connections("resp.max_connections"),
                 },
-                max_connections: NonZeroU32::new(
-                    u32::try_from(integer("http.max_connections"))
-                        .expect("bounded by the key's range"),
-                )
-                .expect("the key's range starts at 1"),
+                requirepass: (!requirepass.is_empty()).then_some(requirepass),
+                protected_mode: matches!(value("resp.protected_mode"), Value::Bool(true)),
+                idle_timeout: (!idle_timeout.is_zero()).then_some(idle_timeout),
+                max_output_buffer_bytes: bytes("resp.max_output_buffer"),
+                max_query_buffer_bytes: bytes("resp.max_query_buffer"),
+                max_bulk_len_bytes: bytes("resp.max_bulk_len"),
+            },
+            cache: CacheSettings {
+                databases: u32::try_from(integer("cache.databases"))
+                    .expect("bounded by the key's range"),
+                max_memory_bytes: bytes("cache.max_memory"),
+                eviction_policy: text("cache.eviction_policy"),
             },
             net: NetConfig {
                 backlog: u32::try_from(integer("net.backlog")).expect("bounded by the key's range"),

@@ -63,6 +63,10 @@ impl Value {
                 .ok_or_else(|| {
                     invalid(format!("{DURATION_HELP}, at most {}", value::render_duration(max)))
                 }),
+            Kind::Text { max_len } if entry.text.len() > max_len => {
+                Err(invalid(format!("text of at most {max_len} bytes")))
+            }
+            Kind::Text { .. } => Ok(Value::Text(entry.text.clone())),
             Kind::Bool => value::parse_bool(text)
                 .map(Value::Bool)
                 .ok_or_else(|| invalid("true or false".to_owned())),

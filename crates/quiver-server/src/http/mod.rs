@@ -3,7 +3,7 @@
 
 mod metrics;
 mod ops;
-mod process;
+pub(crate) mod process;
 
 use std::sync::Arc;
 

@@ -1,6 +1,207 @@
 //! The RESP transport: Redis's protocol (RESP2, RESP3, inline) on its own
-//! listener, turning decoded requests into typed commands and executing them
-//! against the cache keyspace, with replies encoded for the session's
-//! protocol version.
+//! listener. Each connection decodes pipelined requests, resolves them in
+//! the command table, parses them into typed commands, runs data commands
+//! against the cache keyspace and session commands against its own state,
+//! and writes all replies of one read in one `write`.
 
+mod blocking;
+mod clients;
+mod commands;
+mod connection;
 pub mod exec;
+mod info;
+mod session;
+mod stats;
+mod transaction;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use quiver_cache::Keyspace;
+use quiver_resp::Limits;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::serve::listener::Listener;
+use crate::serve::shutdown::Shutdown;
+use blocking::Waiters;
+use clients::Clients;
+use stats::CommandStats;
+
+/// How often expired keys are reclaimed in the background (Redis's `hz 10`).
+const ACTIVE_EXPIRE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Keys examined per active-expiry step: bounds the CPU of one step.
+const ACTIVE_EXPIRE_BUDGET: usize = 2_000;
+
+/// Settings of the RESP transport that do not change at run time.
+#[derive(Debug, Clone)]
+pub struct RespSettings {
+    /// Decoder limits for an authenticated client.
+    pub limits: Limits,
+    /// Replies buffered for one client beyond this close the connection.
+    pub max_output_buffer_bytes: usize,
+    /// Close a connection idle this long; `None` never does (Redis `timeout 0`).
+    pub idle_timeout: Option<Duration>,
+}
+
+/// Settings `CONFIG SET` may change while the server runs.
+#[derive(Debug, Clone)]
+pub struct RuntimeSettings {
+    /// `requirepass`; `None` lets every client in.
+    pub requirepass: Option<Bytes>,
+    /// Refuse non-loopback clients while no password is set.
+    pub protected_mode: bool,
+}
+
+/// State shared by every RESP connection.
+#[derive(Debug)]
+pub struct RespShared {
+    pub keyspace: Arc<Keyspace>,
+    pub settings: RespSettings,
+    pub runtime: RwLock<RuntimeSettings>,
+    pub started: Instant,
+    pub listen_addr: SocketAddr,
+    /// The listener's connection limit (`maxclients`).
+    pub max_clients: u32,
+    clients: Clients,
+    waiters: Waiters,
+    stats: CommandStats,
+}
+
+impl RespShared {
+    pub fn new(
+        keyspace: Arc<Keyspace>,
+        settings: RespSettings,
+        runtime: RuntimeSettings,
+        listen_addr: SocketAddr,
+        max_clients: u32,
+    ) -> RespShared {
+        RespShared {
+            keyspace,
+            settings,
+            runtime: RwLock::new(runtime),
+            started: Instant::now(),
+            listen_addr,
+            max_clients,
+            clients: Clients::default(),
+            waiters: Waiters::default(),
+            stats: CommandStats::new(),
+        }
+    }
+
+    fn runtime(&self) -> RuntimeSettings {
+        self.runtime
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Protected mode: with no password set, only loopback clients get in.
+    fn refuses(&self, peer: IpAddr) -> bool {
+        let runtime = self.runtime();
+        runtime.protected_mode && runtime.requirepass.is_none() && !is_loopback(peer)
+    }
+}
+
+fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
+
+/// What a client refused by protected mode is told, in the spirit of Redis's text.
+const PROTECTED_MODE_REPLY: &[u8] = b"-DENIED Quiver is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. To accept connections from other computers, do one of: 1) set a password (resp.requirepass, or CONFIG SET requirepass from the loopback interface); 2) turn protected mode off (resp.protected_mode = false, or CONFIG SET protected-mode no from the loopback interface) after making sure the port is not reachable from the internet.\r\n";
+
+/// Serves RESP on `listener` until `shutdown` fires; expires keys in the
+/// background meanwhile.
+pub async fn serve_resp(listener: Listener, shared: Arc<RespShared>, shutdown: Shutdown) {
+    let expiry = tokio::spawn(active_expiry(
+        Arc::clone(&shared.keyspace),
+        shutdown.clone(),
+    ));
+    let handle = |stream, peer, guard| {
+        connection::serve(stream, peer, guard, Arc::clone(&shared), shutdown.clone())
+    };
+    listener.run(shutdown.clone(), handle, refuse).await;
+    let _ = expiry.await;
+}
+
+/// Redis's reply to a client over `maxclients`.
+async fn refuse(mut stream: TcpStream, _limit: u32) {
+    let _ = stream
+        .write_all(b"-ERR max number of clients reached\r\n")
+        .await;
+    let _ = stream.shutdown().await;
+}
+
+async fn active_expiry(keyspace: Arc<Keyspace>, shutdown: Shutdown) {
+    let mut ticker = tokio::time::interval(ACTIVE_EXPIRE_INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            () = shutdown.wait() => return,
+        }
+        keyspace.active_expire(unix_ms(), ACTIVE_EXPIRE_BUDGET);
+    }
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before 1970).
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_detection_covers_v4_v6_and_mapped() {
+        assert!(is_loopback("127.0.0.1".parse().expect("ip")));
+        assert!(is_loopback("127.8.9.1".parse().expect("ip")));
+        assert!(is_loopback("::1".parse().expect("ip")));
+        assert!(is_loopback("::ffff:127.0.0.1".parse().expect("ip")));
+        assert!(!is_loopback("10.0.0.1".parse().expect("ip")));
+        assert!(!is_loopback("::ffff:10.0.0.1".parse().expect("ip")));
+    }
+
+    #[test]
+    fn protected_mode_refuses_only_remote_clients_without_a_password() {
+        let keyspace =
+            Arc::new(Keyspace::new(quiver_cache::CacheConfig::default()).expect("keyspace"));
+        let settings = RespSettings {
+            limits: Limits::REDIS_DEFAULT,
+            max_output_buffer_bytes: 1 << 20,
+            idle_timeout: None,
+        };
+        let runtime = RuntimeSettings {
+            requirepass: None,
+            protected_mode: true,
+        };
+        let shared = RespShared::new(
+            keyspace,
+            settings,
+            runtime,
+            "0.0.0.0:6379".parse().expect("addr"),
+            10,
+        );
+        let remote: IpAddr = "192.0.2.7".parse().expect("ip");
+        assert!(shared.refuses(remote));
+        assert!(!shared.refuses("127.0.0.1".parse().expect("ip")));
+        shared.runtime.write().expect("lock").requirepass = Some(Bytes::from_static(b"pw"));
+        assert!(!shared.refuses(remote));
+        shared.runtime.write().expect("lock").requirepass = None;
+        shared.runtime.write().expect("lock").protected_mode = false;
+        assert!(!shared.refuses(remote));
+    }
+}

@@ -14,8 +14,12 @@ use std::time::Instant;
 
 use tokio::time::timeout_at;
 
-use crate::config::Config;
-use crate::http;
+use bytes::Bytes;
+use quiver_cache::{CacheConfig, Keyspace};
+use quiver_resp::Limits;
+
+use crate::config::{Config, ListenerConfig};
+use crate::{http, resp};
 use data_dir::{DataDir, DataDirError};
 use listener::{Listener, ListenerStats};
 use shutdown::Shutdown;
@@ -36,6 +40,8 @@ pub enum ServeError {
     },
     #[error("cannot install signal handlers: {0}")]
     Signals(io::Error),
+    #[error("invalid cache settings: {0}")]
+    Cache(#[from] quiver_cache::ConfigError),
 }
 
 /// Runs the server until a shutdown signal, then drains and returns.
@@ -45,21 +51,27 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     tracing::info!(path = %data_dir.path().display(), "data directory opened and locked");
     readiness.set_storage_open();
 
-    let http_listener =
-        Listener::bind("http", &config.http, &config.net).map_err(|error| ServeError::Bind {
-            listener: "http",
-            key: "http.addr",
-            addr: config.http.addr,
-            error,
-        })?;
+    let keyspace = Arc::new(Keyspace::new(cache_config(&config))?);
+    let http_listener = bind("http", "http.addr", &config.http, &config)?;
+    let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
+    let resp_shared = Arc::new(resp::RespShared::new(
+        Arc::clone(&keyspace),
+        resp_settings(&config),
+        resp::RuntimeSettings {
+            requirepass: config.resp.requirepass.clone().map(Bytes::from),
+            protected_mode: config.resp.protected_mode,
+        },
+        resp_listener.stats().addr,
+        config.resp.listener.max_connections.get(),
+    ));
     let state = Arc::new(ServerState {
         started: Instant::now(),
         profile: config.profile,
         readiness,
-        listeners: vec![http_listener.stats()],
+        listeners: vec![http_listener.stats(), resp_listener.stats()],
     });
 
-    // Data listeners (added by the transports) stop on `shutdown`; the
+    // Data listeners (RESP) stop on `shutdown`; the
     // operations listener keeps answering /health and /ready (503 while
     // draining) until they have drained, then stops on `ops_shutdown`.
     let shutdown = Shutdown::new();
@@ -69,6 +81,11 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         http_listener,
         Arc::clone(&state),
         ops_shutdown.clone(),
+    ));
+    let resp_task = tokio::spawn(resp::serve_resp(
+        resp_listener,
+        resp_shared,
+        shutdown.clone(),
     ));
 
     for listener in &state.listeners {
@@ -95,6 +112,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     for listener in data_listeners {
         drain(listener, deadline).await;
     }
+    let _ = resp_task.await;
     ops_shutdown.trigger();
     let _ = ops_task.await;
     for listener in state
@@ -107,6 +125,46 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     drop(data_dir);
     tracing::info!("shutdown complete");
     Ok(())
+}
+
+fn bind(
+    name: &'static str,
+    key: &'static str,
+    listener: &ListenerConfig,
+    config: &Config,
+) -> Result<Listener, ServeError> {
+    Listener::bind(name, listener, &config.net).map_err(|error| ServeError::Bind {
+        listener: name,
+        key,
+        addr: listener.addr,
+        error,
+    })
+}
+
+fn cache_config(config: &Config) -> CacheConfig {
+    CacheConfig {
+        databases: config.cache.databases as usize,
+        max_memory_bytes: config.cache.max_memory_bytes,
+        policy: config
+            .cache
+            .eviction_policy
+            .parse()
+            .expect("cache.eviction_policy is a checked choice"),
+        ..CacheConfig::default()
+    }
+}
+
+fn resp_settings(config: &Config) -> resp::RespSettings {
+    let size = |bytes: u64| usize::try_from(bytes).unwrap_or(usize::MAX);
+    resp::RespSettings {
+        limits: Limits {
+            max_bulk_len_bytes: size(config.resp.max_bulk_len_bytes),
+            max_query_buffer_bytes: size(config.resp.max_query_buffer_bytes),
+            ..Limits::REDIS_DEFAULT
+        },
+        max_output_buffer_bytes: size(config.resp.max_output_buffer_bytes),
+        idle_timeout: config.resp.idle_timeout,
+    }
 }
 
 /// Waits until `listener` has no open connection or `deadline` passes.

@@ -1,0 +1,71 @@
+//! Clients blocked in BLPOP, BRPOP or BLMOVE, by (database, key). A push to a
+//! key that has waiters makes the keyspace report it ready; the connection
+//! that wrote then wakes those waiters, oldest first, and each retries its
+//! command.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use quiver_cache::Keyspace;
+use tokio::sync::Notify;
+
+/// Waiters of each blocked (database, key), oldest first.
+type WaiterMap = HashMap<(usize, Bytes), Vec<Arc<Notify>>>;
+
+/// Waiters per blocked key.
+#[derive(Debug, Default)]
+pub struct Waiters {
+    map: Mutex<WaiterMap>,
+}
+
+impl Waiters {
+    /// Registers `notify` on every key and tells the keyspace to report pushes to them.
+    pub fn block(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
+        let mut map = self.lock();
+        for key in keys {
+            keyspace.block_on(db, key);
+            map.entry((db, key.clone()))
+                .or_default()
+                .push(Arc::clone(notify));
+        }
+    }
+
+    /// Removes `notify` from every key; the keyspace stops tracking keys nobody waits on.
+    pub fn unblock(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
+        let mut map = self.lock();
+        for key in keys {
+            let entry = (db, key.clone());
+            if let Some(list) = map.get_mut(&entry) {
+                list.retain(|waiter| !Arc::ptr_eq(waiter, notify));
+                if list.is_empty() {
+                    map.remove(&entry);
+                }
+            }
+            keyspace.unblock(db, key);
+        }
+    }
+
+    /// Wakes the waiters of every key the keyspace reports ready.
+    pub fn wake_ready(&self, keyspace: &Keyspace) {
+        let ready = keyspace.take_ready_keys();
+        if ready.is_empty() {
+            return;
+        }
+        let map = self.lock();
+        for (db, key) in ready {
+            if let Some(list) = map.get(&(db, Bytes::from(key))) {
+                for waiter in list {
+                    waiter.notify_one();
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, WaiterMap> {
+        // Each operation is a handful of map edits that cannot be left half done.
+        self.map
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

@@ -1,0 +1,140 @@
+//! The registry of connected RESP clients: ids, what `CLIENT LIST` and
+//! `CLIENT INFO` show, and the kill switch `CLIENT KILL` pulls.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+use super::session::Session;
+
+/// What other connections may see and do to one client.
+#[derive(Debug)]
+pub struct ClientHandle {
+    pub id: u64,
+    pub peer: SocketAddr,
+    pub local: SocketAddr,
+    pub created: Instant,
+    /// The latest `CLIENT LIST` line fields that change: refreshed by the
+    /// connection after each command (cheap: a short string under a
+    /// per-client lock nobody else holds for long).
+    pub view: Mutex<ClientView>,
+    /// Notified once to make the connection close (`CLIENT KILL`).
+    pub kill: Notify,
+}
+
+/// The changing part of a client's `CLIENT LIST` line.
+#[derive(Debug, Default, Clone)]
+pub struct ClientView {
+    pub name: String,
+    pub db: usize,
+    pub last_command: &'static str,
+    pub last_command_at: Option<Instant>,
+    pub multi: Option<usize>,
+    pub protocol: i64,
+}
+
+/// Every connected client by id.
+#[derive(Debug, Default)]
+pub struct Clients {
+    next_id: AtomicU64,
+    map: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+}
+
+impl Clients {
+    /// A fresh client id (Redis numbers clients from 1, never reusing ids).
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Adds a connected client.
+    pub fn register(&self, id: u64, peer: SocketAddr, local: SocketAddr) -> Arc<ClientHandle> {
+        let handle = Arc::new(ClientHandle {
+            id,
+            peer,
+            local,
+            created: Instant::now(),
+            view: Mutex::new(ClientView {
+                protocol: 2,
+                last_command: "NULL",
+                ..ClientView::default()
+            }),
+            kill: Notify::new(),
+        });
+        self.lock().insert(id, Arc::clone(&handle));
+        handle
+    }
+
+    /// Removes a client that has disconnected.
+    pub fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    /// How many clients are connected.
+    pub fn count(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Every client, by ascending id.
+    pub fn all(&self) -> Vec<Arc<ClientHandle>> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<ClientHandle>>> {
+        // A panic while holding this lock cannot leave the map inconsistent
+        // (inserts and removes are single calls), so poisoning is ignored.
+        self.map
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl ClientHandle {
+    /// Publishes the session's current state for `CLIENT LIST`.
+    pub fn update(&self, session: &Session) {
+        let mut view = self
+            .view
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        view.db = session.db;
+        view.last_command = session.last_command;
+        view.last_command_at = Some(session.last_command_at);
+        view.multi = session.multi.as_ref().map(|multi| multi.queued.len());
+        view.protocol = session.protocol.version();
+        if view.name.as_bytes() != session.name.as_deref().unwrap_or_default() {
+            view.name =
+                String::from_utf8_lossy(session.name.as_deref().unwrap_or_default()).into_owned();
+        }
+    }
+
+    /// One `CLIENT LIST` line (without the trailing newline), in Redis's format.
+    pub fn line(&self) -> String {
+        let view = self
+            .view
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        let idle = view.last_command_at.map_or(0, |at| at.elapsed().as_secs());
+        let mut line = String::with_capacity(160);
+        let _ = write!(
+            line,
+            "id={} addr={} laddr={} name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi={} cmd={} user=default resp={}",
+            self.id,
+            self.peer,
+            self.local,
+            view.name,
+            self.created.elapsed().as_secs(),
+            idle,
+            view.db,
+            view.multi
+                .map_or(-1, |queued| i64::try_from(queued).unwrap_or(i64::MAX)),
+            view.last_command,
+            view.protocol,
+        );
+        line
+    }
+}

@@ -1,0 +1,474 @@
+//! Commands that act on the connection or the server rather than on keys:
+//! PING ECHO HELLO AUTH SELECT QUIT RESET CLIENT, INFO CONFIG COMMAND TIME.
+
+use bytes::{Bytes, BytesMut};
+use quiver_cache::EvictionPolicy;
+use quiver_resp::command::connection::{ClientCommand, ClientKill, ClientType, Hello};
+use quiver_resp::command::server::{ConfigCommand, ServerCommand};
+use quiver_resp::command::{Command, ConnectionCommand};
+use quiver_resp::encode as write;
+use quiver_resp::table::command_reply;
+use quiver_resp::{CommandError, Protocol, Reply};
+
+use super::connection::{Connection, Flow};
+use super::info;
+
+/// Runs a connection or server command.
+pub(super) fn execute(conn: &mut Connection, command: Command, out: &mut BytesMut) -> Flow {
+    match command {
+        Command::Connection(command) => connection(conn, command, out),
+        Command::Server(command) => {
+            server(conn, command, out);
+            Flow::Continue
+        }
+        other => unreachable!("data and transaction commands are dispatched elsewhere: {other:?}"),
+    }
+}
+
+fn error(out: &mut BytesMut, error: &CommandError) {
+    write::write_error(out, error.to_string().as_bytes());
+}
+
+fn connection(conn: &mut Connection, command: ConnectionCommand, out: &mut BytesMut) -> Flow {
+    let protocol = conn.session.protocol;
+    match command {
+        ConnectionCommand::Ping { message: None } => write::write_simple(out, b"PONG"),
+        ConnectionCommand::Ping {
+            message: Some(message),
+        }
+        | ConnectionCommand::Echo { message } => {
+            write::write_bulk(out, &message);
+        }
+        ConnectionCommand::Hello(hello) => hello_command(conn, hello, out),
+        ConnectionCommand::Auth { username, password } => {
+            match authenticate(conn, username.as_deref(), &password) {
+                Ok(()) => write::write_simple(out, b"OK"),
+                Err(err) => error(out, &err),
+            }
+        }
+        ConnectionCommand::Select { db } => match usize::try_from(db) {
+            Ok(db) if db < conn.shared.keyspace.databases() => {
+                conn.session.db = db;
+                write::write_simple(out, b"OK");
+            }
+            _ => error(out, &CommandError::DbIndexOutOfRange),
+        },
+        ConnectionCommand::Quit => {
+            write::write_simple(out, b"OK");
+            return Flow::Close;
+        }
+        ConnectionCommand::Reset => {
+            let password_required = conn.shared.runtime().requirepass.is_some();
+            for watched in conn.session.watched.drain(..) {
+                conn.shared.keyspace.unwatch(&watched);
+            }
+            conn.session.reset(password_required);
+            set_limits(conn);
+            write::write_simple(out, b"RESET");
+        }
+        ConnectionCommand::Client(command) => client(conn, command, out, protocol),
+        other => write::write_error(out, format!("ERR {other:?} is not supported").as_bytes()),
+    }
+    Flow::Continue
+}
+
+/// Checks credentials for the default user, the only user Quiver has.
+fn authenticate(
+    conn: &mut Connection,
+    username: Option<&[u8]>,
+    password: &[u8],
+) -> Result<(), CommandError> {
+    let required = conn.shared.runtime().requirepass;
+    let Some(required) = required else {
+        // Redis accepts any password for `AUTH default x` when none is set,
+        // but refuses the one-argument form with its own message.
+        return match username {
+            None => Err(CommandError::AuthNotConfigured),
+            Some(user) if user == b"default" => Ok(()),
+            Some(_) => Err(CommandError::WrongPass),
+        };
+    };
+    if username.is_some_and(|user| user != b"default") || password != required.as_ref() {
+        return Err(CommandError::WrongPass);
+    }
+    conn.session.authenticated = true;
+    set_limits(conn);
+    Ok(())
+}
+
+/// Applies the decoder limits that match the session's authentication.
+fn set_limits(conn: &mut Connection) {
+    let limits = conn.shared.settings.limits;
+    conn.decoder.set_limits(if conn.session.authenticated {
+        limits
+    } else {
+        limits.unauthenticated()
+    });
+}
+
+fn hello_command(conn: &mut Connection, hello: Hello, out: &mut BytesMut) {
+    let protocol = match hello.protover {
+        None => conn.session.protocol,
+        Some(version) => match Protocol::from_version(version) {
+            Some(protocol) => protocol,
+            None => return error(out, &CommandError::NoProto),
+        },
+    };
+    if let Some((user, pass)) = &hello.auth
+        && let Err(err) = authenticate(conn, Some(user), pass)
+    {
+        return error(out, &err);
+    }
+    if !conn.session.authenticated {
+        return error(out, &CommandError::NoAuth);
+    }
+    if let Some(name) = hello.setname {
+        conn.session.name = (!name.is_empty()).then_some(name);
+    }
+    conn.session.protocol = protocol;
+    let reply = Reply::Map(vec![
+        (Reply::bulk_static("server"), Reply::bulk_static("redis")),
+        (
+            Reply::bulk_static("version"),
+            Reply::bulk_static(info::REDIS_VERSION),
+        ),
+        (
+            Reply::bulk_static("proto"),
+            Reply::Integer(protocol.version()),
+        ),
+        (
+            Reply::bulk_static("id"),
+            Reply::Integer(i64::try_from(conn.session.id).unwrap_or(i64::MAX)),
+        ),
+        (Reply::bulk_static("mode"), Reply::bulk_static("standalone")),
+        (Reply::bulk_static("role"), Reply::bulk_static("master")),
+        (Reply::bulk_static("modules"), Reply::Array(Vec::new())),
+    ]);
+    reply.encode(protocol, out);
+}
+
+fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, protocol: Protocol) {
+    match command {
+        ClientCommand::Id => {
+            write::write_integer(out, i64::try_from(conn.session.id).unwrap_or(i64::MAX))
+        }
+        ClientCommand::SetName { name } => {
+            conn.session.name = (!name.is_empty()).then_some(name);
+            write::write_simple(out, b"OK");
+        }
+        ClientCommand::GetName => match &conn.session.name {
+            Some(name) => write::write_bulk(out, name),
+            None => write::write_null(out, protocol),
+        },
+        ClientCommand::List { client_type, ids } => {
+            conn.handle.update(&conn.session);
+            let mut text = String::new();
+            for client in conn.shared.clients.all() {
+                let type_ok = matches!(client_type, None | Some(ClientType::Normal));
+                if type_ok && (ids.is_empty() || ids.contains(&client.id)) {
+                    text.push_str(&client.line());
+                    text.push('\n');
+                }
+            }
+            Reply::Verbatim {
+                format: *b"txt",
+                text: Bytes::from(text),
+            }
+            .encode(protocol, out);
+        }
+        ClientCommand::Info => {
+            conn.handle.update(&conn.session);
+            let text = format!("{}\n", conn.handle.line());
+            Reply::Verbatim {
+                format: *b"txt",
+                text: Bytes::from(text),
+            }
+            .encode(protocol, out);
+        }
+        ClientCommand::Kill(filter) => kill(conn, &filter, out),
+        ClientCommand::Help => {
+            let lines = [
+                "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "ID",
+                "    Return the ID of the current connection.",
+                "GETNAME",
+                "    Return the name of the current connection.",
+                "SETNAME <name>",
+                "    Assign the name <name> to the current connection.",
+                "LIST [TYPE normal] [ID <id> [<id> ...]]",
+                "    Return information about client connections.",
+                "INFO",
+                "    Return information about the current client connection.",
+                "KILL <ip:port> | <filter> <value> ...",
+                "    Kill connections: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
+                "HELP",
+                "    Print this help.",
+            ];
+            write::write_array_len(out, lines.len());
+            for line in lines {
+                write::write_simple(out, line.as_bytes());
+            }
+        }
+        other => error(
+            out,
+            &CommandError::Other {
+                code: quiver_resp::ErrorCode::Err,
+                message: format!("CLIENT subcommand {other:?} is not supported").into(),
+            },
+        ),
+    }
+}
+
+fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
+    let mut killed = 0;
+    for client in conn.shared.clients.all() {
+        let is_me = client.id == conn.session.id;
+        let matches = filter.id.is_none_or(|id| id == client.id)
+            && filter
+                .addr
+                .as_ref()
+                .is_none_or(|addr| addr.as_ref() == client.peer.to_string().as_bytes())
+            && filter
+                .laddr
+                .as_ref()
+                .is_none_or(|addr| addr.as_ref() == client.local.to_string().as_bytes())
+            && filter
+                .user
+                .as_ref()
+                .is_none_or(|user| user.as_ref() == b"default")
+            && matches!(filter.client_type, None | Some(ClientType::Normal))
+            && !(is_me && filter.skip_me);
+        if matches {
+            client.kill.notify_one();
+            killed += 1;
+        }
+    }
+    if filter.legacy {
+        if killed == 0 {
+            write::write_error(out, b"ERR No such client");
+        } else {
+            write::write_simple(out, b"OK");
+        }
+    } else {
+        write::write_integer(out, killed);
+    }
+}
+
+fn server(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
+    let protocol = conn.session.protocol;
+    match command {
+        ServerCommand::Info { sections } => {
+            let text = info::render(&conn.shared, &sections);
+            Reply::Verbatim {
+                format: *b"txt",
+                text: Bytes::from(text),
+            }
+            .encode(protocol, out);
+        }
+        ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
+        ServerCommand::Time => {
+            let micros = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_micros());
+            write::write_array_len(out, 2);
+            write::write_bulk(out, (micros / 1_000_000).to_string().as_bytes());
+            write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
+        }
+        ServerCommand::Config(command) => config(conn, command, out),
+        other => error(
+            out,
+            &CommandError::Other {
+                code: quiver_resp::ErrorCode::Err,
+                message: format!("{other:?} is not supported").into(),
+            },
+        ),
+    }
+}
+
+/// The parameters `CONFIG GET` shows, with their current values.
+fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
+    let runtime = conn.shared.runtime();
+    let keyspace = &conn.shared.keyspace;
+    vec![
+        ("maxmemory", keyspace.max_memory_bytes().to_string()),
+        ("maxmemory-policy", keyspace.policy().name().to_owned()),
+        (
+            "maxmemory-samples",
+            keyspace.max_memory_samples().to_string(),
+        ),
+        (
+            "requirepass",
+            runtime
+                .requirepass
+                .map(|pass| String::from_utf8_lossy(&pass).into_owned())
+                .unwrap_or_default(),
+        ),
+        (
+            "protected-mode",
+            if runtime.protected_mode { "yes" } else { "no" }.to_owned(),
+        ),
+        ("databases", keyspace.databases().to_string()),
+        ("maxclients", conn.shared.max_clients.to_string()),
+        (
+            "timeout",
+            conn.shared
+                .settings
+                .idle_timeout
+                .map_or(0, |idle| idle.as_secs())
+                .to_string(),
+        ),
+        (
+            "proto-max-bulk-len",
+            conn.shared.settings.limits.max_bulk_len_bytes.to_string(),
+        ),
+        (
+            "client-query-buffer-limit",
+            conn.shared
+                .settings
+                .limits
+                .max_query_buffer_bytes
+                .to_string(),
+        ),
+        ("port", conn.shared.listen_addr.port().to_string()),
+        ("bind", conn.shared.listen_addr.ip().to_string()),
+        ("save", String::new()),
+        ("appendonly", "no".to_owned()),
+    ]
+}
+
+fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
+    let protocol = conn.session.protocol;
+    match command {
+        ConfigCommand::Get { patterns } => {
+            let values = config_values(conn);
+            let pairs: Vec<(Reply, Reply)> = values
+                .into_iter()
+                .filter(|(name, _)| {
+                    patterns
+                        .iter()
+                        .any(|pattern| quiver_cache::glob_match(pattern, name.as_bytes()))
+                })
+                .map(|(name, value)| (Reply::bulk_static(name), Reply::bulk(value)))
+                .collect();
+            Reply::Map(pairs).encode(protocol, out);
+        }
+        ConfigCommand::Set { pairs } => match config_set(conn, &pairs) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(message) => write::write_error(out, message.as_bytes()),
+        },
+        ConfigCommand::ResetStat => {
+            conn.shared.stats.reset();
+            conn.shared.keyspace.reset_stats();
+            write::write_simple(out, b"OK");
+        }
+        ConfigCommand::Help => {
+            let lines = [
+                "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GET <pattern>",
+                "    Return parameters matching the glob-like <pattern> and their values.",
+                "SET <directive> <value>",
+                "    Set the configuration <directive> to <value>.",
+                "RESETSTAT",
+                "    Reset statistics reported by the INFO command.",
+                "HELP",
+                "    Print this help.",
+            ];
+            write::write_array_len(out, lines.len());
+            for line in lines {
+                write::write_simple(out, line.as_bytes());
+            }
+        }
+        other => write::write_error(
+            out,
+            format!("ERR CONFIG {other:?} is not supported").as_bytes(),
+        ),
+    }
+}
+
+/// Applies `CONFIG SET` pairs all or nothing, with Redis's error texts.
+fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), String> {
+    enum Change {
+        MaxMemory(u64),
+        Policy(EvictionPolicy),
+        RequirePass(Option<Bytes>),
+        ProtectedMode(bool),
+    }
+    let mut changes = Vec::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        let name_text = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let value_text = String::from_utf8_lossy(value);
+        let invalid = |reason: &str| {
+            format!("ERR CONFIG SET failed (possibly related to argument '{name_text}') - {reason}")
+        };
+        let change = match name_text.as_str() {
+            "maxmemory" => Change::MaxMemory(parse_memory(&value_text).ok_or_else(|| invalid("argument must be a memory value"))?),
+            "maxmemory-policy" => Change::Policy(value_text.parse().map_err(|_| invalid("argument(s) must be one of the following: volatile-lru, allkeys-lru, volatile-lfu, allkeys-lfu, volatile-random, allkeys-random, volatile-ttl, noeviction"))?),
+            "requirepass" => Change::RequirePass((!value.is_empty()).then(|| value.clone())),
+            "protected-mode" => Change::ProtectedMode(match value_text.to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                _ => return Err(invalid("argument must be 'yes' or 'no'")),
+            }),
+            _ => return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_text}'")),
+        };
+        changes.push(change);
+    }
+    for change in changes {
+        match change {
+            Change::MaxMemory(bytes) => conn.shared.keyspace.set_max_memory_bytes(bytes),
+            Change::Policy(policy) => conn.shared.keyspace.set_policy(policy),
+            Change::RequirePass(pass) => {
+                conn.shared
+                    .runtime
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .requirepass = pass;
+            }
+            Change::ProtectedMode(on) => {
+                conn.shared
+                    .runtime
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .protected_mode = on;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Redis memory values: bytes, or a number with k, kb, m, mb, g, gb (any case).
+fn parse_memory(text: &str) -> Option<u64> {
+    let lower = text.trim().to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let number: u64 = digits.parse().ok()?;
+    let multiplier = match unit {
+        "" | "b" => 1,
+        "k" => 1_000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    number.checked_mul(multiplier)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_values_as_redis_reads_them() {
+        assert_eq!(parse_memory("100"), Some(100));
+        assert_eq!(parse_memory("1kb"), Some(1024));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("2MB"), Some(2 << 20));
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("lots"), None);
+        assert_eq!(parse_memory("-1"), None);
+    }
+}

@@ -1,0 +1,395 @@
+//! One RESP connection: read, decode every complete request, run each, and
+//! write the replies of one read with one `write`. Blocking pops park the
+//! connection until a push, a timeout, `CLIENT KILL` or shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use quiver_resp::command::list::ListCommand;
+use quiver_resp::command::{Command, ConnectionCommand, TransactionCommand};
+use quiver_resp::encode as write;
+use quiver_resp::table::{self, CommandSpec, flag};
+use quiver_resp::{CommandError, Decoder, Request};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{ReadHalf, WriteHalf};
+use tokio::sync::Notify;
+
+use super::clients::ClientHandle;
+use super::exec::{DataCtx, Outcome, execute_data};
+use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
+use super::{PROTECTED_MODE_REPLY, RespShared, commands, transaction, unix_ms};
+use crate::serve::listener::ConnectionGuard;
+use crate::serve::shutdown::Shutdown;
+
+/// Bytes asked of the kernel per read.
+const READ_CHUNK_BYTES: usize = 16 * 1024;
+
+/// Replies are written out once this many bytes are pending, even in the
+/// middle of a pipeline, so one deep pipeline cannot pile up replies.
+const FLUSH_THRESHOLD_BYTES: usize = 64 * 1024;
+
+/// What the loop does after a command.
+#[derive(Debug)]
+pub(super) enum Flow {
+    Continue,
+    /// Flush the replies, then close (QUIT, a fatal error).
+    Close,
+    /// Wait for a key to receive data, then run the command again.
+    Block(Box<Blocked>),
+}
+
+/// A blocking command waiting for data.
+#[derive(Debug)]
+pub(super) struct Blocked {
+    command: Command,
+    keys: Vec<bytes::Bytes>,
+    deadline: Option<Instant>,
+}
+
+/// Why the connection ends.
+enum End {
+    Closed,
+}
+
+/// Runs one accepted connection to its end.
+pub(super) async fn serve(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    guard: ConnectionGuard,
+    shared: Arc<RespShared>,
+    shutdown: Shutdown,
+) {
+    if shared.refuses(peer.ip()) {
+        let _ = stream.write_all(PROTECTED_MODE_REPLY).await;
+        drop(guard);
+        return;
+    }
+    let local = stream.local_addr().unwrap_or(shared.listen_addr);
+    let id = shared.clients.next_id();
+    shared
+        .stats
+        .total_connections
+        .fetch_add(1, Ordering::Relaxed);
+    let handle = shared.clients.register(id, peer, local);
+    let authenticated = shared.runtime().requirepass.is_none();
+    let mut connection = Connection {
+        session: Session::new(id, peer, authenticated),
+        decoder: Decoder::new(if authenticated {
+            shared.settings.limits
+        } else {
+            shared.settings.limits.unauthenticated()
+        }),
+        handle: Arc::clone(&handle),
+        shared: Arc::clone(&shared),
+    };
+    let (reader, writer) = stream.split();
+    let _ = connection.run(reader, writer, &shutdown).await;
+    for watched in connection.session.watched.drain(..) {
+        shared.keyspace.unwatch(&watched);
+    }
+    shared.clients.remove(id);
+    drop(guard);
+}
+
+pub(super) struct Connection {
+    pub(super) session: Session,
+    pub(super) decoder: Decoder,
+    pub(super) handle: Arc<ClientHandle>,
+    pub(super) shared: Arc<RespShared>,
+}
+
+impl Connection {
+    async fn run(
+        &mut self,
+        mut reader: ReadHalf<'_>,
+        mut writer: WriteHalf<'_>,
+        shutdown: &Shutdown,
+    ) -> Result<(), End> {
+        let mut input = BytesMut::with_capacity(READ_CHUNK_BYTES);
+        let mut output = BytesMut::with_capacity(READ_CHUNK_BYTES);
+        loop {
+            loop {
+                let request = match self.decoder.decode(&mut input) {
+                    Ok(Some(request)) => request,
+                    Ok(None) => break,
+                    Err(error) => {
+                        if error.replies() {
+                            write::write_error(&mut output, error.to_string().as_bytes());
+                        } else {
+                            tracing::info!(client = self.session.id, peer = %self.session.peer, %error, "closing client");
+                        }
+                        flush(&mut writer, &mut output).await?;
+                        return Err(End::Closed);
+                    }
+                };
+                if request.is_empty() {
+                    continue;
+                }
+                match self.handle_request(&request, &mut output) {
+                    Flow::Continue => {}
+                    Flow::Close => {
+                        flush(&mut writer, &mut output).await?;
+                        return Err(End::Closed);
+                    }
+                    Flow::Block(blocked) => {
+                        flush(&mut writer, &mut output).await?;
+                        let parked = Parked {
+                            reader: &mut reader,
+                            input: &mut input,
+                            shutdown,
+                        };
+                        self.block(*blocked, parked, &mut output).await?;
+                    }
+                }
+                if output.len() > self.shared.settings.max_output_buffer_bytes {
+                    tracing::warn!(
+                        client = self.session.id,
+                        peer = %self.session.peer,
+                        pending = output.len(),
+                        limit = self.shared.settings.max_output_buffer_bytes,
+                        "closing client: output buffer limit reached (resp.max_output_buffer)"
+                    );
+                    return Err(End::Closed);
+                }
+                if output.len() >= FLUSH_THRESHOLD_BYTES {
+                    flush(&mut writer, &mut output).await?;
+                }
+            }
+            flush(&mut writer, &mut output).await?;
+            self.handle.update(&self.session);
+            if shutdown.is_triggered() {
+                return Err(End::Closed);
+            }
+            input.reserve(READ_CHUNK_BYTES);
+            let idle = self.shared.settings.idle_timeout;
+            let read = tokio::select! {
+                read = reader.read_buf(&mut input) => read,
+                () = self.handle.kill.notified() => return Err(End::Closed),
+                () = shutdown.wait() => return Err(End::Closed),
+                () = sleep_or_forever(idle) => {
+                    tracing::debug!(client = self.session.id, "closing idle client (resp.idle_timeout)");
+                    return Err(End::Closed);
+                }
+            };
+            match read {
+                Ok(0) | Err(_) => return Err(End::Closed),
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Resolves, authorizes, queues or runs one request.
+    fn handle_request(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
+        let spec = match table::resolve(request) {
+            Ok(spec) => spec,
+            Err(error) => return self.refuse(None, &error, out),
+        };
+        if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
+            return self.refuse(Some(spec), &CommandError::NoAuth, out);
+        }
+        let command = match Command::parse_resolved(spec, request) {
+            Ok(command) => command,
+            Err(error) => return self.refuse(Some(spec), &error, out),
+        };
+        self.session.last_command = spec.name;
+        self.session.last_command_at = Instant::now();
+        if self.session.multi.is_some() && !runs_inside_multi(&command) {
+            return self.queue(command, out);
+        }
+        let started = Instant::now();
+        let before = out.len();
+        let flow = self.execute(spec, command, out);
+        if let Some(slot) = self.shared.stats.slot(spec) {
+            slot.calls.fetch_add(1, Ordering::Relaxed);
+            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            slot.usec.fetch_add(micros, Ordering::Relaxed);
+            if out.get(before) == Some(&b'-') {
+                slot.failed_calls.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.shared
+            .stats
+            .total_commands
+            .fetch_add(1, Ordering::Relaxed);
+        flow
+    }
+
+    /// Replies an error for a request that will not run; inside MULTI the
+    /// transaction is marked to abort, as Redis does.
+    fn refuse(
+        &mut self,
+        spec: Option<&CommandSpec>,
+        error: &CommandError,
+        out: &mut BytesMut,
+    ) -> Flow {
+        if let Some(slot) = spec.and_then(|spec| self.shared.stats.slot(spec)) {
+            slot.rejected_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(multi) = &mut self.session.multi {
+            multi.aborted = true;
+        }
+        write::write_error(out, error.to_string().as_bytes());
+        Flow::Continue
+    }
+
+    fn queue(&mut self, command: Command, out: &mut BytesMut) -> Flow {
+        let multi = self.session.multi.get_or_insert_with(Multi::default);
+        if multi.queued.len() >= MAX_QUEUED_COMMANDS {
+            multi.aborted = true;
+            let message = format!(
+                "ERR MULTI may queue at most {MAX_QUEUED_COMMANDS} commands; the transaction will abort"
+            );
+            write::write_error(out, message.as_bytes());
+            return Flow::Continue;
+        }
+        multi.queued.push(command);
+        write::write_simple(out, b"QUEUED");
+        Flow::Continue
+    }
+
+    /// Runs a command outside a transaction.
+    fn execute(
+        &mut self,
+        spec: &'static CommandSpec,
+        command: Command,
+        out: &mut BytesMut,
+    ) -> Flow {
+        let retry = spec.has(flag::BLOCKING).then(|| command.clone());
+        let keyspace = Arc::clone(&self.shared.keyspace);
+        let mut db = keyspace
+            .db(self.session.db)
+            .expect("SELECT only accepts existing databases");
+        let mut ctx = DataCtx {
+            db: &mut db,
+            keyspace: &keyspace,
+            db_index: self.session.db,
+            now_ms: unix_ms(),
+            protocol: self.session.protocol,
+            in_transaction: false,
+        };
+        match execute_data(&mut ctx, command, out) {
+            Ok(Outcome::Done) => {
+                self.shared.waiters.wake_ready(&keyspace);
+                Flow::Continue
+            }
+            Ok(Outcome::Block { keys, timeout_ms }) => Flow::Block(Box::new(Blocked {
+                command: retry.expect("only commands flagged blocking block"),
+                keys,
+                deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
+            })),
+            Err(command) => match command {
+                Command::Transaction(command) => transaction::execute(self, command, out),
+                other => commands::execute(self, other, out),
+            },
+        }
+    }
+
+    /// Parks the connection until a key gets data (then retries the
+    /// command), the deadline passes (then replies null), or the client is
+    /// killed, disconnects or the server shuts down.
+    async fn block(
+        &mut self,
+        blocked: Blocked,
+        parked: Parked<'_, '_>,
+        output: &mut BytesMut,
+    ) -> Result<(), End> {
+        let Blocked {
+            command,
+            keys,
+            deadline,
+        } = blocked;
+        let Parked {
+            reader,
+            input,
+            shutdown,
+        } = parked;
+        let notify = Arc::new(Notify::new());
+        let keyspace = Arc::clone(&self.shared.keyspace);
+        let db = self.session.db;
+        self.shared.waiters.block(&keyspace, db, &keys, &notify);
+        let result = loop {
+            // Registered first, then retried: a push between the first attempt
+            // and the registration is not missed.
+            let spec = table::lookup(blocking_name(&command).as_bytes())
+                .expect("blocking commands are in the table");
+            if let Flow::Continue = self.execute(spec, command.clone(), output) {
+                break Ok(());
+            }
+            let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
+            if timeout.is_some_and(|left| left.is_zero()) {
+                write_timeout_reply(&command, self.session.protocol, output);
+                break Ok(());
+            }
+            input.reserve(READ_CHUNK_BYTES);
+            tokio::select! {
+                () = notify.notified() => {}
+                () = sleep_or_forever(timeout) => {}
+                read = reader.read_buf(input) => if matches!(read, Ok(0) | Err(_)) { break Err(End::Closed) },
+                () = self.handle.kill.notified() => break Err(End::Closed),
+                () = shutdown.wait() => break Err(End::Closed),
+            }
+        };
+        self.shared.waiters.unblock(&keyspace, db, &keys, &notify);
+        result
+    }
+}
+
+/// What a blocked connection keeps watching besides its keys.
+struct Parked<'r, 'a> {
+    reader: &'r mut ReadHalf<'a>,
+    input: &'r mut BytesMut,
+    shutdown: &'r Shutdown,
+}
+
+/// Commands that run at once even inside MULTI instead of being queued.
+fn runs_inside_multi(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Transaction(
+            TransactionCommand::Exec
+                | TransactionCommand::Discard
+                | TransactionCommand::Multi
+                | TransactionCommand::Watch { .. }
+        ) | Command::Connection(ConnectionCommand::Quit | ConnectionCommand::Reset)
+    )
+}
+
+fn blocking_name(command: &Command) -> &'static str {
+    match command {
+        Command::List(ListCommand::BlMove { .. }) => "blmove",
+        Command::List(ListCommand::BlockingPop {
+            end: quiver_resp::command::list::End::Left,
+            ..
+        }) => "blpop",
+        _ => "brpop",
+    }
+}
+
+/// Redis's reply when a blocking command times out: null bulk for BLMOVE,
+/// null array for BLPOP/BRPOP.
+fn write_timeout_reply(command: &Command, protocol: quiver_resp::Protocol, out: &mut BytesMut) {
+    match command {
+        Command::List(ListCommand::BlMove { .. }) => write::write_null(out, protocol),
+        _ => write::write_null_array(out, protocol),
+    }
+}
+
+async fn flush(writer: &mut WriteHalf<'_>, output: &mut BytesMut) -> Result<(), End> {
+    if output.is_empty() {
+        return Ok(());
+    }
+    let result = writer.write_all(output).await;
+    output.clear();
+    result.map_err(|_| End::Closed)
+}
+
+async fn sleep_or_forever(duration: Option<Duration>) {
+    match duration {
+        Some(duration) => tokio::time::sleep(duration).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,179 @@
+//! `INFO`: the server, clients, memory, stats, keyspace and commandstats
+//! sections in Redis's `field:value` format.
+
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+
+use super::RespShared;
+use crate::http::process;
+
+/// The Redis version Quiver's command set and replies follow; clients use it
+/// to pick features (Quiver's own version is `quiver_version`).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "stats",
+    "keyspace",
+    "commandstats",
+];
+
+/// Renders the requested sections (none: the default ones).
+pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
+    let mut wanted: Vec<&str> = Vec::new();
+    if requested.is_empty() {
+        wanted.extend(DEFAULT_SECTIONS);
+    }
+    for name in requested {
+        let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+        match name.as_str() {
+            "default" => wanted.extend(DEFAULT_SECTIONS),
+            "all" | "everything" => wanted.extend(ALL_SECTIONS),
+            other => {
+                if let Some(known) = ALL_SECTIONS.iter().find(|section| **section == other) {
+                    wanted.push(known);
+                }
+            }
+        }
+    }
+    let mut out = String::with_capacity(1024);
+    for section in ALL_SECTIONS
+        .iter()
+        .filter(|section| wanted.contains(section))
+    {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        match *section {
+            "server" => server(shared, &mut out),
+            "clients" => clients(shared, &mut out),
+            "memory" => memory(shared, &mut out),
+            "stats" => stats(shared, &mut out),
+            "keyspace" => keyspace(shared, &mut out),
+            _ => commandstats(shared, &mut out),
+        }
+    }
+    out
+}
+
+fn server(shared: &RespShared, out: &mut String) {
+    let uptime = shared.started.elapsed().as_secs();
+    let _ = write!(
+        out,
+        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        usize::BITS,
+        std::process::id(),
+        shared.listen_addr.port(),
+        uptime / 86_400,
+    );
+}
+
+fn clients(shared: &RespShared, out: &mut String) {
+    let _ = write!(
+        out,
+        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n",
+        shared.clients.count(),
+        shared.max_clients
+    );
+}
+
+fn memory(shared: &RespShared, out: &mut String) {
+    let keyspace = &shared.keyspace;
+    let stats = keyspace.stats();
+    let rss = process::memory().resident_bytes.unwrap_or(0);
+    let _ = write!(
+        out,
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\n",
+        stats.used_memory,
+        human(stats.used_memory as u64),
+        stats.used_memory_peak,
+        human(stats.used_memory_peak as u64),
+        human(rss),
+        keyspace.max_memory_bytes(),
+        human(keyspace.max_memory_bytes()),
+        keyspace.policy().name(),
+    );
+}
+
+fn stats(shared: &RespShared, out: &mut String) {
+    let keyspace = shared.keyspace.stats();
+    let _ = write!(
+        out,
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+        shared.stats.total_connections.load(Ordering::Relaxed),
+        shared.stats.total_commands.load(Ordering::Relaxed),
+        keyspace.expired_keys,
+        keyspace.evicted_keys,
+        keyspace.keyspace_hits,
+        keyspace.keyspace_misses,
+    );
+}
+
+fn keyspace(shared: &RespShared, out: &mut String) {
+    out.push_str("# Keyspace\r\n");
+    for (index, db) in shared.keyspace.stats().dbs.iter().enumerate() {
+        if db.keys > 0 {
+            let _ = write!(
+                out,
+                "db{index}:keys={},expires={},avg_ttl=0\r\n",
+                db.keys, db.expires
+            );
+        }
+    }
+}
+
+fn commandstats(shared: &RespShared, out: &mut String) {
+    out.push_str("# Commandstats\r\n");
+    for (name, slot) in shared.stats.used() {
+        let calls = slot.calls.load(Ordering::Relaxed);
+        let usec = slot.usec.load(Ordering::Relaxed);
+        let per_call = if calls == 0 {
+            0.0
+        } else {
+            usec as f64 / calls as f64
+        };
+        let _ = write!(
+            out,
+            "cmdstat_{name}:calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+            slot.rejected_calls.load(Ordering::Relaxed),
+            slot.failed_calls.load(Ordering::Relaxed),
+        );
+    }
+}
+
+/// Redis's human-readable byte counts: `1.50M`.
+fn human(bytes: u64) -> String {
+    const UNITS: [(&str, f64); 4] = [
+        ("T", 1_099_511_627_776.0),
+        ("G", 1_073_741_824.0),
+        ("M", 1_048_576.0),
+        ("K", 1024.0),
+    ];
+    let value = bytes as f64;
+    for (unit, size) in UNITS {
+        if value >= size {
+            return format!("{:.2}{unit}", value / size);
+        }
+    }
+    format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(12), "12B");
+        assert_eq!(human(1536), "1.50K");
+        assert_eq!(human(3 << 20), "3.00M");
+    }
+}

@@ -1,0 +1,67 @@
+//! One RESP connection's state: protocol version, selected database,
+//! authentication, name, and the MULTI queue and WATCHed keys.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::Bytes;
+use quiver_cache::WatchedKey;
+use quiver_resp::Protocol;
+use quiver_resp::command::Command;
+
+/// Most commands one MULTI may queue: each is held in memory until EXEC.
+pub const MAX_QUEUED_COMMANDS: usize = 100_000;
+
+/// A MULTI in progress.
+#[derive(Debug, Default)]
+pub struct Multi {
+    /// Commands queued for EXEC.
+    pub queued: Vec<Command>,
+    /// A command failed to queue: EXEC must answer EXECABORT.
+    pub aborted: bool,
+}
+
+/// The state of one client connection.
+#[derive(Debug)]
+pub struct Session {
+    pub id: u64,
+    pub peer: SocketAddr,
+    pub protocol: Protocol,
+    pub db: usize,
+    pub authenticated: bool,
+    pub name: Option<Bytes>,
+    pub last_command_at: Instant,
+    /// Full name of the last command run, as `CLIENT LIST` shows it.
+    pub last_command: &'static str,
+    pub multi: Option<Multi>,
+    pub watched: Vec<WatchedKey>,
+}
+
+impl Session {
+    /// A new session; `authenticated` is false when a password is required.
+    pub fn new(id: u64, peer: SocketAddr, authenticated: bool) -> Session {
+        Session {
+            id,
+            peer,
+            protocol: Protocol::Resp2,
+            db: 0,
+            authenticated,
+            name: None,
+            last_command_at: Instant::now(),
+            last_command: "NULL",
+            multi: None,
+            watched: Vec::new(),
+        }
+    }
+
+    /// Back to a fresh connection's state, as `RESET` does (authentication is
+    /// dropped when a password is required).
+    pub fn reset(&mut self, password_required: bool) {
+        self.protocol = Protocol::Resp2;
+        self.db = 0;
+        self.name = None;
+        self.multi = None;
+        self.watched.clear();
+        self.authenticated = !password_required;
+    }
+}

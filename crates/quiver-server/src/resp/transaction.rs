@@ -1,0 +1,139 @@
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH. EXEC runs the queued commands
+//! while holding every shard lock of the keyspace, so nothing interleaves,
+//! after checking that no WATCHed key changed.
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use quiver_resp::CommandError;
+use quiver_resp::command::{Command, ServerCommand, TransactionCommand};
+use quiver_resp::encode as write;
+
+use super::commands;
+use super::connection::{Connection, Flow};
+use super::exec::{DataCtx, Outcome, execute_data};
+use super::session::Multi;
+use super::unix_ms;
+
+/// Runs a transaction command (MULTI, EXEC, DISCARD, WATCH, UNWATCH).
+pub(super) fn execute(
+    conn: &mut Connection,
+    command: TransactionCommand,
+    out: &mut BytesMut,
+) -> Flow {
+    let error = |out: &mut BytesMut, error: CommandError| {
+        write::write_error(out, error.to_string().as_bytes())
+    };
+    match command {
+        TransactionCommand::Multi if conn.session.multi.is_some() => {
+            error(out, CommandError::NestedMulti)
+        }
+        TransactionCommand::Multi => {
+            conn.session.multi = Some(Multi::default());
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Discard if conn.session.multi.is_none() => {
+            error(out, CommandError::DiscardWithoutMulti)
+        }
+        TransactionCommand::Discard => {
+            conn.session.multi = None;
+            unwatch_all(conn);
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Watch { .. } if conn.session.multi.is_some() => {
+            error(out, CommandError::WatchInMulti)
+        }
+        TransactionCommand::Watch { keys } => {
+            let now_ms = unix_ms();
+            for key in keys {
+                let watched = conn.shared.keyspace.watch(conn.session.db, &key, now_ms);
+                conn.session.watched.push(watched);
+            }
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Unwatch => {
+            unwatch_all(conn);
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Exec => return exec(conn, out),
+        other => write::write_error(out, format!("ERR {other:?} is not supported").as_bytes()),
+    }
+    Flow::Continue
+}
+
+fn unwatch_all(conn: &mut Connection) {
+    for watched in conn.session.watched.drain(..) {
+        conn.shared.keyspace.unwatch(&watched);
+    }
+}
+
+fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
+    let Some(multi) = conn.session.multi.take() else {
+        write::write_error(out, CommandError::ExecWithoutMulti.to_string().as_bytes());
+        return Flow::Continue;
+    };
+    let flow = if multi.aborted {
+        write::write_error(out, CommandError::ExecAbort.to_string().as_bytes());
+        Flow::Continue
+    } else {
+        run(conn, multi.queued, out)
+    };
+    unwatch_all(conn);
+    conn.shared.waiters.wake_ready(&conn.shared.keyspace);
+    flow
+}
+
+/// Runs the queued commands, replying one array of their replies (or a null
+/// array when a WATCHed key changed).
+fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow {
+    let keyspace = Arc::clone(&conn.shared.keyspace);
+    let now_ms = unix_ms();
+    let mut transaction = Some(keyspace.transaction());
+    let unchanged = transaction
+        .as_mut()
+        .is_some_and(|held| held.watched_unchanged(&conn.session.watched, now_ms));
+    if !unchanged {
+        write::write_null_array(out, conn.session.protocol);
+        return Flow::Continue;
+    }
+    write::write_array_len(out, queued.len());
+    let mut flow = Flow::Continue;
+    for command in queued {
+        // INFO and CONFIG read or change keyspace-wide state through the shard
+        // locks this transaction holds: they run with the locks released.
+        if matches!(
+            command,
+            Command::Server(ServerCommand::Info { .. } | ServerCommand::Config(_))
+        ) {
+            transaction = None;
+            commands::execute(conn, command, out);
+            continue;
+        }
+        let held = transaction.get_or_insert_with(|| keyspace.transaction());
+        let db_index = conn.session.db;
+        let mut db = held
+            .db(db_index)
+            .expect("SELECT only accepts existing databases");
+        let mut ctx = DataCtx {
+            db: &mut db,
+            keyspace: &keyspace,
+            db_index,
+            now_ms,
+            protocol: conn.session.protocol,
+            in_transaction: true,
+        };
+        match execute_data(&mut ctx, command, out) {
+            Ok(Outcome::Done) => {}
+            Ok(Outcome::Block { .. }) => write::write_null_array(out, conn.session.protocol),
+            Err(Command::Transaction(TransactionCommand::Unwatch)) => {
+                write::write_simple(out, b"OK")
+            }
+            Err(command) => {
+                if let Flow::Close = commands::execute(conn, command, out) {
+                    flow = Flow::Close;
+                }
+            }
+        }
+    }
+    flow
+}

@@ -1,0 +1,278 @@
+//! The RESP listener through real sockets: the `redis` crate and raw bytes.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use redis::{RedisResult, Value};
+
+use crate::support::{Server, raw_exchange, redis_connection};
+
+fn start(extra: &[&str]) -> (tempfile::TempDir, Server) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), extra);
+    (dir, server)
+}
+
+fn error_text<T: std::fmt::Debug>(result: RedisResult<T>) -> String {
+    let error = result.expect_err("the server should answer an error");
+    format!(
+        "{} {}",
+        error.code().unwrap_or("?"),
+        error.detail().unwrap_or_default()
+    )
+}
+
+#[test]
+fn ping_echo_and_exact_error_replies() {
+    let (_dir, server) = start(&[]);
+    let mut con = redis_connection(&server);
+    let pong: String = redis::cmd("PING").query(&mut con).expect("PING");
+    assert_eq!(pong, "PONG");
+    let echo: String = redis::cmd("ECHO")
+        .arg("hello world")
+        .query(&mut con)
+        .expect("ECHO");
+    assert_eq!(echo, "hello world");
+    let unknown = error_text(
+        redis::cmd("NOSUCHCMD")
+            .arg("a")
+            .arg("b")
+            .query::<Value>(&mut con),
+    );
+    assert_eq!(
+        unknown,
+        "ERR unknown command 'NOSUCHCMD', with args beginning with: 'a' 'b' "
+    );
+    let arity = error_text(redis::cmd("ECHO").query::<Value>(&mut con));
+    assert_eq!(arity, "ERR wrong number of arguments for 'echo' command");
+}
+
+#[test]
+fn inline_commands_and_deep_pipelines() {
+    let (_dir, server) = start(&[]);
+    assert_eq!(raw_exchange(server.resp, b"PING\r\n", 7), b"+PONG\r\n");
+    let request = b"*1\r\n$4\r\nPING\r\n".repeat(2000);
+    let reply = raw_exchange(server.resp, &request, 7 * 2000);
+    assert_eq!(reply, b"+PONG\r\n".repeat(2000));
+}
+
+#[test]
+fn protocol_errors_are_answered_then_the_connection_closes() {
+    let (_dir, server) = start(&[]);
+    let reply = raw_exchange(server.resp, b"*abc\r\n", usize::MAX);
+    assert_eq!(reply, b"-ERR Protocol error: invalid multibulk length\r\n");
+    let reply = raw_exchange(server.resp, b"*1\r\nfoo\r\n", usize::MAX);
+    assert_eq!(reply, b"-ERR Protocol error: expected '$', got 'f'\r\n");
+    // other connections are unaffected
+    let mut con = redis_connection(&server);
+    let pong: String = redis::cmd("PING").query(&mut con).expect("PING");
+    assert_eq!(pong, "PONG");
+}
+
+#[test]
+fn hello_switches_to_resp3() {
+    let (_dir, server) = start(&[]);
+    let reply = raw_exchange(server.resp, b"HELLO 3\r\n", 1);
+    assert!(
+        reply.starts_with(b"%7\r\n"),
+        "{}",
+        String::from_utf8_lossy(&reply)
+    );
+    let text = String::from_utf8_lossy(&reply).into_owned();
+    assert!(text.contains("$5\r\nproto\r\n:3\r\n"), "{text}");
+    let reply = raw_exchange(server.resp, b"HELLO 4\r\n", 1);
+    assert_eq!(reply, b"-NOPROTO unsupported protocol version\r\n");
+}
+
+#[test]
+fn requirepass_gates_every_command_until_auth() {
+    let (_dir, server) = start(&["--resp-requirepass", "s3cret"]);
+    let mut stream = TcpStream::connect(server.resp).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut exchange = |request: &[u8]| {
+        stream.write_all(request).expect("send");
+        let mut buf = [0u8; 256];
+        let n = stream.read(&mut buf).expect("read");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    assert_eq!(
+        exchange(b"PING\r\n"),
+        "-NOAUTH Authentication required.\r\n"
+    );
+    assert_eq!(
+        exchange(b"AUTH wrong\r\n"),
+        "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    assert_eq!(exchange(b"AUTH s3cret\r\n"), "+OK\r\n");
+    assert_eq!(exchange(b"PING\r\n"), "+PONG\r\n");
+    assert_eq!(exchange(b"AUTH default s3cret\r\n"), "+OK\r\n");
+}
+
+#[test]
+fn auth_without_a_password_configured_is_refused_like_redis() {
+    let (_dir, server) = start(&[]);
+    let reply = raw_exchange(server.resp, b"AUTH x\r\n", 1);
+    assert!(reply.starts_with(b"-ERR AUTH <password> called without any password configured"));
+}
+
+#[test]
+fn select_checks_the_database_count() {
+    let (_dir, server) = start(&["--cache-databases", "4"]);
+    let mut con = redis_connection(&server);
+    let ok: String = redis::cmd("SELECT")
+        .arg(3)
+        .query(&mut con)
+        .expect("SELECT 3");
+    assert_eq!(ok, "OK");
+    let error = error_text(redis::cmd("SELECT").arg(4).query::<Value>(&mut con));
+    assert_eq!(error, "ERR DB index is out of range");
+}
+
+#[test]
+fn client_commands_name_list_and_kill() {
+    let (_dir, server) = start(&[]);
+    let mut first = redis_connection(&server);
+    let mut second = redis_connection(&server);
+    let _: () = redis::cmd("CLIENT")
+        .arg("SETNAME")
+        .arg("worker-1")
+        .query(&mut first)
+        .expect("SETNAME");
+    let name: String = redis::cmd("CLIENT")
+        .arg("GETNAME")
+        .query(&mut first)
+        .expect("GETNAME");
+    assert_eq!(name, "worker-1");
+    let first_id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query(&mut first)
+        .expect("ID");
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut second)
+        .expect("LIST");
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert!(
+        list.contains(&format!("id={first_id} ")) && list.contains("name=worker-1"),
+        "{list}"
+    );
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(first_id)
+        .query(&mut second)
+        .expect("KILL");
+    assert_eq!(killed, 1);
+    let after: RedisResult<String> = redis::cmd("PING").query(&mut first);
+    assert!(after.is_err(), "a killed client must be disconnected");
+}
+
+#[test]
+fn info_config_and_command_answer() {
+    let (_dir, server) = start(&[]);
+    let mut con = redis_connection(&server);
+    let info: String = redis::cmd("INFO").query(&mut con).expect("INFO");
+    for needle in [
+        "# Server",
+        "redis_version:",
+        "# Clients",
+        "connected_clients:1",
+        "# Memory",
+        "used_memory:",
+        "# Stats",
+        "# Keyspace",
+    ] {
+        assert!(info.contains(needle), "missing {needle} in {info}");
+    }
+    let _: () = redis::cmd("PING").query(&mut con).expect("PING");
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .expect("INFO commandstats");
+    assert!(stats.contains("cmdstat_ping:calls=1,"), "{stats}");
+
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("allkeys-lru")
+        .query(&mut con)
+        .expect("CONFIG SET");
+    let policy: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("maxmemory-p*")
+        .query(&mut con)
+        .expect("CONFIG GET");
+    assert_eq!(
+        policy,
+        vec!["maxmemory-policy".to_owned(), "allkeys-lru".to_owned()]
+    );
+    let error = error_text(
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("maxmemory-policy")
+            .arg("sometimes")
+            .query::<Value>(&mut con),
+    );
+    assert!(error.starts_with("ERR CONFIG SET failed"), "{error}");
+
+    let count: i64 = redis::cmd("COMMAND")
+        .arg("COUNT")
+        .query(&mut con)
+        .expect("COMMAND COUNT");
+    assert!(count > 100, "{count}");
+}
+
+#[test]
+fn multi_exec_discard_rules() {
+    let (_dir, server) = start(&[]);
+    let mut con = redis_connection(&server);
+    let error = error_text(redis::cmd("EXEC").query::<Value>(&mut con));
+    assert_eq!(error, "ERR EXEC without MULTI");
+    let replies: Vec<String> = redis::pipe()
+        .atomic()
+        .cmd("PING")
+        .cmd("ECHO")
+        .arg("x")
+        .query(&mut con)
+        .expect("MULTI/EXEC");
+    assert_eq!(replies, vec!["PONG".to_owned(), "x".to_owned()]);
+    // a command that fails to queue aborts the transaction
+    let mut stream = TcpStream::connect(server.resp).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream
+        .write_all(b"MULTI\r\nECHO\r\nPING\r\nEXEC\r\n")
+        .expect("send");
+    let mut reply = Vec::new();
+    let expected = b"+OK\r\n-ERR wrong number of arguments for 'echo' command\r\n+QUEUED\r\n-EXECABORT Transaction discarded because of previous errors.\r\n";
+    let mut chunk = [0u8; 512];
+    while reply.len() < expected.len() {
+        let n = stream.read(&mut chunk).expect("read");
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&reply));
+        reply.extend_from_slice(&chunk[..n]);
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        String::from_utf8_lossy(expected)
+    );
+}
+
+#[test]
+fn connections_over_maxclients_get_redis_refusal() {
+    let (_dir, server) = start(&["--resp-max-connections", "1"]);
+    let mut holder = redis_connection(&server);
+    let _: String = redis::cmd("PING").query(&mut holder).expect("PING");
+    let reply = raw_exchange(server.resp, b"PING\r\n", usize::MAX);
+    assert_eq!(reply, b"-ERR max number of clients reached\r\n");
+}
+
+#[test]
+fn quit_replies_ok_and_closes() {
+    let (_dir, server) = start(&[]);
+    let reply = raw_exchange(server.resp, b"QUIT\r\nPING\r\n", usize::MAX);
+    assert_eq!(reply, b"+OK\r\n");
+}
