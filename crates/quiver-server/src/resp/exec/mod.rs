@@ -3,6 +3,18 @@
 //! reply straight into the connection's output buffer; connection, server and
 //! transaction commands need the session and live beside the connection.
 
+mod data;
+mod hashes;
+mod keys;
+mod lists;
+mod sets;
+mod strings;
+#[cfg(test)]
+mod test_support;
+mod zsets;
+
+pub use data::execute_data;
+
 use bytes::Bytes;
 use quiver_cache::{Db, Keyspace};
 use quiver_resp::Protocol;

@@ -1,0 +1,200 @@
+//! Data commands: dispatch by family, and the reply writers the families
+//! share. Each family file turns one typed command into one keyspace call and
+//! writes exactly one reply with Redis 7's shape for the session's protocol;
+//! keyspace errors become error replies with their Display text (which is
+//! Redis's reply line).
+
+use std::fmt::Display;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use quiver_resp::Command;
+use quiver_resp::encode::{
+    OK, write_array_len, write_bulk, write_error, write_integer, write_null, write_set_len,
+    write_simple,
+};
+use quiver_resp::num::MAX_I64_DIGITS;
+
+use super::{DataCtx, Outcome, hashes, keys, lists, sets, strings, zsets};
+
+/// Runs a data-family command (strings, keys, hashes, lists, sets, sorted
+/// sets) and writes exactly one reply into `out`, or hands the command back
+/// unchanged for the caller when it is a connection, server or transaction
+/// command (or a data command this server does not run).
+///
+/// Blocking list commands return [`Outcome::Block`] without writing anything
+/// when every key they wait on is empty outside a transaction.
+#[allow(
+    clippy::result_large_err,
+    reason = "the command is handed back by value, unchanged, so the caller runs it without a copy or a box"
+)]
+pub fn execute_data(
+    ctx: &mut DataCtx<'_, '_>,
+    command: Command,
+    out: &mut BytesMut,
+) -> Result<Outcome, Command> {
+    match command {
+        Command::String(c) => strings::execute(ctx, c, out)
+            .map(|()| Outcome::Done)
+            .map_err(Command::String),
+        Command::Keys(c) => keys::execute(ctx, c, out)
+            .map(|()| Outcome::Done)
+            .map_err(Command::Keys),
+        Command::Hash(c) => hashes::execute(ctx, c, out)
+            .map(|()| Outcome::Done)
+            .map_err(Command::Hash),
+        Command::List(c) => lists::execute(ctx, c, out).map_err(Command::List),
+        Command::Set(c) => sets::execute(ctx, c, out)
+            .map(|()| Outcome::Done)
+            .map_err(Command::Set),
+        Command::SortedSet(c) => zsets::execute(ctx, c, out)
+            .map(|()| Outcome::Done)
+            .map_err(Command::SortedSet),
+        other => Err(other),
+    }
+}
+
+/// `+OK`.
+pub(super) fn ok(out: &mut BytesMut) {
+    out.put_slice(OK);
+}
+
+/// An error reply whose text is `error`'s Display (error code first).
+pub(super) fn error(out: &mut BytesMut, error: &dyn Display) {
+    write_error(out, error.to_string().as_bytes());
+}
+
+/// Writes `result`'s value with `write`, or its error as an error reply.
+pub(super) fn reply<T, E: Display>(
+    out: &mut BytesMut,
+    result: Result<T, E>,
+    write: impl FnOnce(&mut BytesMut, T),
+) {
+    match result {
+        Ok(value) => write(out, value),
+        Err(e) => error(out, &e),
+    }
+}
+
+/// An integer reply from a count.
+pub(super) fn count(out: &mut BytesMut, n: usize) {
+    write_integer(out, i64::try_from(n).unwrap_or(i64::MAX));
+}
+
+/// `:1` or `:0` (Redis's integer booleans, in RESP3 too).
+pub(super) fn flag(out: &mut BytesMut, value: bool) {
+    write_integer(out, i64::from(value));
+}
+
+/// A bulk string, or the null bulk string.
+pub(super) fn bulk_or_null(out: &mut BytesMut, ctx: &DataCtx<'_, '_>, value: Option<&[u8]>) {
+    match value {
+        Some(value) => write_bulk(out, value),
+        None => write_null(out, ctx.protocol),
+    }
+}
+
+/// An array of bulk strings.
+pub(super) fn bulks(out: &mut BytesMut, items: &[Bytes]) {
+    write_array_len(out, items.len());
+    items.iter().for_each(|item| write_bulk(out, item));
+}
+
+/// An array of bulk strings, a missing one as the null bulk string.
+pub(super) fn optional_bulks(out: &mut BytesMut, ctx: &DataCtx<'_, '_>, items: &[Option<Bytes>]) {
+    write_array_len(out, items.len());
+    for item in items {
+        bulk_or_null(out, ctx, item.as_deref());
+    }
+}
+
+/// A set of bulk strings: RESP3 `~`, RESP2 an array.
+pub(super) fn set_of(out: &mut BytesMut, ctx: &DataCtx<'_, '_>, items: &[Bytes]) {
+    write_set_len(out, ctx.protocol, items.len());
+    items.iter().for_each(|item| write_bulk(out, item));
+}
+
+/// The head of a `SCAN`-family reply: a two-element array of the next cursor
+/// (a bulk string) and an array of `len` elements, which the caller writes.
+pub(super) fn scan_head(out: &mut BytesMut, cursor: u64, len: usize) {
+    write_array_len(out, 2);
+    let mut digits = [0u8; MAX_U64_DIGITS];
+    write_bulk(out, format_u64(cursor, &mut digits));
+    write_array_len(out, len);
+}
+
+/// The most bytes a `u64` takes in decimal.
+const MAX_U64_DIGITS: usize = 20;
+
+const _: () = assert!(MAX_U64_DIGITS >= MAX_I64_DIGITS);
+
+/// `value` in decimal, formatted on the stack.
+fn format_u64(mut value: u64, buf: &mut [u8; MAX_U64_DIGITS]) -> &[u8] {
+    let mut pos = buf.len();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            return &buf[pos..];
+        }
+    }
+}
+
+/// A `HELP` reply: one status line per text line, as Redis's `addReplyHelp`.
+pub(super) fn help(out: &mut BytesMut, lines: &[&str]) {
+    write_array_len(out, lines.len());
+    for line in lines {
+        write_simple(out, line.as_bytes());
+    }
+}
+
+/// Borrowed views of owned arguments, for the keyspace's slice APIs.
+pub(super) fn refs(items: &[Bytes]) -> Vec<&[u8]> {
+    items.iter().map(|item| &item[..]).collect()
+}
+
+/// Borrowed views of owned pairs.
+pub(super) fn pair_refs(pairs: &[(Bytes, Bytes)]) -> Vec<(&[u8], &[u8])> {
+    pairs.iter().map(|(a, b)| (&a[..], &b[..])).collect()
+}
+
+/// A non-negative count argument as `usize` (counts were validated
+/// non-negative by the parser; anything larger than memory saturates).
+pub(super) fn to_usize(n: i64) -> usize {
+    usize::try_from(n.max(0)).unwrap_or(usize::MAX)
+}
+
+/// A `SCAN` `COUNT` hint as `usize`.
+pub(super) fn scan_count(count: u64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_u64() {
+        let mut buf = [0u8; MAX_U64_DIGITS];
+        assert_eq!(format_u64(0, &mut buf), b"0");
+        assert_eq!(format_u64(u64::MAX, &mut buf), b"18446744073709551615");
+    }
+
+    #[test]
+    fn non_data_commands_come_back() {
+        let ks = quiver_cache::Keyspace::new(quiver_cache::CacheConfig::default()).unwrap();
+        let mut db = ks.db(0).unwrap();
+        let mut ctx = DataCtx {
+            db: &mut db,
+            keyspace: &ks,
+            db_index: 0,
+            now_ms: 1,
+            protocol: quiver_resp::Protocol::Resp2,
+            in_transaction: false,
+        };
+        let ping = Command::parse(&quiver_resp::Request::from_args(["PING"])).unwrap();
+        let mut out = BytesMut::new();
+        assert_eq!(execute_data(&mut ctx, ping.clone(), &mut out), Err(ping));
+        assert!(out.is_empty());
+    }
+}

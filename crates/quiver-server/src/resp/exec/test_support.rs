@@ -1,0 +1,102 @@
+//! Running commands through [`execute_data`] on a real keyspace, for the
+//! family tests: each call parses a request as a client would send it and
+//! returns the outcome and the exact reply bytes.
+
+use bytes::BytesMut;
+use quiver_cache::{CacheConfig, Keyspace};
+use quiver_resp::{Command, Protocol, Request};
+
+use super::{DataCtx, Outcome, execute_data};
+
+/// The Unix time the tests run at, in milliseconds.
+pub(super) const NOW_MS: u64 = 1_700_000_000_000;
+
+/// A keyspace and a clock.
+pub(super) struct Tester {
+    pub(super) ks: Keyspace,
+    pub(super) now_ms: u64,
+}
+
+impl Tester {
+    pub(super) fn new() -> Tester {
+        let config = CacheConfig {
+            shards: 8,
+            ..CacheConfig::default()
+        };
+        Tester {
+            ks: Keyspace::new(config).expect("the default config is valid"),
+            now_ms: NOW_MS,
+        }
+    }
+
+    /// Runs `args` on database `db_index` (inside a transaction when `in_tx`).
+    pub(super) fn exec_args(
+        &self,
+        db_index: usize,
+        protocol: Protocol,
+        in_tx: bool,
+        args: &[&[u8]],
+    ) -> (Outcome, String) {
+        let mut out = BytesMut::new();
+        // Parse errors are answered as the connection answers them.
+        let command = match Command::parse(&Request::from_args(args)) {
+            Ok(command) => command,
+            Err(e) => {
+                quiver_resp::encode::write_error(&mut out, e.to_string().as_bytes());
+                return (Outcome::Done, String::from_utf8_lossy(&out).into_owned());
+            }
+        };
+        let outcome = if in_tx {
+            let mut tx = self.ks.transaction();
+            let mut db = tx.db(db_index).expect("database exists");
+            let mut ctx = DataCtx {
+                db: &mut db,
+                keyspace: &self.ks,
+                db_index,
+                now_ms: self.now_ms,
+                protocol,
+                in_transaction: true,
+            };
+            execute_data(&mut ctx, command, &mut out)
+        } else {
+            let mut db = self.ks.db(db_index).expect("database exists");
+            let mut ctx = DataCtx {
+                db: &mut db,
+                keyspace: &self.ks,
+                db_index,
+                now_ms: self.now_ms,
+                protocol,
+                in_transaction: false,
+            };
+            execute_data(&mut ctx, command, &mut out)
+        };
+        let outcome = outcome.expect("a data command");
+        (outcome, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Runs a whitespace-separated command line in database 0.
+    pub(super) fn exec(&self, protocol: Protocol, in_tx: bool, line: &str) -> (Outcome, String) {
+        let args: Vec<&[u8]> = line.split_whitespace().map(str::as_bytes).collect();
+        self.exec_args(0, protocol, in_tx, &args)
+    }
+
+    /// The RESP2 reply to `line`, which must complete.
+    pub(super) fn r2(&self, line: &str) -> String {
+        let (outcome, reply) = self.exec(Protocol::Resp2, false, line);
+        assert_eq!(outcome, Outcome::Done, "{line}");
+        reply
+    }
+
+    /// The RESP3 reply to `line`, which must complete.
+    pub(super) fn r3(&self, line: &str) -> String {
+        let (outcome, reply) = self.exec(Protocol::Resp3, false, line);
+        assert_eq!(outcome, Outcome::Done, "{line}");
+        reply
+    }
+}
+
+/// `ERR ...` and `WRONGTYPE ...` replies of the tests.
+pub(super) const WRONGTYPE: &str =
+    "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+pub(super) const NOT_INTEGER: &str = "-ERR value is not an integer or out of range\r\n";
+pub(super) const SYNTAX: &str = "-ERR syntax error\r\n";
