@@ -203,6 +203,12 @@ fn run_object(
             let encoding = ctx.db.object_encoding(&key, now_ms);
             bulk_or_null(out, ctx, encoding.map(str::as_bytes));
         }
+        // A missing key is null before the policy is checked, as in Redis.
+        ObjectCommand::Freq { key } | ObjectCommand::IdleTime { key }
+            if ctx.db.key_type(&key, now_ms).is_none() =>
+        {
+            missing(out, ctx);
+        }
         ObjectCommand::Freq { key } => {
             let result = ctx.db.object_freq(&key, now_ms);
             reply(out, result, |out, freq| match freq {

@@ -282,6 +282,21 @@ mod tests {
     }
 
     #[test]
+    fn out_of_memory_under_noeviction() {
+        let t = Tester::with_config(quiver_cache::CacheConfig {
+            shards: 8,
+            max_memory_bytes: 1,
+            ..quiver_cache::CacheConfig::default()
+        });
+        assert_eq!(t.r2("SET a 1"), "+OK\r\n");
+        let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+        assert_eq!(t.r2("SET b 1"), oom);
+        assert_eq!(t.r2("INCR c"), oom);
+        assert_eq!(t.r2("GET a"), "$1\r\n1\r\n");
+        assert_eq!(t.r2("DEL a"), ":1\r\n");
+    }
+
+    #[test]
     fn wrong_type() {
         let t = Tester::new();
         assert_eq!(t.r2("RPUSH l a"), ":1\r\n");

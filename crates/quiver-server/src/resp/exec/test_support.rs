@@ -19,10 +19,13 @@ pub(super) struct Tester {
 
 impl Tester {
     pub(super) fn new() -> Tester {
-        let config = CacheConfig {
+        Tester::with_config(CacheConfig {
             shards: 8,
             ..CacheConfig::default()
-        };
+        })
+    }
+
+    pub(super) fn with_config(config: CacheConfig) -> Tester {
         Tester {
             ks: Keyspace::new(config).expect("the default config is valid"),
             now_ms: NOW_MS,
