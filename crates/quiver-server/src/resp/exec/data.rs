@@ -192,9 +192,21 @@ mod tests {
             protocol: quiver_resp::Protocol::Resp2,
             in_transaction: false,
         };
-        let ping = Command::parse(&quiver_resp::Request::from_args(["PING"])).unwrap();
-        let mut out = BytesMut::new();
-        assert_eq!(execute_data(&mut ctx, ping.clone(), &mut out), Err(ping));
-        assert!(out.is_empty());
+        for line in [
+            &["PING"][..],
+            &["MULTI"],
+            &["EXEC"],
+            &["SELECT", "1"],
+            &["INFO"],
+        ] {
+            let command = Command::parse(&quiver_resp::Request::from_args(line)).unwrap();
+            let mut out = BytesMut::new();
+            assert_eq!(
+                execute_data(&mut ctx, command.clone(), &mut out),
+                Err(command),
+                "{line:?}"
+            );
+            assert!(out.is_empty());
+        }
     }
 }

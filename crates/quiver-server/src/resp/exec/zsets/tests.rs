@@ -93,6 +93,14 @@ fn ranges() {
         "*1\r\n*2\r\n$1\r\nc\r\n,3\r\n"
     );
     assert_eq!(t.r2("ZRANGEBYLEX z - (b"), "*1\r\n$1\r\na\r\n");
+    assert_eq!(
+        t.r2("ZRANGE z + [b BYLEX REV LIMIT 0 1"),
+        "*1\r\n$1\r\nc\r\n"
+    );
+    assert_eq!(
+        t.r2("ZREVRANGEBYLEX z + -"),
+        "*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n"
+    );
     assert_eq!(t.r2("ZREVRANGE z 0 0"), "*1\r\n$1\r\nc\r\n");
     assert_eq!(t.r2("ZRANGE nope 0 -1"), "*0\r\n");
     assert_eq!(
