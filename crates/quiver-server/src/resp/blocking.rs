@@ -24,7 +24,9 @@ impl Waiters {
     pub fn block(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
         let mut map = self.lock();
         for key in keys {
-            keyspace.block_on(db, key);
+            keyspace
+                .block_on(db, key)
+                .expect("SELECT only accepts existing databases");
             map.entry((db, key.clone()))
                 .or_default()
                 .push(Arc::clone(notify));
@@ -42,7 +44,9 @@ impl Waiters {
                     map.remove(&entry);
                 }
             }
-            keyspace.unblock(db, key);
+            keyspace
+                .unblock(db, key)
+                .expect("SELECT only accepts existing databases");
         }
     }
 

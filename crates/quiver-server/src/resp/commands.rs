@@ -126,24 +126,7 @@ fn hello_command(conn: &mut Connection, hello: Hello, out: &mut BytesMut) {
         conn.session.name = (!name.is_empty()).then_some(name);
     }
     conn.session.protocol = protocol;
-    let reply = Reply::Map(vec![
-        (Reply::bulk_static("server"), Reply::bulk_static("redis")),
-        (
-            Reply::bulk_static("version"),
-            Reply::bulk_static(info::REDIS_VERSION),
-        ),
-        (
-            Reply::bulk_static("proto"),
-            Reply::Integer(protocol.version()),
-        ),
-        (
-            Reply::bulk_static("id"),
-            Reply::Integer(i64::try_from(conn.session.id).unwrap_or(i64::MAX)),
-        ),
-        (Reply::bulk_static("mode"), Reply::bulk_static("standalone")),
-        (Reply::bulk_static("role"), Reply::bulk_static("master")),
-        (Reply::bulk_static("modules"), Reply::Array(Vec::new())),
-    ]);
+    let reply = Hello::reply(info::REDIS_VERSION, protocol, conn.session.id);
     reply.encode(protocol, out);
 }
 
@@ -165,7 +148,12 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             let mut text = String::new();
             for client in conn.shared.clients.all() {
                 let type_ok = matches!(client_type, None | Some(ClientType::Normal));
-                if type_ok && (ids.is_empty() || ids.contains(&client.id)) {
+                if type_ok
+                    && (ids.is_empty()
+                        || ids
+                            .iter()
+                            .any(|id| u64::try_from(*id).is_ok_and(|id| id == client.id)))
+                {
                     text.push_str(&client.line());
                     text.push('\n');
                 }
@@ -186,29 +174,7 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             .encode(protocol, out);
         }
         ClientCommand::Kill(filter) => kill(conn, &filter, out),
-        ClientCommand::Help => {
-            let lines = [
-                "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "ID",
-                "    Return the ID of the current connection.",
-                "GETNAME",
-                "    Return the name of the current connection.",
-                "SETNAME <name>",
-                "    Assign the name <name> to the current connection.",
-                "LIST [TYPE normal] [ID <id> [<id> ...]]",
-                "    Return information about client connections.",
-                "INFO",
-                "    Return information about the current client connection.",
-                "KILL <ip:port> | <filter> <value> ...",
-                "    Kill connections: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
-                "HELP",
-                "    Print this help.",
-            ];
-            write::write_array_len(out, lines.len());
-            for line in lines {
-                write::write_simple(out, line.as_bytes());
-            }
-        }
+        ClientCommand::Help => help("client", protocol, out),
         other => error(
             out,
             &CommandError::Other {
@@ -217,6 +183,15 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             },
         ),
     }
+}
+
+/// `CLIENT HELP`, `CONFIG HELP`: the lines the command table holds.
+fn help(container: &str, protocol: Protocol, out: &mut BytesMut) {
+    let reply =
+        quiver_resp::table::lookup(container.as_bytes()).and_then(quiver_resp::table::help_reply);
+    reply
+        .expect("containers with a HELP subcommand have help lines")
+        .encode(protocol, out);
 }
 
 fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
@@ -361,23 +336,7 @@ fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
             conn.shared.keyspace.reset_stats();
             write::write_simple(out, b"OK");
         }
-        ConfigCommand::Help => {
-            let lines = [
-                "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "GET <pattern>",
-                "    Return parameters matching the glob-like <pattern> and their values.",
-                "SET <directive> <value>",
-                "    Set the configuration <directive> to <value>.",
-                "RESETSTAT",
-                "    Reset statistics reported by the INFO command.",
-                "HELP",
-                "    Print this help.",
-            ];
-            write::write_array_len(out, lines.len());
-            for line in lines {
-                write::write_simple(out, line.as_bytes());
-            }
-        }
+        ConfigCommand::Help => help("config", protocol, out),
         other => write::write_error(
             out,
             format!("ERR CONFIG {other:?} is not supported").as_bytes(),

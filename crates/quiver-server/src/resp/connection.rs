@@ -265,7 +265,6 @@ impl Connection {
             .expect("SELECT only accepts existing databases");
         let mut ctx = DataCtx {
             db: &mut db,
-            keyspace: &keyspace,
             db_index: self.session.db,
             now_ms: unix_ms(),
             protocol: self.session.protocol,

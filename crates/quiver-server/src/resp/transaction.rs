@@ -47,7 +47,9 @@ pub(super) fn execute(
             let now_ms = unix_ms();
             for key in keys {
                 let watched = conn.shared.keyspace.watch(conn.session.db, &key, now_ms);
-                conn.session.watched.push(watched);
+                conn.session
+                    .watched
+                    .push(watched.expect("SELECT only accepts existing databases"));
             }
             write::write_simple(out, b"OK");
         }
@@ -116,7 +118,6 @@ fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow 
             .expect("SELECT only accepts existing databases");
         let mut ctx = DataCtx {
             db: &mut db,
-            keyspace: &keyspace,
             db_index,
             now_ms,
             protocol: conn.session.protocol,

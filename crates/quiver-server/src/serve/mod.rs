@@ -88,10 +88,11 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         shutdown.clone(),
     ));
 
+    // Ready before the `listening` lines, so whoever waits for them finds /ready 200.
+    state.readiness.set_listeners_bound();
     for listener in &state.listeners {
         tracing::info!(listener = listener.name, addr = %listener.addr, "listening");
     }
-    state.readiness.set_listeners_bound();
     tracing::info!(profile = %config.profile, "quiver ready");
 
     tokio::select! {

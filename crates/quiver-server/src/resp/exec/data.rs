@@ -186,7 +186,6 @@ mod tests {
         let mut db = ks.db(0).unwrap();
         let mut ctx = DataCtx {
             db: &mut db,
-            keyspace: &ks,
             db_index: 0,
             now_ms: 1,
             protocol: quiver_resp::Protocol::Resp2,

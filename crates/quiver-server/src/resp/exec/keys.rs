@@ -40,12 +40,6 @@ const MEMORY_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-/// The error `FLUSHALL` answers inside `MULTI`/`EXEC`: the transaction holds
-/// every shard lock through its one database handle, and the keyspace offers
-/// no way to clear the other databases through that handle.
-const FLUSHALL_IN_MULTI: CommandError =
-    CommandError::Message("FLUSHALL is not supported inside MULTI");
-
 /// Runs a keys command; hands back variants this server does not know.
 pub(super) fn execute(
     ctx: &mut DataCtx<'_, '_>,
@@ -131,12 +125,10 @@ pub(super) fn execute(
             ok(out);
         }
         KeysCommand::FlushAll { .. } => {
-            if ctx.in_transaction {
-                error(out, &FLUSHALL_IN_MULTI);
-            } else {
-                ctx.keyspace.flush_all();
-                ok(out);
-            }
+            // Through the database handle, so it also works inside EXEC,
+            // whose transaction already holds every shard lock.
+            ctx.db.flushall();
+            ok(out);
         }
         KeysCommand::Object(object) => run_object(ctx, object, out)?,
         KeysCommand::MemoryUsage { key, .. } => match ctx.db.memory_usage(&key, now_ms) {
@@ -393,8 +385,9 @@ mod tests {
         assert_eq!(t.exec_args(1, Protocol::Resp2, false, &dbsize).1, ":1\r\n");
         let (outcome, reply) = t.exec(Protocol::Resp2, true, "FLUSHALL");
         assert_eq!(outcome, Outcome::Done);
-        assert_eq!(reply, "-ERR FLUSHALL is not supported inside MULTI\r\n");
-        assert_eq!(t.exec_args(1, Protocol::Resp2, false, &dbsize).1, ":1\r\n");
+        assert_eq!(reply, "+OK\r\n");
+        assert_eq!(t.exec_args(1, Protocol::Resp2, false, &dbsize).1, ":0\r\n");
+        assert_eq!(t.exec_args(1, Protocol::Resp2, false, &set1).1, "+OK\r\n");
         let (_, reply) = t.exec(Protocol::Resp2, true, "FLUSHDB");
         assert_eq!(reply, "+OK\r\n");
         assert_eq!(t.r2("FLUSHALL"), "+OK\r\n");

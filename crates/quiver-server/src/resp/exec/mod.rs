@@ -16,7 +16,7 @@ mod zsets;
 pub use data::execute_data;
 
 use bytes::Bytes;
-use quiver_cache::{Db, Keyspace};
+use quiver_cache::Db;
 use quiver_resp::Protocol;
 
 /// What a data command runs with.
@@ -25,10 +25,6 @@ pub struct DataCtx<'a, 'k> {
     /// The session's selected database (inside MULTI/EXEC: a handle whose
     /// shard locks the transaction already holds).
     pub db: &'a mut Db<'k>,
-    /// The whole keyspace, for commands that reach past one database
-    /// (`FLUSHALL`, `COPY ... DB n`). Never lock shards through it while `db`
-    /// belongs to a transaction: the transaction already holds every shard.
-    pub keyspace: &'k Keyspace,
     /// Index of `db`.
     pub db_index: usize,
     /// Unix time in milliseconds, read once per command by the caller.

@@ -54,7 +54,6 @@ impl Tester {
             let mut db = tx.db(db_index).expect("database exists");
             let mut ctx = DataCtx {
                 db: &mut db,
-                keyspace: &self.ks,
                 db_index,
                 now_ms: self.now_ms,
                 protocol,
@@ -65,7 +64,6 @@ impl Tester {
             let mut db = self.ks.db(db_index).expect("database exists");
             let mut ctx = DataCtx {
                 db: &mut db,
-                keyspace: &self.ks,
                 db_index,
                 now_ms: self.now_ms,
                 protocol,
