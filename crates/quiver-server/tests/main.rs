@@ -5,5 +5,6 @@ mod config;
 mod docs;
 mod log_tools;
 mod resp;
+mod resp_data;
 mod serve;
 mod support;
