@@ -173,6 +173,7 @@ struct Extended {
     get: bool,
     keep_ttl: bool,
     persist: bool,
+    /// The expiry option given and the position of its value.
     expiry: Option<(ExpiryOption, usize)>,
 }
 
@@ -187,7 +188,6 @@ fn parse_extended(
         persist: false,
         expiry: None,
     };
-    let mut expiry_arg = None;
     while let Some(word) = args.peek() {
         args.next_slice()?;
         let has_next = args.remaining() > 0;
@@ -208,15 +208,16 @@ fn parse_extended(
             && !ext.persist
             && ext.expiry.is_none_or(|(given, _)| given == kind)
         {
+            // The value is validated after the loop: a later option may
+            // still make this a syntax error, which Redis reports first.
             ext.expiry = Some((kind, args.pos));
-            expiry_arg = Some(args.pos);
             args.next_slice()?;
         } else {
             return Err(CommandError::Syntax);
         }
     }
-    let expiry = match (ext.expiry, expiry_arg) {
-        (Some((kind, _)), Some(pos)) => {
+    let expiry = match ext.expiry {
+        Some((kind, pos)) => {
             let mut at = Args {
                 request: args.request,
                 spec: args.spec,
@@ -230,7 +231,7 @@ fn parse_extended(
             let absolute = matches!(kind, ExpiryOption::ExAt | ExpiryOption::PxAt);
             Some(expire_ms(&mut at, unit, absolute)?)
         }
-        _ => None,
+        None => None,
     };
     Ok((ext, expiry))
 }
