@@ -6,7 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use quiver_wire::bytes::BytesMut;
-use quiver_wire::{WireError, decode_next, limits::HEADER_LEN};
+use quiver_wire::limits::{self, HEADER_LEN};
+use quiver_wire::{Frame, WireError, decode_next};
 
 fuzz_target!(|data: &[u8]| {
     let mut buf = BytesMut::from(data);
@@ -15,6 +16,14 @@ fuzz_target!(|data: &[u8]| {
         let before = buf.len();
         match decode_next(&mut buf) {
             Ok(Some(envelope)) => {
+                if let Frame::EventBatch(batch) = &envelope.frame {
+                    // A validated body iterates to exactly its count, both ways.
+                    assert_eq!(batch.body.events().count(), batch.body.count());
+                    assert_eq!(batch.body.event_refs().count(), batch.body.count());
+                    for event in batch.body.event_refs() {
+                        assert!(event.headers().count() <= limits::MAX_HEADER_COUNT);
+                    }
+                }
                 assert!(
                     buf.len() + HEADER_LEN <= before,
                     "a frame consumes at least its header"
