@@ -204,6 +204,36 @@ pub fn validate_group(group: &str) -> Result<(), NameError> {
 }
 
 fn validate(raw: &[u8]) -> Result<Wildcard, NameError> {
+    if is_plain_name(raw) {
+        return Ok(Wildcard::None);
+    }
+    validate_slowly(raw)
+}
+
+/// One pass for the common case, a valid name without wildcards (every publish).
+fn is_plain_name(raw: &[u8]) -> bool {
+    let mut levels = 1;
+    let mut level_len = 0;
+    for &b in raw {
+        if b == b'/' {
+            if level_len == 0 || level_len > MAX_LEVEL_LEN {
+                return false;
+            }
+            levels += 1;
+            level_len = 0;
+        } else if is_level_byte(b) {
+            level_len += 1;
+        } else {
+            return false;
+        }
+    }
+    raw.len() <= MAX_NAME_LEN
+        && (1..=MAX_LEVEL_LEN).contains(&level_len)
+        && (MIN_NAME_LEVELS..=MAX_NAME_LEVELS).contains(&levels)
+}
+
+/// Full validation with a precise error; also the path for patterns with a wildcard.
+fn validate_slowly(raw: &[u8]) -> Result<Wildcard, NameError> {
     if raw.len() > MAX_NAME_LEN {
         return Err(NameError::TooLong {
             name: lossy(raw),
@@ -422,6 +452,45 @@ mod tests {
         }
         assert!(pattern("a/b/c").is_literal());
         assert!(!pattern("a/b/*").is_literal());
+    }
+
+    #[test]
+    fn fast_path_agrees_with_full_validation() {
+        let samples = [
+            "a/b/c",
+            "a/b",
+            "a/b/c/d/e/f/g/h",
+            "a/b/c/d/e/f/g/h/i",
+            "a//c",
+            "a/b/",
+            "/a/b",
+            "a/b/*",
+            "a/b/>",
+            "a/b/c d",
+            "a/b/c\u{e9}",
+            "",
+        ];
+        for s in samples {
+            let plain = is_plain_name(s.as_bytes());
+            let full = validate_slowly(s.as_bytes());
+            assert_eq!(plain, full == Ok(Wildcard::None), "{s:?}");
+        }
+        let long_level = format!("a/b/{}", "c".repeat(MAX_LEVEL_LEN + 1));
+        assert!(!is_plain_name(long_level.as_bytes()));
+        let max_level = format!("a/b/{}", "c".repeat(MAX_LEVEL_LEN));
+        assert!(is_plain_name(max_level.as_bytes()));
+        let too_long = vec!["x".repeat(MAX_LEVEL_LEN); 5].join("/");
+        assert!(!is_plain_name(too_long.as_bytes()));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn fast_path_agrees_on_random_names(s in "[ab/*> .\u{e9}-]{0,24}") {
+            let full = validate_slowly(s.as_bytes());
+            proptest::prop_assert_eq!(is_plain_name(s.as_bytes()), full == Ok(Wildcard::None), "{:?}", s);
+        }
     }
 
     #[test]
