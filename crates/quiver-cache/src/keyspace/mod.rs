@@ -206,7 +206,11 @@ impl Keyspace {
     /// Keys that blocked clients wait on and that received list data since the last call,
     /// as (database, key); the waiter layer retries its pops for these. Cheap when empty.
     pub fn take_ready_keys(&self) -> Vec<(usize, Vec<u8>)> {
-        if !self.ready_pending.swap(false, Ordering::AcqRel) {
+        // A plain load first: the common "nothing ready" case then never
+        // writes the shared cache line that both cores read.
+        if !self.ready_pending.load(Ordering::Acquire)
+            || !self.ready_pending.swap(false, Ordering::AcqRel)
+        {
             return Vec::new();
         }
         let mut out = Vec::new();

@@ -85,6 +85,8 @@ pub(super) async fn serve(
         }),
         handle: Arc::clone(&handle),
         shared: Arc::clone(&shared),
+        now_ms: unix_ms(),
+        clock: Instant::now(),
     };
     let (reader, writer) = stream.split();
     let _ = connection.run(reader, writer, &shutdown).await;
@@ -100,6 +102,12 @@ pub(super) struct Connection {
     pub(super) decoder: Decoder,
     pub(super) handle: Arc<ClientHandle>,
     pub(super) shared: Arc<RespShared>,
+    /// Unix time in ms for the commands of the current read: read once per
+    /// batch, as Redis reads its clock once per event-loop turn.
+    now_ms: u64,
+    /// When the previous command ended; each command's time is measured from
+    /// here, so timing costs one clock read per command.
+    clock: Instant,
 }
 
 impl Connection {
@@ -179,6 +187,8 @@ impl Connection {
                 Ok(0) | Err(_) => return Err(End::Closed),
                 Ok(_) => {}
             }
+            self.now_ms = unix_ms();
+            self.clock = Instant::now();
         }
     }
 
@@ -196,16 +206,18 @@ impl Connection {
             Err(error) => return self.refuse(Some(spec), &error, out),
         };
         self.session.last_command = spec.name;
-        self.session.last_command_at = Instant::now();
         if self.session.multi.is_some() && !runs_inside_multi(&command) {
             return self.queue(command, out);
         }
-        let started = Instant::now();
         let before = out.len();
         let flow = self.execute(spec, command, out);
+        let ended = Instant::now();
+        let elapsed = ended.saturating_duration_since(self.clock);
+        self.clock = ended;
+        self.session.last_command_at = ended;
         if let Some(slot) = self.shared.stats.slot(spec) {
             slot.calls.fetch_add(1, Ordering::Relaxed);
-            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
             slot.usec.fetch_add(micros, Ordering::Relaxed);
             if out.get(before) == Some(&b'-') {
                 slot.failed_calls.fetch_add(1, Ordering::Relaxed);
@@ -266,7 +278,7 @@ impl Connection {
         let mut ctx = DataCtx {
             db: &mut db,
             db_index: self.session.db,
-            now_ms: unix_ms(),
+            now_ms: self.now_ms,
             protocol: self.session.protocol,
             in_transaction: false,
         };
@@ -315,6 +327,7 @@ impl Connection {
             // and the registration is not missed.
             let spec = table::lookup(blocking_name(&command).as_bytes())
                 .expect("blocking commands are in the table");
+            self.now_ms = unix_ms();
             if let Flow::Continue = self.execute(spec, command.clone(), output) {
                 break Ok(());
             }

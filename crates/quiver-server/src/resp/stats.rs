@@ -1,7 +1,9 @@
 //! Per-command counters for `INFO commandstats`: one slot per command and
-//! subcommand of the table, found by binary search on the name, updated with
-//! relaxed atomics so counting never takes a lock.
+//! subcommand of the table, found by the address of its static table entry
+//! in a hash map built once, updated with relaxed atomics so counting never
+//! takes a lock.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use quiver_resp::table::{self, CommandSpec};
@@ -20,34 +22,36 @@ pub struct Slot {
 pub struct CommandStats {
     names: Vec<&'static str>,
     slots: Vec<Slot>,
+    /// Table entry address -> index into `names` and `slots`.
+    index: HashMap<usize, usize, foldhash::fast::FixedState>,
     pub total_commands: AtomicU64,
     pub total_connections: AtomicU64,
 }
 
 impl CommandStats {
     pub fn new() -> CommandStats {
-        let mut names: Vec<&'static str> = table::commands()
+        let mut specs: Vec<&'static CommandSpec> = table::commands()
             .iter()
-            .flat_map(|spec| {
-                std::iter::once(spec.name).chain(spec.subcommands.iter().map(|sub| sub.name))
-            })
+            .flat_map(|spec| std::iter::once(*spec).chain(spec.subcommands.iter()))
             .collect();
-        names.sort_unstable();
-        let slots = names.iter().map(|_| Slot::default()).collect();
+        specs.sort_unstable_by_key(|spec| spec.name);
+        let index = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| (address(spec), i))
+            .collect();
         CommandStats {
-            names,
-            slots,
+            names: specs.iter().map(|spec| spec.name).collect(),
+            slots: specs.iter().map(|_| Slot::default()).collect(),
+            index,
             total_commands: AtomicU64::new(0),
             total_connections: AtomicU64::new(0),
         }
     }
 
-    /// The slot of `spec`.
+    /// The slot of `spec`, a table entry.
     pub fn slot(&self, spec: &CommandSpec) -> Option<&Slot> {
-        self.names
-            .binary_search(&spec.name)
-            .ok()
-            .map(|index| &self.slots[index])
+        self.index.get(&address(spec)).map(|&i| &self.slots[i])
     }
 
     /// Every slot that was used, with its command's name.
@@ -76,4 +80,9 @@ impl CommandStats {
         self.total_commands.store(0, Ordering::Relaxed);
         self.total_connections.store(0, Ordering::Relaxed);
     }
+}
+
+/// Table entries are statics, so their addresses identify them.
+fn address(spec: &CommandSpec) -> usize {
+    std::ptr::from_ref(spec) as usize
 }
