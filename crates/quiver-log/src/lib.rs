@@ -12,6 +12,25 @@
 //! All I/O goes through the [`storage::Storage`] trait so the same code runs on files, in
 //! memory, and on a fault-injecting backend that simulates crashes.
 //!
+//! # Example
+//!
+//! ```no_run
+//! use quiver_log::{Durability, Log, LogConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let log = Log::open("/var/lib/app/events".as_ref(), LogConfig {
+//!     durability: Durability::Sync,
+//!     ..LogConfig::default()
+//! })?;
+//! let offset = log.append(b"order 42 shipped")?; // returns after the fsync covering it
+//! for record in log.read(offset, 100, 1 << 20)? {
+//!     println!("{} {:?}", record.offset, record.value);
+//! }
+//! log.commit_group("billing", offset + 1)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Lock order (outermost first): group-commit state is never held while taking the writer
 //! lock; writer lock -> segment index lock / segment list lock; groups lock alone.
 #![forbid(unsafe_code)]
