@@ -7,7 +7,10 @@ use quiver_resp::bytes::BytesMut;
 use quiver_resp::{Command, Decoder, Limits};
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_query_buffer_bytes: 1 << 20, ..Limits::default() };
+    let limits = Limits {
+        max_query_buffer_bytes: 1 << 20,
+        ..Limits::default()
+    };
     for decoder in [Decoder::new(limits), Decoder::new(limits.unauthenticated())] {
         let mut buf = BytesMut::from(data);
         loop {
