@@ -174,10 +174,13 @@ impl Connection {
             }
             input.reserve(READ_CHUNK_BYTES);
             let idle = self.shared.settings.idle_timeout;
+            // Biased: a CLIENT KILL or shutdown that is already pending wins
+            // over input that arrived at the same time.
             let read = tokio::select! {
-                read = reader.read_buf(&mut input) => read,
+                biased;
                 () = self.handle.kill.notified() => return Err(End::Closed),
                 () = shutdown.wait() => return Err(End::Closed),
+                read = reader.read_buf(&mut input) => read,
                 () = sleep_or_forever(idle) => {
                     tracing::debug!(client = self.session.id, "closing idle client (resp.idle_timeout)");
                     return Err(End::Closed);
