@@ -10,7 +10,9 @@ loading 1 M keys with 64 B values when --memory is given.
 
 Usage:
   scripts/bench_cache_vs_redis.py [--quiver PATH] [--rounds N] [--requests N]
-      [--tests set,get,...] [--matrix "50:1,50:16,500:128"] [--memory]
+      [--tests set,get,...] [--matrix "50:1:100000,50:16,500:128"] [--memory]
+
+Each matrix cell is CLIENTS:PIPELINE[:REQUESTS]; REQUESTS defaults to --requests.
 """
 
 import argparse
@@ -132,23 +134,25 @@ def main():
     try:
         print(f"machine: {os.cpu_count()} cpus; "
               f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.strip()}")
-        print(f"command: redis-benchmark -c C -P P -n {args.requests} -d {args.data_size} "
+        print(f"command: redis-benchmark -c C -P P -n N -d {args.data_size} "
               f"-r {args.keyspace} -t TEST --csv; {args.rounds} rounds, Quiver and Redis alternating\n")
         print("| test | -c | -P | Quiver ops/s | Redis ops/s | ratio Q/R (median of rounds) | "
               "Quiver p50/p99 ms | Redis p50/p99 ms |")
         print("|---|---|---|---|---|---|---|---|")
         for cell in args.matrix.split(","):
-            clients, pipeline = (int(x) for x in cell.split(":"))
+            fields = [int(x) for x in cell.split(":")]
+            clients, pipeline = fields[0], fields[1]
+            requests = fields[2] if len(fields) > 2 else args.requests
             for test in args.tests.split(","):
                 results = {"quiver": [], "redis": []}
                 for name in ("quiver", "redis"):  # warm-up
                     run_benchmark(servers[name][1], test, clients, pipeline,
-                                  max(args.requests // 5, 1000), args.data_size, args.keyspace)
+                                  max(requests // 5, 1000), args.data_size, args.keyspace)
                 ratios = []
                 for _ in range(args.rounds):
                     for name in ("quiver", "redis"):
                         results[name].append(run_benchmark(
-                            servers[name][1], test, clients, pipeline, args.requests,
+                            servers[name][1], test, clients, pipeline, requests,
                             args.data_size, args.keyspace))
                     ratios.append(results["quiver"][-1][0] / results["redis"][-1][0])
                 med = {name: [statistics.median(col) for col in zip(*rows)]
