@@ -58,7 +58,8 @@ pub enum NameError {
     /// A wildcard in a stream name, or not as the last level from the third on.
     #[error(
         "name {name:?} has a wildcard at level {level}; wildcards ('*' one level, '>' one or \
-         more) are allowed only in patterns, as the last level, from the third level on"
+         more) are allowed only in patterns, as the last level, '*' from the third level on and \
+         '>' from the second"
     )]
     MisplacedWildcard {
         /// The name, lossily decoded.
@@ -241,7 +242,9 @@ fn validate_slowly(raw: &[u8]) -> Result<Wildcard, NameError> {
         });
     }
     let levels = level_count(raw);
-    if !(MIN_NAME_LEVELS..=MAX_NAME_LEVELS).contains(&levels) {
+    // `tenant/>` (a whole tenant) is the one pattern with fewer than MIN_NAME_LEVELS levels.
+    let tenant_subtree = levels == 2 && raw.ends_with(b"/>");
+    if !tenant_subtree && !(MIN_NAME_LEVELS..=MAX_NAME_LEVELS).contains(&levels) {
         return Err(NameError::LevelCount {
             name: lossy(raw),
             levels,
@@ -258,7 +261,10 @@ fn validate_slowly(raw: &[u8]) -> Result<Wildcard, NameError> {
             });
         }
         if part == b"*" || part == b">" {
-            if level + 1 != levels || level < 2 {
+            // `*` needs tenant/namespace before it (a name has at least three levels);
+            // `>` needs only the tenant.
+            let first_level = if part == b"*" { 2 } else { 1 };
+            if level + 1 != levels || level < first_level {
                 return Err(NameError::MisplacedWildcard {
                     name: lossy(raw),
                     level,
@@ -425,9 +431,19 @@ mod tests {
         }
         assert!(StreamPattern::new("acme/orders").is_err());
         assert!(matches!(
-            StreamPattern::new("acme/>"),
+            StreamPattern::new("acme/*"),
             Err(NameError::LevelCount { levels: 2, .. })
         ));
+        assert!(matches!(
+            StreamPattern::new(">"),
+            Err(NameError::LevelCount { levels: 1, .. })
+        ));
+        assert!(matches!(
+            StreamName::new("acme/>"),
+            Err(NameError::MisplacedWildcard { .. })
+        ));
+        // A whole tenant, as quiver-core allows.
+        assert!(StreamPattern::new("acme/>").is_ok());
     }
 
     #[test]
@@ -445,6 +461,8 @@ mod tests {
             ("acme/orders/eu/*", "acme/orders/eu/created", true),
             ("acme/orders/eu/*", "acme/orders/eu/x/y", false),
             ("acme/orders/eu/>", "acme/orders/eu/x/y", true),
+            ("acme/>", "acme/orders/created", true),
+            ("acme/>", "acmex/orders/created", false),
             ("acme/orders/eu/*", "acme/orders/created", false),
         ];
         for (p, n, expected) in cases {

@@ -8,9 +8,8 @@
 //!   tenant `acme`.
 //!
 //! A wildcard is always a whole level and always the last one; tenant is always literal.
-//! (`docs/wire-protocol.md` section 6 is stricter for version 1 of the native protocol and
-//! also keeps the namespace literal; core accepts `tenant/>` so that other front ends, such
-//! as an operator's HTTP subscription, can watch a whole tenant.)
+//! These are the rules of every front end: `docs/wire-protocol.md` section 6 states the same
+//! grammar for the native protocol, `tenant/>` included.
 
 use std::fmt;
 use std::sync::Arc;
