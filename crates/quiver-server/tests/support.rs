@@ -46,6 +46,8 @@ impl Server {
                 "127.0.0.1:0",
                 "--resp-addr",
                 "127.0.0.1:0",
+                "--native-addr",
+                "127.0.0.1:0",
                 "--log-format",
                 "json",
                 "--log-level",

@@ -35,6 +35,10 @@ pub struct Config {
     pub http: ListenerConfig,
     /// The Redis-protocol listener.
     pub resp: RespConfig,
+    /// The native-protocol (TCP) listener.
+    pub native: NativeConfig,
+    /// The streams broker's batching, queues and slow-subscriber policy.
+    pub streams: StreamsSettings,
     /// The cache keyspace.
     pub cache: CacheSettings,
     pub net: NetConfig,
@@ -75,6 +79,27 @@ pub struct RespConfig {
     pub max_output_buffer_bytes: u64,
     pub max_query_buffer_bytes: u64,
     pub max_bulk_len_bytes: u64,
+}
+
+/// The native-protocol listener and its authentication.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeConfig {
+    pub listener: ListenerConfig,
+    /// `None`: no token required.
+    pub auth_token: Option<String>,
+}
+
+/// The streams broker's defaults for every stream (ranges checked by the key registry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamsSettings {
+    pub batch_max_events: u32,
+    pub batch_max_bytes: u64,
+    pub batch_max_delay: Duration,
+    pub queue_max_events: u32,
+    pub queue_max_bytes: u64,
+    /// One of `drop_old`, `drop_new`, `block`, `disconnect`, checked.
+    pub slow_policy: String,
+    pub block_timeout: Duration,
 }
 
 /// The cache keyspace's size and eviction.
@@ -181,6 +206,8 @@ impl Config {
         let keepalive = duration("net.keepalive");
         let idle_timeout = duration("resp.idle_timeout");
         let requirepass = text("resp.requirepass");
+        let auth_token = text("native.auth_token");
+        let small = |name: &str| u32::try_from(integer(name)).expect("bounded by the key's range");
         Config {
             profile: text(keys::PROFILE_KEY)
                 .parse()
@@ -212,6 +239,22 @@ impl Config {
                 max_output_buffer_bytes: bytes("resp.max_output_buffer"),
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
+            },
+            native: NativeConfig {
+                listener: ListenerConfig {
+                    addr: addr("native.addr"),
+                    max_connections: connections("native.max_connections"),
+                },
+                auth_token: (!auth_token.is_empty()).then_some(auth_token),
+            },
+            streams: StreamsSettings {
+                batch_max_events: small("streams.batch_max_events"),
+                batch_max_bytes: bytes("streams.batch_max_bytes"),
+                batch_max_delay: duration("streams.batch_max_delay"),
+                queue_max_events: small("streams.queue_max_events"),
+                queue_max_bytes: bytes("streams.queue_max_bytes"),
+                slow_policy: text("streams.slow_policy"),
+                block_timeout: duration("streams.block_timeout"),
             },
             cache: CacheSettings {
                 databases: u32::try_from(integer("cache.databases"))

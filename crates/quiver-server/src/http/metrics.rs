@@ -111,7 +111,70 @@ pub fn render(state: &ServerState) -> String {
             );
         }
     }
+    streams(&mut out, state);
     out
+}
+
+/// The streams broker's totals over every stream.
+fn streams(out: &mut String, state: &ServerState) {
+    let stats = state.broker.stats();
+    let totals = &stats.totals;
+    let counters: [(&str, &str, u64); 4] = [
+        (
+            "quiver_streams_published_total",
+            "Events accepted by the broker.",
+            totals.published,
+        ),
+        (
+            "quiver_streams_delivered_total",
+            "Events handed to subscribers (once per subscriber).",
+            totals.delivered,
+        ),
+        (
+            "quiver_streams_batches_total",
+            "Delivery batches sealed (each encoded once for all subscribers).",
+            totals.batches,
+        ),
+        (
+            "quiver_streams_block_timeouts_total",
+            "Publishes that failed waiting for room under the block policy.",
+            totals.block_timeouts,
+        ),
+    ];
+    for (name, help, value) in counters {
+        family(out, name, "counter", help);
+        let _ = writeln!(out, "{name} {value}");
+    }
+    family(
+        out,
+        "quiver_streams_dropped_total",
+        "counter",
+        "Events a subscriber did not receive, by slow-subscriber policy.",
+    );
+    for (policy, value) in [
+        ("drop_new", totals.dropped_new),
+        ("drop_old", totals.dropped_old),
+        ("disconnect", totals.dropped_disconnect),
+    ] {
+        let _ = writeln!(
+            out,
+            "quiver_streams_dropped_total{{policy=\"{policy}\"}} {value}"
+        );
+    }
+    family(
+        out,
+        "quiver_streams_subscriptions",
+        "gauge",
+        "Live subscriptions.",
+    );
+    let _ = writeln!(out, "quiver_streams_subscriptions {}", stats.subscriptions);
+    family(
+        out,
+        "quiver_streams_streams",
+        "gauge",
+        "Streams the broker knows.",
+    );
+    let _ = writeln!(out, "quiver_streams_streams {}", stats.streams.len());
 }
 
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {

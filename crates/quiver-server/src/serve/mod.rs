@@ -16,10 +16,13 @@ use tokio::time::timeout_at;
 
 use bytes::Bytes;
 use quiver_cache::{CacheConfig, Keyspace};
+use quiver_core::streams::{
+    BatchConfig, BlockTimeout, Broker, BrokerConfig, QueueLimits, StreamConfig,
+};
 use quiver_resp::Limits;
 
 use crate::config::{Config, ListenerConfig};
-use crate::{http, resp};
+use crate::{http, native, resp};
 use data_dir::{DataDir, DataDirError};
 use listener::{Listener, ListenerStats};
 use shutdown::Shutdown;
@@ -42,6 +45,8 @@ pub enum ServeError {
     Signals(io::Error),
     #[error("invalid cache settings: {0}")]
     Cache(#[from] quiver_cache::ConfigError),
+    #[error("invalid streams settings: {0}")]
+    Streams(#[from] quiver_core::streams::ConfigError),
 }
 
 /// Runs the server until a shutdown signal, then drains and returns.
@@ -54,6 +59,16 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let keyspace = Arc::new(Keyspace::new(cache_config(&config))?);
     let http_listener = bind("http", "http.addr", &config.http, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
+    let native_listener = bind("native", "native.addr", &config.native.listener, &config)?;
+    let broker = Broker::new(broker_config(&config)?);
+    let flusher = tokio::spawn(broker.clone().run_flusher());
+    let native_shared = Arc::new(native::NativeShared {
+        broker: broker.clone(),
+        keyspace: Arc::clone(&keyspace),
+        settings: native::NativeSettings {
+            auth_token: config.native.auth_token.clone().map(Bytes::from),
+        },
+    });
     let resp_shared = Arc::new(resp::RespShared::new(
         Arc::clone(&keyspace),
         resp_settings(&config),
@@ -68,10 +83,15 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         started: Instant::now(),
         profile: config.profile,
         readiness,
-        listeners: vec![http_listener.stats(), resp_listener.stats()],
+        listeners: vec![
+            http_listener.stats(),
+            resp_listener.stats(),
+            native_listener.stats(),
+        ],
+        broker: broker.clone(),
     });
 
-    // Data listeners (RESP) stop on `shutdown`; the
+    // Data listeners (RESP, native) stop on `shutdown`; the
     // operations listener keeps answering /health and /ready (503 while
     // draining) until they have drained, then stops on `ops_shutdown`.
     let shutdown = Shutdown::new();
@@ -85,6 +105,11 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let resp_task = tokio::spawn(resp::serve_resp(
         resp_listener,
         resp_shared,
+        shutdown.clone(),
+    ));
+    let native_task = tokio::spawn(native::serve_native(
+        native_listener,
+        native_shared,
         shutdown.clone(),
     ));
 
@@ -104,6 +129,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         }
     }
     state.readiness.set_draining();
+    // Pending batches go out and every subscription ends after what it has queued.
+    broker.shutdown();
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     let data_listeners: Vec<&Arc<ListenerStats>> = state
         .listeners
@@ -114,6 +141,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         drain(listener, deadline).await;
     }
     let _ = resp_task.await;
+    let _ = native_task.await;
+    flusher.abort();
     ops_shutdown.trigger();
     let _ = ops_task.await;
     for listener in state
@@ -153,6 +182,27 @@ fn cache_config(config: &Config) -> CacheConfig {
             .expect("cache.eviction_policy is a checked choice"),
         ..CacheConfig::default()
     }
+}
+
+fn broker_config(config: &Config) -> Result<BrokerConfig, quiver_core::streams::ConfigError> {
+    let streams = &config.streams;
+    let default_stream = StreamConfig {
+        batch: BatchConfig::new(
+            streams.batch_max_events,
+            streams.batch_max_bytes,
+            streams.batch_max_delay,
+        )?,
+        queue: QueueLimits::new(streams.queue_max_events, streams.queue_max_bytes)?,
+        policy: streams
+            .slow_policy
+            .parse()
+            .expect("streams.slow_policy is a checked choice"),
+        block_timeout: BlockTimeout::new(streams.block_timeout)?,
+    };
+    Ok(BrokerConfig {
+        default_stream,
+        ..BrokerConfig::default()
+    })
 }
 
 fn resp_settings(config: &Config) -> resp::RespSettings {

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use quiver_core::streams::Broker;
+
 use super::listener::ListenerStats;
 use crate::config::Profile;
 
@@ -61,6 +63,8 @@ pub struct ServerState {
     pub profile: Profile,
     pub readiness: Readiness,
     pub listeners: Vec<Arc<ListenerStats>>,
+    /// The streams broker, for its counters.
+    pub broker: Broker,
 }
 
 #[cfg(test)]

@@ -1,0 +1,68 @@
+//! Cache frames over the native protocol: CacheGet, CacheSet (with TTL) and CacheDelete
+//! against database 0 of the keyspace the RESP listener serves.
+
+use quiver_cache::{Keyspace, OpError, SetExpiry, SetOptions};
+use quiver_wire::{
+    CacheDelete, CacheDeleted, CacheGet, CacheNotFound, CacheOk, CacheSet, CacheValue, ErrorCode,
+    ErrorFrame,
+};
+
+use super::writer::Outgoing;
+use crate::resp::unix_ms;
+
+/// The database native cache frames address (Redis's default database).
+const NATIVE_DB: usize = 0;
+
+/// Answers CacheGet.
+pub fn get(keyspace: &Keyspace, request_id: u32, request: &CacheGet) -> Outgoing {
+    let result = keyspace
+        .db(NATIVE_DB)
+        .and_then(|mut db| db.get(&request.key, unix_ms()));
+    match result {
+        Ok(Some(value)) => Outgoing::encode(request_id, &CacheValue { value }),
+        Ok(None) => Outgoing::encode(request_id, &CacheNotFound),
+        Err(error) => Outgoing::encode(request_id, &op_error(&error)),
+    }
+}
+
+/// Answers CacheSet; a TTL of 0 stores the value without expiry.
+pub fn set(keyspace: &Keyspace, request_id: u32, request: &CacheSet) -> Outgoing {
+    let now_ms = unix_ms();
+    let expiry = match request.ttl_ms {
+        0 => SetExpiry::Clear,
+        ttl_ms => SetExpiry::AtMs(now_ms.saturating_add(ttl_ms)),
+    };
+    let options = SetOptions {
+        expiry,
+        ..SetOptions::default()
+    };
+    let result = keyspace
+        .db(NATIVE_DB)
+        .and_then(|mut db| db.set(&request.key, &request.value, options, now_ms));
+    match result {
+        Ok(_) => Outgoing::encode(request_id, &CacheOk),
+        Err(error) => Outgoing::encode(request_id, &op_error(&error)),
+    }
+}
+
+/// Answers CacheDelete with the number of keys that existed.
+pub fn delete(keyspace: &Keyspace, request_id: u32, request: &CacheDelete) -> Outgoing {
+    let keys: Vec<&[u8]> = request.keys.iter().map(|key| &key[..]).collect();
+    match keyspace.db(NATIVE_DB) {
+        Ok(mut db) => {
+            let count = db.del(&keys, unix_ms());
+            let count = u32::try_from(count).unwrap_or(u32::MAX);
+            Outgoing::encode(request_id, &CacheDeleted { count })
+        }
+        Err(error) => Outgoing::encode(request_id, &op_error(&error)),
+    }
+}
+
+fn op_error(error: &OpError) -> ErrorFrame {
+    let code = match error {
+        OpError::OutOfMemory => ErrorCode::OVERLOADED,
+        OpError::WrongType => ErrorCode::UNSUPPORTED,
+        _ => ErrorCode::INTERNAL,
+    };
+    ErrorFrame::new(code, &error.to_string())
+}

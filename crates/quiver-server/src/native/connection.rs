@@ -1,0 +1,285 @@
+//! One native connection: the read loop. It checks and decodes each frame, answers Hello,
+//! dispatches requests to the stream and cache handlers in arrival order (so a
+//! connection's publishes reach the broker in the order they were sent), and answers bad
+//! frames with an Error frame, closing the connection for the closing codes.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use quiver_wire::{
+    Capabilities, Direction, Envelope, ErrorCode, ErrorFrame, Frame, Goodbye, Pong, WireError,
+};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+
+use super::session::Session;
+use super::streams::{self, Publisher};
+use super::writer::{self, Outgoing, WriteQueue};
+use super::{NativeShared, cache};
+use crate::serve::listener::ConnectionGuard;
+use crate::serve::shutdown::Shutdown;
+
+/// Initial capacity of a connection's read buffer; it grows to hold one whole frame (at
+/// most the header plus `MAX_FRAME_LEN`, which `check` enforces before it is read).
+const READ_BUFFER_BYTES: usize = 64 << 10;
+
+/// How long a closing connection waits for its queued frames (the final Error or
+/// Goodbye) to be written before it drops them.
+const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the read loop goes on after a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Close,
+}
+
+/// Serves one connection until the peer closes, a closing error, or shutdown.
+pub async fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    guard: ConnectionGuard,
+    shared: Arc<NativeShared>,
+    shutdown: Shutdown,
+) {
+    let (mut reader, socket_writer) = stream.into_split();
+    let (out, queue) = writer::queue();
+    let mut writer_task = tokio::spawn(writer::run(socket_writer, queue));
+    let mut connection = Connection {
+        shared: &shared,
+        out,
+        session: None,
+        publisher: Publisher::new(&shared),
+    };
+    let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    'read: loop {
+        let read = tokio::select! {
+            read = reader.read_buf(&mut buf) => read,
+            () = shutdown.wait() => {
+                let goodbye = Goodbye {
+                    code: ErrorCode::SHUTTING_DOWN,
+                    message: "the server is shutting down".to_owned(),
+                };
+                let _ = connection.out.send(Outgoing::encode(0, &goodbye)).await;
+                break;
+            }
+        };
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        loop {
+            match quiver_wire::decode_next(&mut buf) {
+                Ok(None) => break,
+                Ok(Some(envelope)) => {
+                    if connection.handle(envelope).await == Flow::Close {
+                        break 'read;
+                    }
+                }
+                Err(error) => {
+                    if connection.bad_frame(&error, peer).await == Flow::Close {
+                        break 'read;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(session) = connection.session.as_mut() {
+        session.close();
+    }
+    drop(connection);
+    // Every sender is gone once the subscription tasks have stopped, so the writer writes
+    // what is queued and shuts the socket down.
+    if tokio::time::timeout(CLOSE_WRITE_TIMEOUT, &mut writer_task)
+        .await
+        .is_err()
+    {
+        writer_task.abort();
+    }
+    drop(guard);
+}
+
+struct Connection<'a> {
+    shared: &'a NativeShared,
+    out: WriteQueue,
+    session: Option<Session>,
+    publisher: Publisher,
+}
+
+/// Queues `frame`. A send fails only when the writer stopped (the peer is gone); the read
+/// loop then ends on its next read.
+async fn send(out: &WriteQueue, frame: Outgoing) {
+    let _ = out.send(frame).await;
+}
+
+/// Queues an Error frame; closing codes end the connection.
+async fn error(out: &WriteQueue, request_id: u32, code: ErrorCode, message: &str) -> Flow {
+    send(
+        out,
+        Outgoing::encode(request_id, &ErrorFrame::new(code, message)),
+    )
+    .await;
+    if code.closes_connection() {
+        Flow::Close
+    } else {
+        Flow::Continue
+    }
+}
+
+impl Connection<'_> {
+    async fn bad_frame(&self, wire_error: &WireError, peer: SocketAddr) -> Flow {
+        tracing::debug!(%peer, error = %wire_error, "bad native frame");
+        let frame = wire_error.to_error_frame();
+        send(&self.out, Outgoing::encode(wire_error.request_id(), &frame)).await;
+        if wire_error.closes_connection() {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
+    }
+
+    async fn handle(&mut self, envelope: Envelope) -> Flow {
+        let Envelope { request_id, frame } = envelope;
+        if frame.frame_type().direction() == Direction::ServerToClient {
+            let message = format!(
+                "{:?} frames are sent by the server, not by a client",
+                frame.frame_type()
+            );
+            return error(
+                &self.out,
+                request_id,
+                ErrorCode::PROTOCOL_VIOLATION,
+                &message,
+            )
+            .await;
+        }
+        if self.session.is_none() {
+            return self.hello(request_id, frame).await;
+        }
+        let Connection {
+            shared,
+            out,
+            session,
+            publisher,
+        } = self;
+        let session = session.as_mut().expect("checked just above");
+        match frame {
+            Frame::Hello(_) => {
+                let message = "a second Hello on one connection";
+                error(out, request_id, ErrorCode::PROTOCOL_VIOLATION, message).await
+            }
+            Frame::Ping(_) => {
+                send(out, Outgoing::encode(request_id, &Pong)).await;
+                Flow::Continue
+            }
+            Frame::Pong(_) => Flow::Continue,
+            Frame::Error(reported) => {
+                tracing::debug!(code = %reported.code, message = %reported.message, "native client reported an error");
+                if reported.code.closes_connection() {
+                    Flow::Close
+                } else {
+                    Flow::Continue
+                }
+            }
+            Frame::Goodbye(_) => {
+                let goodbye = Goodbye {
+                    code: ErrorCode::NORMAL_CLOSE,
+                    message: "goodbye".to_owned(),
+                };
+                send(out, Outgoing::encode(request_id, &goodbye)).await;
+                Flow::Close
+            }
+            Frame::Publish(publish) => {
+                let message = streams::message(&publish.headers, publish.payload);
+                let reply = publisher
+                    .publish(
+                        shared,
+                        request_id,
+                        &publish.stream,
+                        publish.ack,
+                        vec![message],
+                    )
+                    .await;
+                if let Some(reply) = reply {
+                    send(out, reply).await;
+                }
+                Flow::Continue
+            }
+            Frame::PublishBatch(batch) => {
+                let messages = batch
+                    .messages
+                    .into_iter()
+                    .map(|m| streams::message(&m.headers, m.payload))
+                    .collect();
+                let reply = publisher
+                    .publish(shared, request_id, &batch.stream, batch.ack, messages)
+                    .await;
+                if let Some(reply) = reply {
+                    send(out, reply).await;
+                }
+                Flow::Continue
+            }
+            Frame::Subscribe(subscribe) => {
+                streams::subscribe(shared, session, out, request_id, subscribe).await;
+                Flow::Continue
+            }
+            Frame::Unsubscribe(unsubscribe) => {
+                streams::unsubscribe(session, out, request_id, unsubscribe.subscription_id).await;
+                Flow::Continue
+            }
+            Frame::CacheGet(_) | Frame::CacheSet(_) | Frame::CacheDelete(_)
+                if !session.granted(Capabilities::CACHE) =>
+            {
+                let message = "cache frames need the CACHE capability; ask for it in Hello";
+                error(out, request_id, ErrorCode::UNSUPPORTED, message).await
+            }
+            Frame::CacheGet(get) => {
+                send(out, cache::get(&shared.keyspace, request_id, &get)).await;
+                Flow::Continue
+            }
+            Frame::CacheSet(set) => {
+                send(out, cache::set(&shared.keyspace, request_id, &set)).await;
+                Flow::Continue
+            }
+            Frame::CacheDelete(delete) => {
+                send(out, cache::delete(&shared.keyspace, request_id, &delete)).await;
+                Flow::Continue
+            }
+            other => {
+                let message = format!(
+                    "{:?} frames are not handled by this server",
+                    other.frame_type()
+                );
+                error(out, request_id, ErrorCode::UNSUPPORTED, &message).await
+            }
+        }
+    }
+
+    async fn hello(&mut self, request_id: u32, frame: Frame) -> Flow {
+        let Frame::Hello(hello) = frame else {
+            let message = format!(
+                "the first frame must be Hello, not {:?}",
+                frame.frame_type()
+            );
+            return error(&self.out, request_id, ErrorCode::HELLO_REQUIRED, &message).await;
+        };
+        match Session::open(&hello, &self.shared.settings) {
+            Ok((session, ok)) => {
+                self.session = Some(session);
+                send(&self.out, Outgoing::encode(request_id, &ok)).await;
+                Flow::Continue
+            }
+            Err(refusal) => {
+                let code = refusal.code;
+                send(&self.out, Outgoing::encode(request_id, &refusal)).await;
+                if code.closes_connection() {
+                    Flow::Close
+                } else {
+                    Flow::Continue
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Streams over the native protocol: Publish and PublishBatch become broker publishes,
+//! Subscribe starts a delivery task that turns the broker's deliveries into EventBatch,
+//! Lag and SubscriptionEnded frames, Unsubscribe stops it.
+//!
+//! Event batch bodies are encoded once per broker batch into the batch's encoding slots
+//! ([`WITH_HEADERS`] for subscribers granted headers when the batch has any,
+//! [`WITHOUT_HEADERS`] otherwise) and shared by every subscription of every connection.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use quiver_core::streams::{
+    self as core, Ack, Batch, Budget, Delivery, EncodingSlot, EndReason, Pattern, PublishError,
+    QueueLimits, StreamHandle, SubscribeOptions, Subscription,
+};
+use quiver_wire::limits::HEADER_LEN;
+use quiver_wire::{
+    AckMode, EVENT_BATCH_PREFIX_LEN, ErrorCode, ErrorFrame, EventBatchEncoder, FLAG_HEADERS,
+    FrameHeader, FrameType, Headers, Lag, PublishAck, StartPosition, StreamName, Subscribe,
+    Subscribed, SubscriptionEnded, Unsubscribed, VERSION,
+};
+
+use super::NativeShared;
+use super::session::Session;
+use super::writer::{Outgoing, WriteQueue};
+
+/// Slot of the body encoded with headers (when any event has one).
+const WITH_HEADERS: EncodingSlot = EncodingSlot::S0;
+/// Slot of the body encoded without headers (clients that did not ask for HEADERS).
+const WITHOUT_HEADERS: EncodingSlot = EncodingSlot::S1;
+
+/// Deliveries taken from a subscription's queue per wake-up.
+const DELIVERIES_PER_WAKE: usize = 64;
+
+/// Stream handles one connection keeps so that its publishes skip the registry lookup;
+/// beyond this many distinct streams the cache starts over.
+const MAX_CACHED_STREAMS: usize = 1024;
+
+/// Per-connection publishing state.
+#[derive(Debug)]
+pub struct Publisher {
+    budget: Budget,
+    streams: HashMap<Bytes, StreamHandle>,
+}
+
+impl Publisher {
+    pub fn new(shared: &NativeShared) -> Publisher {
+        Publisher {
+            budget: shared.broker.connection_budget(),
+            streams: HashMap::new(),
+        }
+    }
+
+    /// Publishes `messages` to `stream`; the reply to send, if any.
+    pub async fn publish(
+        &mut self,
+        shared: &NativeShared,
+        request_id: u32,
+        stream: &StreamName,
+        ack: AckMode,
+        messages: Vec<core::Message>,
+    ) -> Option<Outgoing> {
+        let handle = match self.handle(shared, stream) {
+            Ok(handle) => handle,
+            Err(error) => return Some(Outgoing::encode(request_id, &error)),
+        };
+        let ack_mode = match ack {
+            AckMode::None => Ack::None,
+            AckMode::Accepted => Ack::Accepted,
+            AckMode::Committed => Ack::Committed,
+        };
+        match handle.publish(messages, ack_mode, Some(&self.budget)).await {
+            Ok(_) if ack == AckMode::None => None,
+            Ok(receipt) => Some(Outgoing::encode(
+                request_id,
+                &PublishAck {
+                    first_sequence: receipt.first_sequence,
+                    count: u32::try_from(receipt.count).unwrap_or(u32::MAX),
+                },
+            )),
+            Err(error) => Some(Outgoing::encode(request_id, &publish_error(&error))),
+        }
+    }
+
+    fn handle(
+        &mut self,
+        shared: &NativeShared,
+        stream: &StreamName,
+    ) -> Result<StreamHandle, ErrorFrame> {
+        if let Some(handle) = self.streams.get(stream.as_bytes()) {
+            return Ok(handle.clone());
+        }
+        let name = core::StreamName::new(stream.as_str())
+            .map_err(|error| ErrorFrame::new(ErrorCode::INVALID_NAME, &error.to_string()))?;
+        let handle = shared
+            .broker
+            .stream(&name)
+            .map_err(|error| publish_error(&error))?;
+        if self.streams.len() >= MAX_CACHED_STREAMS {
+            self.streams.clear();
+        }
+        self.streams
+            .insert(stream.as_bytes().clone(), handle.clone());
+        Ok(handle)
+    }
+}
+
+/// A wire message as a broker message (header keys and values copied, payload shared).
+pub fn message(headers: &Headers, payload: Bytes) -> core::Message {
+    core::Message {
+        payload,
+        headers: headers
+            .iter()
+            .map(|(key, value)| core::Header {
+                key: Bytes::copy_from_slice(key.as_bytes()),
+                value: Bytes::copy_from_slice(value),
+            })
+            .collect(),
+    }
+}
+
+fn publish_error(error: &PublishError) -> ErrorFrame {
+    let code = match error {
+        PublishError::Empty { .. }
+        | PublishError::TooManyMessages { .. }
+        | PublishError::MessageTooLarge { .. }
+        | PublishError::TooManyStreams { .. } => ErrorCode::LIMIT_EXCEEDED,
+        PublishError::NotDurable { .. } => ErrorCode::UNSUPPORTED,
+        PublishError::Budget { .. } | PublishError::Blocked { .. } => ErrorCode::OVERLOADED,
+        _ => ErrorCode::INTERNAL,
+    };
+    ErrorFrame::new(code, &error.to_string())
+}
+
+/// Handles Subscribe: the reply is queued (Subscribed first, so that no delivery precedes
+/// it), then the delivery task starts.
+pub async fn subscribe(
+    shared: &NativeShared,
+    session: &mut Session,
+    out: &WriteQueue,
+    request_id: u32,
+    request: Subscribe,
+) {
+    let subscription = match open(shared, session, &request) {
+        Ok(subscription) => subscription,
+        Err(error) => {
+            let _ = out.send(Outgoing::encode(request_id, &error)).await;
+            return;
+        }
+    };
+    let Some(id) = session.next_subscription_id() else {
+        let error = ErrorFrame::new(
+            ErrorCode::LIMIT_EXCEEDED,
+            &format!(
+                "this connection already has {} subscriptions, the limit",
+                super::session::MAX_SUBSCRIPTIONS_PER_CONNECTION
+            ),
+        );
+        let _ = out.send(Outgoing::encode(request_id, &error)).await;
+        return;
+    };
+    let reply = Outgoing::encode(
+        request_id,
+        &Subscribed {
+            subscription_id: id,
+        },
+    );
+    if out.send(reply).await.is_err() {
+        return;
+    }
+    let delivery = Delivering {
+        subscription_id: id,
+        with_headers: session.granted(quiver_wire::Capabilities::HEADERS),
+        max_batch_events: usize::from(request.max_batch_events),
+        out: out.clone(),
+    };
+    session.insert(id, tokio::spawn(delivery.run(subscription)));
+}
+
+fn open(
+    shared: &NativeShared,
+    session: &Session,
+    request: &Subscribe,
+) -> Result<Subscription, ErrorFrame> {
+    let _ = session;
+    if let Some(group) = &request.group {
+        return Err(ErrorFrame::new(
+            ErrorCode::UNSUPPORTED,
+            &format!(
+                "queue group {group:?}: queue groups are not available on this server yet; subscribe without a group"
+            ),
+        ));
+    }
+    if request.start != StartPosition::Latest {
+        return Err(ErrorFrame::new(
+            ErrorCode::UNSUPPORTED,
+            &format!(
+                "start {:?} needs a durable stream, which this server does not offer yet; start at latest",
+                request.start
+            ),
+        ));
+    }
+    let pattern = Pattern::new(request.pattern.as_str())
+        .map_err(|error| ErrorFrame::new(ErrorCode::INVALID_NAME, &error.to_string()))?;
+    let queue = match request.queue_capacity {
+        0 => None,
+        events => Some(
+            QueueLimits::new(
+                events,
+                shared.broker.config().default_stream.queue.max_bytes(),
+            )
+            .map_err(|error| {
+                ErrorFrame::new(
+                    ErrorCode::LIMIT_EXCEEDED,
+                    &format!("queue capacity: {error}"),
+                )
+            })?,
+        ),
+    };
+    shared
+        .broker
+        .subscribe(pattern, SubscribeOptions { queue })
+        .map_err(|error| ErrorFrame::new(ErrorCode::LIMIT_EXCEEDED, &error.to_string()))
+}
+
+/// Handles Unsubscribe: stops the delivery task (frames it queued are written first),
+/// then answers.
+pub async fn unsubscribe(session: &mut Session, out: &WriteQueue, request_id: u32, id: u32) {
+    let reply = match session.remove(id) {
+        Some(task) => {
+            task.abort();
+            let _ = task.await;
+            Outgoing::encode(
+                request_id,
+                &Unsubscribed {
+                    subscription_id: id,
+                },
+            )
+        }
+        None => Outgoing::encode(
+            request_id,
+            &ErrorFrame::new(
+                ErrorCode::NOT_FOUND,
+                &format!("no subscription {id} on this connection"),
+            ),
+        ),
+    };
+    let _ = out.send(reply).await;
+}
+
+/// One subscription's delivery task.
+struct Delivering {
+    subscription_id: u32,
+    with_headers: bool,
+    /// 0: the broker's batches as they are.
+    max_batch_events: usize,
+    out: WriteQueue,
+}
+
+impl Delivering {
+    async fn run(self, mut subscription: Subscription) {
+        let mut deliveries = Vec::with_capacity(DELIVERIES_PER_WAKE);
+        loop {
+            subscription
+                .recv_many(&mut deliveries, DELIVERIES_PER_WAKE)
+                .await;
+            for delivery in deliveries.drain(..) {
+                let sent = match delivery {
+                    Delivery::Batch(batch) => self.batch(&batch).await,
+                    Delivery::Lag { missed } => {
+                        let lag = Lag {
+                            subscription_id: self.subscription_id,
+                            missed,
+                        };
+                        self.out.send(Outgoing::encode(0, &lag)).await.is_ok()
+                    }
+                    Delivery::Ended(reason) => {
+                        self.end(&reason).await;
+                        return;
+                    }
+                };
+                if !sent {
+                    return;
+                }
+            }
+        }
+    }
+
+    async fn batch(&self, batch: &Arc<Batch>) -> bool {
+        let whole = self.max_batch_events == 0 || batch.len() <= self.max_batch_events;
+        if whole {
+            let headers = self.with_headers && has_headers(batch, 0, batch.len());
+            let slot = if headers {
+                WITH_HEADERS
+            } else {
+                WITHOUT_HEADERS
+            };
+            let body = batch.encoded(slot, |batch| encode_body(batch, 0, batch.len(), headers));
+            return self.send_body(body, headers).await;
+        }
+        let mut start = 0;
+        while start < batch.len() {
+            let end = (start + self.max_batch_events).min(batch.len());
+            let headers = self.with_headers && has_headers(batch, start, end);
+            let body = encode_body(batch, start, end, headers);
+            if !self.send_body(body, headers).await {
+                return false;
+            }
+            start = end;
+        }
+        true
+    }
+
+    /// Sends a body behind this subscription's prefix.
+    async fn send_body(&self, body: Bytes, headers: bool) -> bool {
+        if body.is_empty() {
+            self.send_end(ErrorCode::INTERNAL, "an event batch could not be encoded")
+                .await;
+            return false;
+        }
+        let header = FrameHeader {
+            version: VERSION,
+            frame_type: FrameType::EventBatch,
+            flags: if headers { FLAG_HEADERS } else { 0 },
+            request_id: 0,
+            payload_len: u32::try_from(body.len() + 4).unwrap_or(u32::MAX),
+        };
+        let mut prefix = [0u8; EVENT_BATCH_PREFIX_LEN];
+        prefix[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+        prefix[HEADER_LEN..].copy_from_slice(&self.subscription_id.to_le_bytes());
+        self.out
+            .send(Outgoing::Batch { prefix, body })
+            .await
+            .is_ok()
+    }
+
+    async fn end(&self, reason: &EndReason) {
+        let code = match reason {
+            EndReason::SlowConsumer { .. } => ErrorCode::SLOW_CONSUMER,
+            EndReason::Shutdown => ErrorCode::SHUTTING_DOWN,
+            _ => ErrorCode::INTERNAL,
+        };
+        self.send_end(code, &reason.to_string()).await;
+    }
+
+    async fn send_end(&self, code: ErrorCode, message: &str) {
+        let ended = SubscriptionEnded {
+            subscription_id: self.subscription_id,
+            code,
+            message: ErrorFrame::new(code, message).message,
+        };
+        let _ = self.out.send(Outgoing::encode(0, &ended)).await;
+    }
+}
+
+/// Whether any of events `start..end` carries a header.
+fn has_headers(batch: &Batch, start: usize, end: usize) -> bool {
+    batch.events()[start..end]
+        .iter()
+        .any(|event| !event.headers.is_empty())
+}
+
+/// Encodes events `start..end` of `batch` as an event batch body, with headers when
+/// `headers` (then at least one event has one). Empty when the batch cannot be encoded: its
+/// stream name or every header is outside the wire's grammar (the broker's size limits
+/// are within the wire's, and batches published over the wire always fit).
+fn encode_body(batch: &Batch, start: usize, end: usize, headers: bool) -> Bytes {
+    let Ok(stream) = StreamName::new(batch.stream().as_str()) else {
+        return Bytes::new();
+    };
+    let mut buf = BytesMut::new();
+    let mut encoder = EventBatchEncoder::new(&mut buf, &stream, headers);
+    let none = Headers::new();
+    for (sequence, event) in batch.iter().skip(start).take(end - start) {
+        let event_headers = if headers {
+            wire_headers(&event.headers)
+        } else {
+            none.clone()
+        };
+        if encoder
+            .push(sequence, event.timestamp_ms, &event_headers, &event.payload)
+            .is_err()
+        {
+            return Bytes::new();
+        }
+    }
+    match encoder.finish() {
+        Ok(body) => body.as_bytes().clone(),
+        Err(_) => Bytes::new(),
+    }
+}
+
+/// A broker event's headers in wire form; headers the wire cannot carry (a key that is
+/// not UTF-8, over the limits) are left out of the delivery as a whole.
+fn wire_headers(headers: &[core::Header]) -> Headers {
+    if headers.is_empty() {
+        return Headers::new();
+    }
+    let pairs: Option<Vec<(&str, &[u8])>> = headers
+        .iter()
+        .map(|h| Some((std::str::from_utf8(&h.key).ok()?, &h.value[..])))
+        .collect();
+    match pairs.map(Headers::from_pairs) {
+        Some(Ok(headers)) => headers,
+        _ => {
+            tracing::warn!("event headers outside the wire's limits were not delivered");
+            Headers::new()
+        }
+    }
+}
