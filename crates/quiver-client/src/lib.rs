@@ -1,5 +1,304 @@
 //! `quiver-client`: the async Rust SDK for Quiver's native protocol.
 //!
-//! Speaks only the frames of `quiver-wire` over TCP or QUIC; it never links the
-//! broker, the log or the cache. The SDK itself arrives with the streams work;
-//! until then this crate exports nothing.
+//! Speaks only the frames of `quiver-wire`; it never links the broker, the log or the
+//! cache. One [`Client`] is one TCP connection that carries every request, reply and
+//! subscription delivery: requests carry ids, so many are in flight at once and replies
+//! may come back in any order (clone the client and call it from many tasks). A reader
+//! task routes replies to their callers and deliveries to their [`Subscription`]s; a
+//! writer task coalesces queued frames into few writes.
+//!
+//! The key design decision is that the reader never allocates per event: a delivered
+//! batch is handed to its subscription as the received bytes, and events are sliced out
+//! of them only when the subscriber reads.
+//!
+//! ```no_run
+//! use quiver_client::{Client, SubscribeOptions, SubscriptionEvent};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::connect("quiver://127.0.0.1:7070").await?;
+//! let mut orders = client.subscribe("acme/orders/>", SubscribeOptions::default()).await?;
+//! client.publish("acme/orders/created", "order 1").await?;
+//! while let Some(event) = orders.next().await {
+//!     match event {
+//!         SubscriptionEvent::Event(event) => println!("{} #{}: {:?}", event.stream, event.sequence, event.payload),
+//!         SubscriptionEvent::Lag { missed } => println!("missed {missed} events"),
+//!         SubscriptionEvent::Ended { message, .. } => println!("ended: {message}"),
+//!         _ => {}
+//!     }
+//! }
+//! client.cache_set("greeting", "hello", Some(std::time::Duration::from_secs(60))).await?;
+//! assert_eq!(client.cache_get("greeting").await?.as_deref(), Some(&b"hello"[..]));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Not yet: QUIC (`quiver+quic://` returns [`ConnectError::QuicNotSupported`]), automatic
+//! reconnect, and a linger-batching publisher.
+
+#![forbid(unsafe_code)]
+
+mod connection;
+mod error;
+mod subscription;
+mod url;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use quiver_wire::{
+    CacheDelete, CacheGet, CacheSet, Frame, Headers, Message, Ping, Publish, PublishBatch,
+    StartPosition, StreamName, StreamPattern, Subscribe,
+};
+use tokio::sync::mpsc;
+
+pub use error::{ConnectError, RequestError};
+pub use quiver_wire::{AckMode, Capabilities, ErrorCode, PublishAck};
+pub use subscription::{Event, SubscribeOptions, Subscription, SubscriptionEvent};
+pub use url::DEFAULT_PORT;
+
+use connection::{Connection, HelloParams};
+use subscription::SUBSCRIPTION_BUFFER_BATCHES;
+
+/// How a client connects and how long it waits.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// Longest wait for the TCP connection and the Hello exchange.
+    pub connect_timeout: Duration,
+    /// Longest wait for the reply to one request.
+    pub request_timeout: Duration,
+    /// The server's `native.auth_token`, if it has one.
+    pub auth_token: Option<Bytes>,
+    /// Shown in the server's logs.
+    pub client_name: String,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(10),
+            auth_token: None,
+            client_name: format!("quiver-client {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+impl ClientOptions {
+    /// Sets [`Self::request_timeout`].
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`Self::auth_token`].
+    pub fn auth_token(mut self, token: impl Into<Bytes>) -> Self {
+        self.auth_token = Some(token.into());
+        self
+    }
+}
+
+/// A connection to a Quiver server. Cloning is cheap and shares the connection.
+#[derive(Clone)]
+pub struct Client {
+    connection: Arc<Connection>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("closed", &self.connection.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects to `quiver://host:port` with the default options.
+    pub async fn connect(url: &str) -> Result<Client, ConnectError> {
+        Client::connect_with(url, ClientOptions::default()).await
+    }
+
+    /// Connects to `quiver://host:port` with `options`.
+    pub async fn connect_with(url: &str, options: ClientOptions) -> Result<Client, ConnectError> {
+        let addr = url::parse(url)?;
+        let params = HelloParams {
+            client_name: options.client_name,
+            auth_token: options.auth_token.unwrap_or_default(),
+            connect_timeout: options.connect_timeout,
+            request_timeout: options.request_timeout,
+        };
+        let connection = Connection::open(&addr, params).await?;
+        Ok(Client { connection })
+    }
+
+    /// The capabilities the server granted in Hello (`HEADERS`, `CACHE`).
+    pub fn capabilities(&self) -> Capabilities {
+        self.connection.granted
+    }
+
+    /// Whether the connection has closed (every request then fails).
+    pub fn is_closed(&self) -> bool {
+        self.connection.is_closed()
+    }
+
+    /// Publishes one message and waits until the broker accepted it (ack `accepted`).
+    pub async fn publish(
+        &self,
+        stream: &str,
+        payload: impl Into<Bytes>,
+    ) -> Result<PublishAck, RequestError> {
+        let publish = Publish {
+            stream: stream_name(stream)?,
+            ack: AckMode::Accepted,
+            headers: Headers::new(),
+            payload: payload.into(),
+        };
+        let reply = self.connection.request(&publish).await?;
+        publish_ack(reply, "Publish")
+    }
+
+    /// Publishes one message with headers and the given ack mode; `Ok(None)` for
+    /// [`AckMode::None`], which sends without waiting (a refusal is only logged).
+    pub async fn publish_with(
+        &self,
+        stream: &str,
+        headers: &[(&str, &[u8])],
+        payload: impl Into<Bytes>,
+        ack: AckMode,
+    ) -> Result<Option<PublishAck>, RequestError> {
+        let publish = Publish {
+            stream: stream_name(stream)?,
+            ack,
+            headers: Headers::from_pairs(headers.iter().copied()).map_err(RequestError::Encode)?,
+            payload: payload.into(),
+        };
+        if ack == AckMode::None {
+            return self.connection.send(&publish).await.map(|()| None);
+        }
+        let reply = self.connection.request(&publish).await?;
+        publish_ack(reply, "Publish").map(Some)
+    }
+
+    /// Publishes `payloads` as one unit (consecutive sequence numbers, nothing of another
+    /// publisher in between) and waits until the broker accepted them.
+    pub async fn publish_batch<P: Into<Bytes>>(
+        &self,
+        stream: &str,
+        payloads: impl IntoIterator<Item = P>,
+    ) -> Result<PublishAck, RequestError> {
+        let batch = PublishBatch {
+            stream: stream_name(stream)?,
+            ack: AckMode::Accepted,
+            messages: payloads
+                .into_iter()
+                .map(|payload| Message {
+                    headers: Headers::new(),
+                    payload: payload.into(),
+                })
+                .collect(),
+        };
+        let reply = self.connection.request(&batch).await?;
+        publish_ack(reply, "PublishBatch")
+    }
+
+    /// Subscribes to every stream `pattern` matches (`acme/orders/created`,
+    /// `acme/orders/*`, `acme/orders/>`, `acme/>`), from now on.
+    pub async fn subscribe(
+        &self,
+        pattern: &str,
+        options: SubscribeOptions,
+    ) -> Result<Subscription, RequestError> {
+        let subscribe = Subscribe {
+            pattern: StreamPattern::new(pattern).map_err(RequestError::InvalidName)?,
+            start: StartPosition::Latest,
+            group: None,
+            queue_capacity: options.queue_capacity,
+            max_batch_events: options.max_batch_events,
+        };
+        let (deliveries, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER_BATCHES);
+        match self.connection.subscribe(&subscribe, deliveries).await? {
+            Frame::Subscribed(subscribed) => Ok(Subscription::new(
+                subscribed.subscription_id,
+                pattern.to_owned(),
+                receiver,
+                Arc::clone(&self.connection),
+            )),
+            other => Err(unexpected("Subscribe", &other)),
+        }
+    }
+
+    /// The value of `key`, or `None` when it does not exist.
+    pub async fn cache_get(&self, key: impl Into<Bytes>) -> Result<Option<Bytes>, RequestError> {
+        match self
+            .connection
+            .request(&CacheGet { key: key.into() })
+            .await?
+        {
+            Frame::CacheValue(value) => Ok(Some(value.value)),
+            Frame::CacheNotFound(_) => Ok(None),
+            other => Err(unexpected("CacheGet", &other)),
+        }
+    }
+
+    /// Sets `key` to `value`, expiring after `ttl` (millisecond resolution) when given.
+    pub async fn cache_set(
+        &self,
+        key: impl Into<Bytes>,
+        value: impl Into<Bytes>,
+        ttl: Option<Duration>,
+    ) -> Result<(), RequestError> {
+        let ttl_ms = ttl.map_or(0, |ttl| {
+            u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+        });
+        let set = CacheSet {
+            key: key.into(),
+            ttl_ms,
+            value: value.into(),
+        };
+        match self.connection.request(&set).await? {
+            Frame::CacheOk(_) => Ok(()),
+            other => Err(unexpected("CacheSet", &other)),
+        }
+    }
+
+    /// Deletes `keys`; returns how many existed.
+    pub async fn cache_delete<K: Into<Bytes>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Result<u32, RequestError> {
+        let delete = CacheDelete {
+            keys: keys.into_iter().map(Into::into).collect(),
+        };
+        match self.connection.request(&delete).await? {
+            Frame::CacheDeleted(deleted) => Ok(deleted.count),
+            other => Err(unexpected("CacheDelete", &other)),
+        }
+    }
+
+    /// Sends a Ping and waits for the Pong.
+    pub async fn ping(&self) -> Result<(), RequestError> {
+        match self.connection.request(&Ping).await? {
+            Frame::Pong(_) => Ok(()),
+            other => Err(unexpected("Ping", &other)),
+        }
+    }
+}
+
+fn stream_name(stream: &str) -> Result<StreamName, RequestError> {
+    StreamName::new(stream).map_err(RequestError::InvalidName)
+}
+
+fn publish_ack(reply: Frame, request: &'static str) -> Result<PublishAck, RequestError> {
+    match reply {
+        Frame::PublishAck(ack) => Ok(ack),
+        other => Err(unexpected(request, &other)),
+    }
+}
+
+fn unexpected(request: &'static str, got: &Frame) -> RequestError {
+    RequestError::UnexpectedReply {
+        request,
+        got: format!("{:?}", got.frame_type()),
+    }
+}

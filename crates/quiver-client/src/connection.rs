@@ -1,0 +1,396 @@
+//! One TCP connection: the Hello exchange, a writer task that coalesces queued frames into
+//! few writes, and a reader task that routes replies to their requests by request id (so
+//! many requests are in flight and replies may come in any order) and deliveries to their
+//! subscriptions by subscription id.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use quiver_wire::{
+    Capabilities, Envelope, ErrorFrame, Frame, FramePayload, Hello, HelloOk, Pong, VERSION,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{ConnectError, RequestError};
+use crate::subscription::SubItem;
+
+/// Frames queued for the writer before requesters wait.
+const WRITE_QUEUE_FRAMES: usize = 1024;
+
+/// Most bytes the writer gathers into one `write`.
+const MAX_GATHER_BYTES: usize = 256 << 10;
+
+/// Initial read buffer; it grows to hold one whole frame.
+const READ_BUFFER_BYTES: usize = 64 << 10;
+
+/// Who waits for the reply to a request.
+enum Waiter {
+    /// A plain request.
+    Reply(oneshot::Sender<Result<Frame, RequestError>>),
+    /// A Subscribe: on Subscribed, the reader registers `deliveries` under the new id
+    /// before it reads the next frame, so no delivery can arrive unrouted.
+    Subscribe {
+        reply: oneshot::Sender<Result<Frame, RequestError>>,
+        deliveries: mpsc::Sender<SubItem>,
+    },
+}
+
+#[derive(Default)]
+struct Routes {
+    pending: HashMap<u32, Waiter>,
+    subscriptions: HashMap<u32, mpsc::Sender<SubItem>>,
+    /// Set when the connection is over; new requests fail with it.
+    closed: Option<String>,
+}
+
+/// A live connection, shared by the client and its subscriptions.
+pub struct Connection {
+    out: mpsc::Sender<Bytes>,
+    routes: Mutex<Routes>,
+    next_request_id: AtomicU32,
+    /// What the server granted in HelloOk.
+    pub granted: Capabilities,
+    request_timeout: Duration,
+}
+
+/// How to say Hello.
+pub struct HelloParams {
+    pub client_name: String,
+    pub auth_token: Bytes,
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+}
+
+impl Connection {
+    /// Connects to `addr`, says Hello and starts the reader and writer tasks.
+    pub async fn open(addr: &str, params: HelloParams) -> Result<Arc<Connection>, ConnectError> {
+        let timeout = params.connect_timeout;
+        let attempt = tokio::time::timeout(timeout, Self::handshake(addr, &params)).await;
+        let (stream, ok, leftover) = attempt.map_err(|_| ConnectError::Timeout {
+            addr: addr.to_owned(),
+            after: timeout,
+        })??;
+        let (reader, writer) = stream.into_split();
+        let (out, queue) = mpsc::channel(WRITE_QUEUE_FRAMES);
+        let connection = Arc::new(Connection {
+            out,
+            routes: Mutex::default(),
+            next_request_id: AtomicU32::new(2),
+            granted: ok.capabilities,
+            request_timeout: params.request_timeout,
+        });
+        tokio::spawn(write_loop(writer, queue));
+        tokio::spawn(read_loop(reader, leftover, Arc::clone(&connection)));
+        Ok(connection)
+    }
+
+    async fn handshake(
+        addr: &str,
+        params: &HelloParams,
+    ) -> Result<(TcpStream, HelloOk, BytesMut), ConnectError> {
+        let io = |source| ConnectError::Io {
+            addr: addr.to_owned(),
+            source,
+        };
+        let mut stream = TcpStream::connect(addr).await.map_err(io)?;
+        stream.set_nodelay(true).map_err(io)?;
+        let hello = Hello {
+            min_version: VERSION,
+            max_version: VERSION,
+            capabilities: Capabilities(Capabilities::HEADERS.0 | Capabilities::CACHE.0),
+            client_name: params.client_name.clone(),
+            auth_token: params.auth_token.clone(),
+        };
+        let mut buf = BytesMut::new();
+        quiver_wire::encode(1, &hello, &mut buf)
+            .map_err(|error| ConnectError::Protocol(format!("Hello does not encode: {error}")))?;
+        stream.write_all(&buf).await.map_err(io)?;
+        buf.clear();
+        loop {
+            match quiver_wire::decode_next(&mut buf) {
+                Ok(Some(Envelope {
+                    frame: Frame::HelloOk(ok),
+                    ..
+                })) => return Ok((stream, ok, buf)),
+                Ok(Some(Envelope {
+                    frame: Frame::Error(error),
+                    ..
+                })) => {
+                    return Err(ConnectError::Refused {
+                        code: error.code,
+                        message: error.message,
+                    });
+                }
+                Ok(Some(other)) => {
+                    return Err(ConnectError::Protocol(format!(
+                        "expected HelloOk, got {:?}",
+                        other.frame.frame_type()
+                    )));
+                }
+                Ok(None) => {}
+                Err(error) => return Err(ConnectError::Protocol(error.to_string())),
+            }
+            if stream.read_buf(&mut buf).await.map_err(io)? == 0 {
+                return Err(ConnectError::Protocol(
+                    "the server closed the connection during Hello".to_owned(),
+                ));
+            }
+        }
+    }
+
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the connection is over.
+    pub fn is_closed(&self) -> bool {
+        self.routes().closed.is_some()
+    }
+
+    /// Sends `frame` and waits for its reply (an Error reply becomes
+    /// [`RequestError::Server`]).
+    pub async fn request<F: FramePayload>(&self, frame: &F) -> Result<Frame, RequestError> {
+        let (reply, answer) = oneshot::channel();
+        self.send_request(frame, Waiter::Reply(reply), answer).await
+    }
+
+    /// Sends Subscribe; on success the reader routes deliveries for the new id to
+    /// `deliveries`.
+    pub async fn subscribe<F: FramePayload>(
+        &self,
+        frame: &F,
+        deliveries: mpsc::Sender<SubItem>,
+    ) -> Result<Frame, RequestError> {
+        let (reply, answer) = oneshot::channel();
+        self.send_request(frame, Waiter::Subscribe { reply, deliveries }, answer)
+            .await
+    }
+
+    async fn send_request<F: FramePayload>(
+        &self,
+        frame: &F,
+        waiter: Waiter,
+        answer: oneshot::Receiver<Result<Frame, RequestError>>,
+    ) -> Result<Frame, RequestError> {
+        let mut buf = BytesMut::new();
+        let id = {
+            let mut routes = self.routes();
+            if let Some(reason) = &routes.closed {
+                return Err(RequestError::Disconnected {
+                    reason: reason.clone(),
+                });
+            }
+            let id = self.fresh_id(&routes);
+            quiver_wire::encode(id, frame, &mut buf).map_err(RequestError::Encode)?;
+            routes.pending.insert(id, waiter);
+            id
+        };
+        if self.out.send(buf.freeze()).await.is_err() {
+            self.routes().pending.remove(&id);
+            return Err(self.disconnected());
+        }
+        match tokio::time::timeout(self.request_timeout, answer).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(self.disconnected()),
+            Err(_) => {
+                self.routes().pending.remove(&id);
+                Err(RequestError::Timeout {
+                    after: self.request_timeout,
+                })
+            }
+        }
+    }
+
+    /// Sends `frame` without waiting for a reply (Publish with ack `none`; a failure
+    /// reply is logged by the reader).
+    pub async fn send<F: FramePayload>(&self, frame: &F) -> Result<(), RequestError> {
+        let mut buf = BytesMut::new();
+        let id = {
+            let routes = self.routes();
+            if let Some(reason) = &routes.closed {
+                return Err(RequestError::Disconnected {
+                    reason: reason.clone(),
+                });
+            }
+            self.fresh_id(&routes)
+        };
+        quiver_wire::encode(id, frame, &mut buf).map_err(RequestError::Encode)?;
+        self.out
+            .send(buf.freeze())
+            .await
+            .map_err(|_| self.disconnected())
+    }
+
+    /// Queues `frame` if there is room, without waiting (used from `Drop`).
+    pub fn try_send<F: FramePayload>(&self, frame: &F) {
+        let mut buf = BytesMut::new();
+        let id = self.fresh_id(&self.routes());
+        if quiver_wire::encode(id, frame, &mut buf).is_ok() {
+            let _ = self.out.try_send(buf.freeze());
+        }
+    }
+
+    /// Stops routing deliveries for subscription `id`.
+    pub fn forget_subscription(&self, id: u32) {
+        self.routes().subscriptions.remove(&id);
+    }
+
+    /// A request id that is neither 0 (no reply) nor 1 (Hello) nor in flight.
+    fn fresh_id(&self, routes: &Routes) -> u32 {
+        loop {
+            let id = self.next_request_id.fetch_add(1, Ordering::Relaxed);
+            if id > 1 && !routes.pending.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn disconnected(&self) -> RequestError {
+        let reason = self.routes().closed.clone();
+        RequestError::Disconnected {
+            reason: reason.unwrap_or_else(|| "the connection ended".to_owned()),
+        }
+    }
+
+    /// Ends the connection: fails every waiting request and ends every subscription.
+    fn close(&self, reason: String) {
+        let mut routes = self.routes();
+        if routes.closed.is_some() {
+            return;
+        }
+        for (_, waiter) in routes.pending.drain() {
+            let error = Err(RequestError::Disconnected {
+                reason: reason.clone(),
+            });
+            let _ = match waiter {
+                Waiter::Reply(reply) | Waiter::Subscribe { reply, .. } => reply.send(error),
+            };
+        }
+        for (_, deliveries) in routes.subscriptions.drain() {
+            let _ = deliveries.try_send(SubItem::Disconnected(reason.clone()));
+        }
+        routes.closed = Some(reason);
+    }
+}
+
+async fn write_loop(mut socket: OwnedWriteHalf, mut queue: mpsc::Receiver<Bytes>) {
+    let mut buf = BytesMut::with_capacity(MAX_GATHER_BYTES);
+    while let Some(first) = queue.recv().await {
+        buf.extend_from_slice(&first);
+        while buf.len() < MAX_GATHER_BYTES {
+            match queue.try_recv() {
+                Ok(next) => buf.extend_from_slice(&next),
+                Err(_) => break,
+            }
+        }
+        if socket.write_all(&buf).await.is_err() {
+            return;
+        }
+        buf.clear();
+    }
+    let _ = socket.shutdown().await;
+}
+
+async fn read_loop(mut socket: OwnedReadHalf, mut buf: BytesMut, connection: Arc<Connection>) {
+    buf.reserve(READ_BUFFER_BYTES);
+    let reason = loop {
+        let envelope = match quiver_wire::decode_next(&mut buf) {
+            Ok(Some(envelope)) => envelope,
+            Ok(None) => match socket.read_buf(&mut buf).await {
+                Ok(0) => break "the server closed the connection".to_owned(),
+                Ok(_) => continue,
+                Err(error) => break format!("read failed: {error}"),
+            },
+            Err(error) => break format!("the server sent a bad frame: {error}"),
+        };
+        if let Some(reason) = route(&connection, envelope).await {
+            break reason;
+        }
+    };
+    tracing::debug!(%reason, "quiver connection closed");
+    connection.close(reason);
+}
+
+/// Routes one frame; `Some(reason)` ends the connection.
+async fn route(connection: &Connection, envelope: Envelope) -> Option<String> {
+    let Envelope { request_id, frame } = envelope;
+    let delivery = match frame {
+        Frame::EventBatch(batch) => Some((batch.subscription_id, SubItem::Batch(batch.body))),
+        Frame::Lag(lag) => Some((lag.subscription_id, SubItem::Lag(lag.missed))),
+        Frame::SubscriptionEnded(ended) => Some((
+            ended.subscription_id,
+            SubItem::Ended(ended.code, ended.message),
+        )),
+        Frame::Ping(_) => {
+            let mut buf = BytesMut::new();
+            if quiver_wire::encode(request_id, &Pong, &mut buf).is_ok() {
+                let _ = connection.out.send(buf.freeze()).await;
+            }
+            return None;
+        }
+        Frame::Goodbye(goodbye) => {
+            return Some(format!(
+                "the server said goodbye: {}: {}",
+                goodbye.code, goodbye.message
+            ));
+        }
+        Frame::Error(error) if request_id == 0 || error.code.closes_connection() => {
+            return Some(format!(
+                "the server closed the connection: {}: {}",
+                error.code, error.message
+            ));
+        }
+        reply => {
+            answer(connection, request_id, reply);
+            return None;
+        }
+    };
+    let (id, item) = delivery?;
+    let ends = matches!(item, SubItem::Ended(..));
+    let target = {
+        let mut routes = connection.routes();
+        if ends {
+            routes.subscriptions.remove(&id)
+        } else {
+            routes.subscriptions.get(&id).cloned()
+        }
+    };
+    if let Some(target) = target {
+        // Waiting here is backpressure: a subscription that is not read slows this
+        // connection's reads, and the server's slow-subscriber policy takes over.
+        let _ = target.send(item).await;
+    }
+    None
+}
+
+fn answer(connection: &Connection, request_id: u32, frame: Frame) {
+    let mut routes = connection.routes();
+    let Some(waiter) = routes.pending.remove(&request_id) else {
+        if let Frame::Error(ErrorFrame { code, message }) = &frame {
+            tracing::warn!(request_id, %code, %message, "the server refused a request sent without a reply");
+        }
+        return;
+    };
+    let result = match frame {
+        Frame::Error(ErrorFrame { code, message }) => Err(RequestError::Server { code, message }),
+        other => Ok(other),
+    };
+    let reply = match waiter {
+        Waiter::Reply(reply) => reply,
+        Waiter::Subscribe { reply, deliveries } => {
+            if let Ok(Frame::Subscribed(subscribed)) = &result {
+                routes
+                    .subscriptions
+                    .insert(subscribed.subscription_id, deliveries);
+            }
+            reply
+        }
+    };
+    let _ = reply.send(result);
+}

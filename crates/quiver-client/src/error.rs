@@ -1,0 +1,112 @@
+//! Typed errors: one enum for connecting, one for requests on a connection.
+
+use std::io;
+use std::time::Duration;
+
+use quiver_wire::{EncodeError, ErrorCode, NameError};
+use thiserror::Error;
+
+/// Why [`Client::connect`](crate::Client::connect) failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The URL is not `quiver://host:port`.
+    #[error("invalid URL {url:?}: {reason}; expected quiver://host:port")]
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A scheme this client does not speak.
+    #[error("unsupported scheme {scheme:?} in {url:?}; use quiver:// (TCP)")]
+    UnsupportedScheme {
+        /// The scheme given.
+        scheme: String,
+        /// The URL given.
+        url: String,
+    },
+    /// `quiver+quic://`: QUIC is part of the protocol but not of this client yet.
+    #[error("QUIC ({url:?}) is not supported by this client yet; use quiver://host:port (TCP)")]
+    QuicNotSupported {
+        /// The URL given.
+        url: String,
+    },
+    /// The TCP connection could not be made.
+    #[error("cannot connect to {addr}: {source}")]
+    Io {
+        /// The address tried.
+        addr: String,
+        /// The socket error.
+        source: io::Error,
+    },
+    /// No HelloOk within the connect timeout.
+    #[error("no answer to Hello from {addr} within {after:?}")]
+    Timeout {
+        /// The address tried.
+        addr: String,
+        /// The connect timeout.
+        after: Duration,
+    },
+    /// The server refused the Hello (bad version, bad token).
+    #[error("the server refused the connection: {code}: {message}")]
+    Refused {
+        /// The server's error code.
+        code: ErrorCode,
+        /// The server's explanation.
+        message: String,
+    },
+    /// The server answered Hello with something that is not the protocol.
+    #[error("the server did not answer Hello as the protocol says: {0}")]
+    Protocol(String),
+}
+
+/// Why a request failed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The server answered with an Error frame.
+    #[error("the server answered {code}: {message}")]
+    Server {
+        /// The server's error code (`ErrorCode::INVALID_NAME`, `OVERLOADED`, ...).
+        code: ErrorCode,
+        /// The server's explanation.
+        message: String,
+    },
+    /// No reply within the request timeout.
+    #[error("no reply within {after:?}")]
+    Timeout {
+        /// The request timeout.
+        after: Duration,
+    },
+    /// The connection is closed.
+    #[error("the connection is closed: {reason}")]
+    Disconnected {
+        /// Why, as far as the client knows.
+        reason: String,
+    },
+    /// A stream name or pattern outside the grammar (checked before sending).
+    #[error("invalid stream name or pattern: {0}")]
+    InvalidName(NameError),
+    /// A request over the protocol's limits (checked before sending).
+    #[error("request not sent: {0}")]
+    Encode(EncodeError),
+    /// The server answered with a frame that does not answer this request.
+    #[error("unexpected reply {got} to a {request} request")]
+    UnexpectedReply {
+        /// The request type.
+        request: &'static str,
+        /// The frame type received.
+        got: String,
+    },
+}
+
+impl RequestError {
+    /// The server's error code, when the server refused the request.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}

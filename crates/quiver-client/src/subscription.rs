@@ -1,0 +1,211 @@
+//! Subscriptions: what a subscriber receives, and the options it subscribes with.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use quiver_wire::{ErrorCode, EventBatchBody, Unsubscribe};
+use tokio::sync::mpsc;
+
+use crate::connection::Connection;
+use crate::error::RequestError;
+
+/// Batches buffered per subscription between the connection's reader and the subscriber;
+/// when full, the reader waits (backpressure), and the server's slow-subscriber policy
+/// applies once its queue fills.
+pub(crate) const SUBSCRIPTION_BUFFER_BATCHES: usize = 64;
+
+/// What the reader hands a subscription.
+#[derive(Debug)]
+pub(crate) enum SubItem {
+    Batch(EventBatchBody),
+    Lag(u64),
+    Ended(ErrorCode, String),
+    Disconnected(String),
+}
+
+/// How to subscribe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubscribeOptions {
+    /// Events the server may queue for this subscription before its slow-subscriber policy
+    /// applies; 0: the stream's default.
+    pub queue_capacity: u32,
+    /// At most this many events per delivered batch; 0: the stream's batches as they are
+    /// (shared with every other subscriber, the cheapest).
+    pub max_batch_events: u16,
+}
+
+impl SubscribeOptions {
+    /// Sets [`Self::queue_capacity`].
+    pub fn queue_capacity(mut self, events: u32) -> Self {
+        self.queue_capacity = events;
+        self
+    }
+
+    /// Sets [`Self::max_batch_events`].
+    pub fn max_batch_events(mut self, events: u16) -> Self {
+        self.max_batch_events = events;
+        self
+    }
+}
+
+/// One event of a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// The stream it was published to (a wildcard subscription sees many).
+    pub stream: String,
+    /// The stream's sequence number: increasing, with gaps where events were missed.
+    pub sequence: u64,
+    /// When the broker accepted it, in ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// Its headers, in publish order.
+    pub headers: Vec<(String, Bytes)>,
+    /// Its payload.
+    pub payload: Bytes,
+}
+
+/// What [`Subscription::next`] yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SubscriptionEvent {
+    /// The next event.
+    Event(Event),
+    /// This many events were not delivered to this subscription (it was too slow for the
+    /// stream's policy); the next event follows the gap.
+    Lag {
+        /// Events missed since the previous notice.
+        missed: u64,
+    },
+    /// The server ended the subscription (slow-subscriber policy `disconnect`, shutdown),
+    /// or the connection closed. Nothing follows.
+    Ended {
+        /// The server's reason code (`SLOW_CONSUMER`, `SHUTTING_DOWN`); `None` when the
+        /// connection closed.
+        code: Option<ErrorCode>,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A live subscription. Read it with [`Subscription::next`]; dropping it unsubscribes.
+pub struct Subscription {
+    id: u32,
+    pattern: String,
+    deliveries: mpsc::Receiver<SubItem>,
+    ready: VecDeque<Event>,
+    connection: Arc<Connection>,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .field("pattern", &self.pattern)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Subscription {
+    pub(crate) fn new(
+        id: u32,
+        pattern: String,
+        deliveries: mpsc::Receiver<SubItem>,
+        connection: Arc<Connection>,
+    ) -> Subscription {
+        Subscription {
+            id,
+            pattern,
+            deliveries,
+            ready: VecDeque::new(),
+            connection,
+            ended: false,
+        }
+    }
+
+    /// The server's id of this subscription.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The pattern subscribed to.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The next event or notice, in order; `None` after [`SubscriptionEvent::Ended`].
+    pub async fn next(&mut self) -> Option<SubscriptionEvent> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(SubscriptionEvent::Event(event));
+            }
+            if self.ended {
+                return None;
+            }
+            let item = self
+                .deliveries
+                .recv()
+                .await
+                .unwrap_or_else(|| SubItem::Disconnected("the connection ended".to_owned()));
+            match item {
+                SubItem::Batch(body) => self.unpack(&body),
+                SubItem::Lag(missed) => return Some(SubscriptionEvent::Lag { missed }),
+                SubItem::Ended(code, message) => {
+                    self.ended = true;
+                    return Some(SubscriptionEvent::Ended {
+                        code: Some(code),
+                        message,
+                    });
+                }
+                SubItem::Disconnected(message) => {
+                    self.ended = true;
+                    return Some(SubscriptionEvent::Ended {
+                        code: None,
+                        message,
+                    });
+                }
+            }
+        }
+    }
+
+    fn unpack(&mut self, body: &EventBatchBody) {
+        let stream = body.stream().as_str().to_owned();
+        for event in body.events() {
+            self.ready.push_back(Event {
+                stream: stream.clone(),
+                sequence: event.sequence,
+                timestamp_ms: event.timestamp_ms,
+                headers: event
+                    .headers
+                    .iter()
+                    .map(|(key, value)| (key.to_owned(), Bytes::copy_from_slice(value)))
+                    .collect(),
+                payload: event.payload,
+            });
+        }
+    }
+
+    /// Ends the subscription and waits for the server to confirm.
+    pub async fn unsubscribe(mut self) -> Result<(), RequestError> {
+        self.ended = true;
+        self.connection.forget_subscription(self.id);
+        let request = Unsubscribe {
+            subscription_id: self.id,
+        };
+        let result = self.connection.request(&request).await.map(|_| ());
+        self.id = 0;
+        result
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if self.id != 0 && !self.connection.is_closed() {
+            self.connection.forget_subscription(self.id);
+            self.connection.try_send(&Unsubscribe {
+                subscription_id: self.id,
+            });
+        }
+    }
+}
