@@ -4,6 +4,7 @@
 mod config;
 mod docs;
 mod log_tools;
+mod native;
 mod resp;
 mod resp_data;
 mod serve;

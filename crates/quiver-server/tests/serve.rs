@@ -55,7 +55,7 @@ fn startup_logs_one_line_per_listener() {
         .iter()
         .filter(|line| line.contains("\"listening\""))
         .collect();
-    assert_eq!(listening.len(), 2, "{:?}", server.startup_log);
+    assert_eq!(listening.len(), 3, "{:?}", server.startup_log);
     assert!(
         listening[0].contains(&format!("\"addr\":\"{}\"", server.http)),
         "{}",

@@ -16,6 +16,7 @@ pub struct Server {
     child: Child,
     pub http: SocketAddr,
     pub resp: SocketAddr,
+    pub native: SocketAddr,
     /// Log lines up to and including the last `listening` line.
     pub startup_log: Vec<String>,
     lines: Receiver<String>,
@@ -71,18 +72,20 @@ impl Server {
         });
         let deadline = Instant::now() + START_TIMEOUT;
         let mut seen = Vec::new();
-        let (mut http, mut resp) = (None, None);
+        let (mut http, mut resp, mut native) = (None, None, None);
         while Instant::now() < deadline {
             match lines.recv_timeout(Duration::from_millis(50)) {
                 Ok(line) => {
                     http = http.or_else(|| listening_addr(&line, "http"));
                     resp = resp.or_else(|| listening_addr(&line, "resp"));
+                    native = native.or_else(|| listening_addr(&line, "native"));
                     seen.push(line);
-                    if let (Some(http), Some(resp)) = (http, resp) {
+                    if let (Some(http), Some(resp), Some(native)) = (http, resp, native) {
                         return Started::Running(Server {
                             child,
                             http,
                             resp,
+                            native,
                             startup_log: seen,
                             lines,
                         });

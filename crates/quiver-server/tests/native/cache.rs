@@ -1,0 +1,62 @@
+//! Cache frames through the SDK.
+
+use std::time::Duration;
+
+use quiver_core::streams::BrokerConfig;
+
+use super::NativeServer;
+
+#[tokio::test]
+async fn set_get_delete_with_ttl() {
+    let server = NativeServer::start(BrokerConfig::default()).await;
+    let client = server.client().await;
+    assert_eq!(client.cache_get("missing").await.expect("get"), None);
+    client.cache_set("k", "v", None).await.expect("set");
+    client
+        .cache_set("short", "lived", Some(Duration::from_millis(50)))
+        .await
+        .expect("set with ttl");
+    assert_eq!(
+        client.cache_get("k").await.expect("get").as_deref(),
+        Some(&b"v"[..])
+    );
+    assert_eq!(
+        client.cache_get("short").await.expect("get").as_deref(),
+        Some(&b"lived"[..])
+    );
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert_eq!(
+        client.cache_get("short").await.expect("get"),
+        None,
+        "expired"
+    );
+    assert_eq!(
+        client
+            .cache_delete(["k", "short", "nope"])
+            .await
+            .expect("delete"),
+        1
+    );
+    assert_eq!(client.cache_get("k").await.expect("get"), None);
+    // Binary keys and an empty key, as in Redis.
+    client
+        .cache_set(vec![0u8, 255], vec![1u8, 2], None)
+        .await
+        .expect("binary");
+    client
+        .cache_set("", "empty key", None)
+        .await
+        .expect("empty key");
+    assert_eq!(
+        client
+            .cache_get(vec![0u8, 255])
+            .await
+            .expect("get")
+            .as_deref(),
+        Some(&[1u8, 2][..])
+    );
+    assert_eq!(
+        client.cache_get("").await.expect("get").as_deref(),
+        Some(&b"empty key"[..])
+    );
+}

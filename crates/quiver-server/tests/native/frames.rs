@@ -1,0 +1,164 @@
+//! Bad frames over raw sockets: an Error frame, then a closed connection; never a panic,
+//! and other connections keep working.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use quiver_core::streams::BrokerConfig;
+use quiver_server::native::NativeSettings;
+use quiver_wire::{Capabilities, Envelope, ErrorCode, Frame, Hello};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::{NativeServer, WAIT};
+
+fn hello(token: &'static [u8]) -> BytesMut {
+    let hello = Hello {
+        min_version: 1,
+        max_version: 1,
+        capabilities: Capabilities::ALL_V1,
+        client_name: "raw".to_owned(),
+        auth_token: Bytes::from_static(token),
+    };
+    let mut buf = BytesMut::new();
+    quiver_wire::encode(1, &hello, &mut buf).expect("hello encodes");
+    buf
+}
+
+fn header(frame_type: u8, request_id: u32, len: u32) -> BytesMut {
+    let mut buf = BytesMut::new();
+    buf.put_slice(b"QV");
+    buf.put_u8(1);
+    buf.put_u8(frame_type);
+    buf.put_u16_le(0);
+    buf.put_u16_le(0);
+    buf.put_u32_le(request_id);
+    buf.put_u32_le(len);
+    buf
+}
+
+/// Sends `bytes`, reads until the server closes; the frames it sent.
+async fn exchange(server: &NativeServer, bytes: &[u8]) -> Vec<Envelope> {
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    stream.write_all(bytes).await.expect("send");
+    let mut received = BytesMut::new();
+    loop {
+        let read = tokio::time::timeout(WAIT, stream.read_buf(&mut received))
+            .await
+            .expect("the server closes the connection");
+        if read.expect("read") == 0 {
+            break;
+        }
+    }
+    let mut frames = Vec::new();
+    while let Some(envelope) =
+        quiver_wire::decode_next(&mut received).expect("server frames are valid")
+    {
+        frames.push(envelope);
+    }
+    assert!(received.is_empty(), "no partial frame from the server");
+    frames
+}
+
+fn last_error(frames: &[Envelope]) -> (u32, ErrorCode) {
+    match frames.last() {
+        Some(Envelope {
+            request_id,
+            frame: Frame::Error(error),
+        }) => (*request_id, error.code),
+        other => panic!("expected an Error frame last, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn bad_frames_get_an_error_then_close_and_other_connections_carry_on() {
+    let server = NativeServer::start(BrokerConfig::default()).await;
+    let bystander = server.client().await;
+    let mut watching = bystander
+        .subscribe("acme/b/s", quiver_client::SubscribeOptions::default())
+        .await
+        .expect("subscribe");
+
+    let mut wrong_magic = hello(b"");
+    wrong_magic.put_slice(b"XV\x01\x03\0\0\0\0\x02\0\0\0\0\0\0\0");
+    let mut oversize = hello(b"");
+    oversize.put_slice(&header(0x03, 2, u32::MAX));
+    let mut unknown_type = hello(b"");
+    unknown_type.put_slice(&header(0x7f, 2, 0));
+    // A Publish whose payload says the stream name is 200 bytes long but holds 3.
+    let mut truncated = hello(b"");
+    truncated.put_slice(&header(0x10, 9, 4));
+    truncated.put_slice(&[200, b'a', b'b', b'c']);
+    let no_hello = header(0x03, 5, 0);
+    let cases: [(&str, BytesMut, (u32, ErrorCode)); 5] = [
+        ("wrong magic", wrong_magic, (0, ErrorCode::BAD_MAGIC)),
+        ("oversize length", oversize, (0, ErrorCode::FRAME_TOO_LARGE)),
+        (
+            "unknown type",
+            unknown_type,
+            (0, ErrorCode::UNKNOWN_FRAME_TYPE),
+        ),
+        (
+            "truncated payload",
+            truncated,
+            (9, ErrorCode::MALFORMED_FRAME),
+        ),
+        ("no hello", no_hello, (5, ErrorCode::HELLO_REQUIRED)),
+    ];
+    for (name, bytes, expected) in cases {
+        let frames = exchange(&server, &bytes).await;
+        assert_eq!(last_error(&frames), expected, "{name}");
+        // The other connection still publishes, subscribes and receives.
+        bystander.publish("acme/b/s", name).await.expect("publish");
+        assert_eq!(super::payloads(&mut watching, 1).await, [name]);
+    }
+}
+
+#[tokio::test]
+async fn a_request_error_leaves_the_connection_open() {
+    let server = NativeServer::start(BrokerConfig::default()).await;
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    let mut bytes = hello(b"");
+    // Unsubscribe of an unknown id (NOT_FOUND, request-level), then a Ping.
+    bytes.put_slice(&header(0x15, 3, 4));
+    bytes.put_u32_le(77);
+    bytes.put_slice(&header(0x03, 4, 0));
+    stream.write_all(&bytes).await.expect("send");
+    let mut received = BytesMut::new();
+    let mut frames = Vec::new();
+    while frames.len() < 3 {
+        tokio::time::timeout(WAIT, stream.read_buf(&mut received))
+            .await
+            .expect("replies")
+            .expect("read");
+        while let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid") {
+            frames.push(envelope);
+        }
+    }
+    assert!(matches!(frames[0].frame, Frame::HelloOk(_)));
+    assert_eq!(last_error(&frames[..2]), (3, ErrorCode::NOT_FOUND));
+    assert!(matches!(
+        frames[2],
+        Envelope {
+            request_id: 4,
+            frame: Frame::Pong(_)
+        }
+    ));
+}
+
+#[tokio::test]
+async fn a_wrong_auth_token_is_refused_and_closed() {
+    let settings = NativeSettings {
+        auth_token: Some(Bytes::from_static(b"sesame")),
+    };
+    let server = NativeServer::start_with(BrokerConfig::default(), settings).await;
+    let frames = exchange(&server, &hello(b"wrong")).await;
+    assert_eq!(last_error(&frames), (1, ErrorCode::AUTH_FAILED));
+    let options = quiver_client::ClientOptions::default().auth_token("sesame");
+    let client = quiver_client::Client::connect_with(&server.url(), options)
+        .await
+        .expect("the right token is accepted");
+    client.ping().await.expect("ping");
+    let refused = quiver_client::Client::connect(&server.url())
+        .await
+        .expect_err("no token");
+    assert!(refused.to_string().contains("AUTH_FAILED"), "{refused}");
+}
