@@ -15,7 +15,8 @@ use quiver_wire::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::AbortHandle;
 
 use crate::error::{ConnectError, RequestError};
 use crate::subscription::SubItem;
@@ -57,6 +58,12 @@ pub struct Connection {
     /// What the server granted in HelloOk.
     pub granted: Capabilities,
     request_timeout: Duration,
+    /// Whether subscriptions are told when the connection ends (no reconnect to wait for).
+    end_subscriptions_on_close: bool,
+    /// Becomes true when the connection ends.
+    closed_signal: watch::Sender<bool>,
+    /// The reader and writer tasks, stopped when the client goes away.
+    tasks: Mutex<Vec<AbortHandle>>,
 }
 
 /// How to say Hello.
@@ -65,6 +72,7 @@ pub struct HelloParams {
     pub auth_token: Bytes,
     pub connect_timeout: Duration,
     pub request_timeout: Duration,
+    pub end_subscriptions_on_close: bool,
 }
 
 impl Connection {
@@ -84,9 +92,17 @@ impl Connection {
             next_request_id: AtomicU32::new(2),
             granted: ok.capabilities,
             request_timeout: params.request_timeout,
+            end_subscriptions_on_close: params.end_subscriptions_on_close,
+            closed_signal: watch::Sender::new(false),
+            tasks: Mutex::default(),
         });
-        tokio::spawn(write_loop(writer, queue));
-        tokio::spawn(read_loop(reader, leftover, Arc::clone(&connection)));
+        let writer = tokio::spawn(write_loop(writer, queue));
+        let reader = tokio::spawn(read_loop(reader, leftover, Arc::clone(&connection)));
+        *connection
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) =
+            vec![writer.abort_handle(), reader.abort_handle()];
         Ok(connection)
     }
 
@@ -151,6 +167,24 @@ impl Connection {
     /// Whether the connection is over.
     pub fn is_closed(&self) -> bool {
         self.routes().closed.is_some()
+    }
+
+    /// A receiver that becomes true when the connection ends.
+    pub fn closed(&self) -> watch::Receiver<bool> {
+        self.closed_signal.subscribe()
+    }
+
+    /// Closes the socket now: stops the reader and writer tasks.
+    pub fn abort(&self) {
+        self.close("the client was dropped".to_owned());
+        for task in self
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            task.abort();
+        }
     }
 
     /// Sends `frame` and waits for its reply (an Error reply becomes
@@ -273,9 +307,13 @@ impl Connection {
             };
         }
         for (_, deliveries) in routes.subscriptions.drain() {
-            let _ = deliveries.try_send(SubItem::Disconnected(reason.clone()));
+            if self.end_subscriptions_on_close {
+                let _ = deliveries.try_send(SubItem::Disconnected(reason.clone()));
+            }
         }
         routes.closed = Some(reason);
+        drop(routes);
+        self.closed_signal.send_replace(true);
     }
 }
 

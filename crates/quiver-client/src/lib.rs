@@ -32,13 +32,17 @@
 //! # }
 //! ```
 //!
-//! Not yet: QUIC (`quiver+quic://` returns [`ConnectError::QuicNotSupported`]), automatic
-//! reconnect, and a linger-batching publisher.
+//! When the connection ends, the client reconnects with exponential backoff and makes
+//! every live subscription again ([`ClientOptions::reconnect`]).
+//!
+//! Not yet: QUIC (`quiver+quic://` returns [`ConnectError::QuicNotSupported`]) and a
+//! linger-batching publisher.
 
 #![forbid(unsafe_code)]
 
 mod connection;
 mod error;
+mod reconnect;
 mod subscription;
 mod url;
 
@@ -57,7 +61,7 @@ pub use quiver_wire::{AckMode, Capabilities, ErrorCode, PublishAck};
 pub use subscription::{Event, SubscribeOptions, Subscription, SubscriptionEvent};
 pub use url::DEFAULT_PORT;
 
-use connection::{Connection, HelloParams};
+use reconnect::{RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN, Shared};
 use subscription::SUBSCRIPTION_BUFFER_BATCHES;
 
 /// How a client connects and how long it waits.
@@ -72,6 +76,14 @@ pub struct ClientOptions {
     pub auth_token: Option<Bytes>,
     /// Shown in the server's logs.
     pub client_name: String,
+    /// Reconnect when the connection ends, and make every live subscription again
+    /// (subscribers see [`SubscriptionEvent::Resubscribed`]). Requests made while
+    /// disconnected fail at once with [`RequestError::Disconnected`].
+    pub reconnect: bool,
+    /// First wait before reconnecting; doubled after each failed attempt.
+    pub reconnect_delay_min: Duration,
+    /// Longest wait between reconnect attempts.
+    pub reconnect_delay_max: Duration,
 }
 
 impl Default for ClientOptions {
@@ -81,6 +93,9 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(10),
             auth_token: None,
             client_name: format!("quiver-client {}", env!("CARGO_PKG_VERSION")),
+            reconnect: true,
+            reconnect_delay_min: RECONNECT_DELAY_MIN,
+            reconnect_delay_max: RECONNECT_DELAY_MAX,
         }
     }
 }
@@ -89,6 +104,12 @@ impl ClientOptions {
     /// Sets [`Self::request_timeout`].
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`Self::reconnect`].
+    pub fn reconnect(mut self, reconnect: bool) -> Self {
+        self.reconnect = reconnect;
         self
     }
 
@@ -102,13 +123,13 @@ impl ClientOptions {
 /// A connection to a Quiver server. Cloning is cheap and shares the connection.
 #[derive(Clone)]
 pub struct Client {
-    connection: Arc<Connection>,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("closed", &self.connection.is_closed())
+            .field("closed", &self.is_closed())
             .finish_non_exhaustive()
     }
 }
@@ -122,24 +143,18 @@ impl Client {
     /// Connects to `quiver://host:port` with `options`.
     pub async fn connect_with(url: &str, options: ClientOptions) -> Result<Client, ConnectError> {
         let addr = url::parse(url)?;
-        let params = HelloParams {
-            client_name: options.client_name,
-            auth_token: options.auth_token.unwrap_or_default(),
-            connect_timeout: options.connect_timeout,
-            request_timeout: options.request_timeout,
-        };
-        let connection = Connection::open(&addr, params).await?;
-        Ok(Client { connection })
+        let shared = Shared::connect(addr, options).await?;
+        Ok(Client { shared })
     }
 
     /// The capabilities the server granted in Hello (`HEADERS`, `CACHE`).
     pub fn capabilities(&self) -> Capabilities {
-        self.connection.granted
+        self.shared.connection().granted
     }
 
-    /// Whether the connection has closed (every request then fails).
+    /// Whether the current connection has closed (requests fail until a reconnect).
     pub fn is_closed(&self) -> bool {
-        self.connection.is_closed()
+        self.shared.connection().is_closed()
     }
 
     /// Publishes one message and waits until the broker accepted it (ack `accepted`).
@@ -154,7 +169,7 @@ impl Client {
             headers: Headers::new(),
             payload: payload.into(),
         };
-        let reply = self.connection.request(&publish).await?;
+        let reply = self.shared.connection().request(&publish).await?;
         publish_ack(reply, "Publish")
     }
 
@@ -174,9 +189,9 @@ impl Client {
             payload: payload.into(),
         };
         if ack == AckMode::None {
-            return self.connection.send(&publish).await.map(|()| None);
+            return self.shared.connection().send(&publish).await.map(|()| None);
         }
-        let reply = self.connection.request(&publish).await?;
+        let reply = self.shared.connection().request(&publish).await?;
         publish_ack(reply, "Publish").map(Some)
     }
 
@@ -198,7 +213,7 @@ impl Client {
                 })
                 .collect(),
         };
-        let reply = self.connection.request(&batch).await?;
+        let reply = self.shared.connection().request(&batch).await?;
         publish_ack(reply, "PublishBatch")
     }
 
@@ -217,21 +232,20 @@ impl Client {
             max_batch_events: options.max_batch_events,
         };
         let (deliveries, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER_BATCHES);
-        match self.connection.subscribe(&subscribe, deliveries).await? {
-            Frame::Subscribed(subscribed) => Ok(Subscription::new(
-                subscribed.subscription_id,
-                pattern.to_owned(),
-                receiver,
-                Arc::clone(&self.connection),
-            )),
-            other => Err(unexpected("Subscribe", &other)),
-        }
+        let local = self.shared.subscribe(subscribe, deliveries).await?;
+        Ok(Subscription::new(
+            local,
+            pattern.to_owned(),
+            receiver,
+            Arc::clone(&self.shared),
+        ))
     }
 
     /// The value of `key`, or `None` when it does not exist.
     pub async fn cache_get(&self, key: impl Into<Bytes>) -> Result<Option<Bytes>, RequestError> {
         match self
-            .connection
+            .shared
+            .connection()
             .request(&CacheGet { key: key.into() })
             .await?
         {
@@ -256,7 +270,7 @@ impl Client {
             ttl_ms,
             value: value.into(),
         };
-        match self.connection.request(&set).await? {
+        match self.shared.connection().request(&set).await? {
             Frame::CacheOk(_) => Ok(()),
             other => Err(unexpected("CacheSet", &other)),
         }
@@ -270,7 +284,7 @@ impl Client {
         let delete = CacheDelete {
             keys: keys.into_iter().map(Into::into).collect(),
         };
-        match self.connection.request(&delete).await? {
+        match self.shared.connection().request(&delete).await? {
             Frame::CacheDeleted(deleted) => Ok(deleted.count),
             other => Err(unexpected("CacheDelete", &other)),
         }
@@ -278,7 +292,7 @@ impl Client {
 
     /// Sends a Ping and waits for the Pong.
     pub async fn ping(&self) -> Result<(), RequestError> {
-        match self.connection.request(&Ping).await? {
+        match self.shared.connection().request(&Ping).await? {
             Frame::Pong(_) => Ok(()),
             other => Err(unexpected("Ping", &other)),
         }

@@ -7,8 +7,8 @@ use bytes::Bytes;
 use quiver_wire::{ErrorCode, EventBatchBody, Unsubscribe};
 use tokio::sync::mpsc;
 
-use crate::connection::Connection;
 use crate::error::RequestError;
+use crate::reconnect::Shared;
 
 /// Batches buffered per subscription between the connection's reader and the subscriber;
 /// when full, the reader waits (backpressure), and the server's slow-subscriber policy
@@ -22,6 +22,8 @@ pub(crate) enum SubItem {
     Lag(u64),
     Ended(ErrorCode, String),
     Disconnected(String),
+    /// The connection was lost and made again; the subscription was made again on it.
+    Resubscribed,
 }
 
 /// How to subscribe.
@@ -86,22 +88,31 @@ pub enum SubscriptionEvent {
         /// Why.
         message: String,
     },
+    /// The connection was lost, the client reconnected and subscribed again. Events
+    /// published while it was disconnected were not delivered, and how many is not known;
+    /// sequence numbers go on from where the stream is now.
+    Resubscribed,
 }
 
 /// A live subscription. Read it with [`Subscription::next`]; dropping it unsubscribes.
+///
+/// Deliveries are buffered for a while; a subscription that is not read eventually stops
+/// its connection's reads (replies to other requests included), which is what lets the
+/// server's slow-subscriber policy (including `block`, which slows publishers) take over.
+/// Read each subscription from its own task, or give slow readers their own [`Client`](crate::Client).
 pub struct Subscription {
-    id: u32,
+    local: u64,
     pattern: String,
     deliveries: mpsc::Receiver<SubItem>,
     ready: VecDeque<Event>,
-    connection: Arc<Connection>,
+    shared: Arc<Shared>,
     ended: bool,
 }
 
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subscription")
-            .field("id", &self.id)
+            .field("local", &self.local)
             .field("pattern", &self.pattern)
             .finish_non_exhaustive()
     }
@@ -109,24 +120,24 @@ impl std::fmt::Debug for Subscription {
 
 impl Subscription {
     pub(crate) fn new(
-        id: u32,
+        local: u64,
         pattern: String,
         deliveries: mpsc::Receiver<SubItem>,
-        connection: Arc<Connection>,
+        shared: Arc<Shared>,
     ) -> Subscription {
         Subscription {
-            id,
+            local,
             pattern,
             deliveries,
             ready: VecDeque::new(),
-            connection,
+            shared,
             ended: false,
         }
     }
 
-    /// The server's id of this subscription.
-    pub fn id(&self) -> u32 {
-        self.id
+    /// The client's id of this subscription (stable across reconnects).
+    pub fn id(&self) -> u64 {
+        self.local
     }
 
     /// The pattern subscribed to.
@@ -151,7 +162,9 @@ impl Subscription {
             match item {
                 SubItem::Batch(body) => self.unpack(&body),
                 SubItem::Lag(missed) => return Some(SubscriptionEvent::Lag { missed }),
+                SubItem::Resubscribed => return Some(SubscriptionEvent::Resubscribed),
                 SubItem::Ended(code, message) => {
+                    self.shared.forget(self.local);
                     self.ended = true;
                     return Some(SubscriptionEvent::Ended {
                         code: Some(code),
@@ -159,6 +172,7 @@ impl Subscription {
                     });
                 }
                 SubItem::Disconnected(message) => {
+                    self.shared.forget(self.local);
                     self.ended = true;
                     return Some(SubscriptionEvent::Ended {
                         code: None,
@@ -189,23 +203,25 @@ impl Subscription {
     /// Ends the subscription and waits for the server to confirm.
     pub async fn unsubscribe(mut self) -> Result<(), RequestError> {
         self.ended = true;
-        self.connection.forget_subscription(self.id);
-        let request = Unsubscribe {
-            subscription_id: self.id,
+        let Some(server_id) = self.shared.forget(self.local) else {
+            return Ok(());
         };
-        let result = self.connection.request(&request).await.map(|_| ());
-        self.id = 0;
-        result
+        let request = Unsubscribe {
+            subscription_id: server_id,
+        };
+        self.shared.connection().request(&request).await.map(|_| ())
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if self.id != 0 && !self.connection.is_closed() {
-            self.connection.forget_subscription(self.id);
-            self.connection.try_send(&Unsubscribe {
-                subscription_id: self.id,
-            });
+        if let Some(server_id) = self.shared.forget(self.local) {
+            let connection = self.shared.connection();
+            if !connection.is_closed() {
+                connection.try_send(&Unsubscribe {
+                    subscription_id: server_id,
+                });
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 mod cache;
 mod frames;
 mod process;
+mod reconnect;
 mod streams;
 
 use std::net::SocketAddr;
@@ -36,8 +37,18 @@ impl NativeServer {
     }
 
     pub async fn start_with(config: BrokerConfig, settings: NativeSettings) -> NativeServer {
+        let addr = "127.0.0.1:0".parse().expect("address");
+        Self::start_at(addr, config, settings).await
+    }
+
+    /// Starts on `addr`, retrying while a previous server there still holds the port.
+    pub async fn start_at(
+        addr: SocketAddr,
+        config: BrokerConfig,
+        settings: NativeSettings,
+    ) -> NativeServer {
         let listener_config = ListenerConfig {
-            addr: "127.0.0.1:0".parse().expect("address"),
+            addr,
             max_connections: NonZeroU32::new(64).expect("non-zero"),
         };
         let net = NetConfig {
@@ -47,7 +58,17 @@ impl NativeServer {
             recv_buffer_bytes: None,
             keepalive: None,
         };
-        let listener = Listener::bind("native", &listener_config, &net).expect("bind");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let listener = loop {
+            match Listener::bind("native", &listener_config, &net) {
+                Ok(listener) => break listener,
+                Err(error) if tokio::time::Instant::now() < deadline => {
+                    tracing::debug!(%error, "port still taken; retrying");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(error) => panic!("bind {addr}: {error}"),
+            }
+        };
         let addr = listener.stats().addr;
         let broker = Broker::new(config);
         tokio::spawn(broker.clone().run_flusher());

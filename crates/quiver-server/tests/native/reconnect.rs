@@ -1,0 +1,47 @@
+//! The SDK reconnects after the server goes away and makes its subscriptions again.
+
+use std::time::Duration;
+
+use quiver_client::{SubscribeOptions, SubscriptionEvent};
+use quiver_core::streams::BrokerConfig;
+use quiver_server::native::NativeSettings;
+
+use super::{NativeServer, WAIT, next, payloads};
+
+#[tokio::test]
+async fn the_client_reconnects_and_subscribes_again_after_a_restart() {
+    let first = NativeServer::start(BrokerConfig::default()).await;
+    let addr = first.addr;
+    let client = first.client().await;
+    let mut sub = client
+        .subscribe("acme/r/s", SubscribeOptions::default())
+        .await
+        .expect("subscribe");
+    client.publish("acme/r/s", "before").await.expect("publish");
+    assert_eq!(payloads(&mut sub, 1).await, ["before"]);
+
+    drop(first);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !client.is_closed() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the client notices the server left"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let error = client
+        .publish("acme/r/s", "lost")
+        .await
+        .expect_err("disconnected");
+    assert!(error.to_string().contains("closed"), "{error}");
+
+    let second =
+        NativeServer::start_at(addr, BrokerConfig::default(), NativeSettings::default()).await;
+    assert_eq!(next(&mut sub).await, SubscriptionEvent::Resubscribed);
+    client
+        .publish("acme/r/s", "after")
+        .await
+        .expect("publish after reconnecting");
+    assert_eq!(payloads(&mut sub, 1).await, ["after"]);
+    assert_eq!(second.broker.stats().subscriptions, 1);
+}
