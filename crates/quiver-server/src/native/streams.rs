@@ -142,7 +142,7 @@ pub async fn subscribe(
     request_id: u32,
     request: Subscribe,
 ) {
-    let subscription = match open(shared, session, &request) {
+    let subscription = match open(shared, &request) {
         Ok(subscription) => subscription,
         Err(error) => {
             let _ = out.send(Outgoing::encode(request_id, &error)).await;
@@ -178,12 +178,7 @@ pub async fn subscribe(
     session.insert(id, tokio::spawn(delivery.run(subscription)));
 }
 
-fn open(
-    shared: &NativeShared,
-    session: &Session,
-    request: &Subscribe,
-) -> Result<Subscription, ErrorFrame> {
-    let _ = session;
+fn open(shared: &NativeShared, request: &Subscribe) -> Result<Subscription, ErrorFrame> {
     if let Some(group) = &request.group {
         return Err(ErrorFrame::new(
             ErrorCode::UNSUPPORTED,

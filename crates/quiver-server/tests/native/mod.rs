@@ -4,6 +4,7 @@
 
 mod cache;
 mod frames;
+mod policy;
 mod process;
 mod reconnect;
 mod streams;
