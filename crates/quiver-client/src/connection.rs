@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use quiver_wire::{
-    Capabilities, Envelope, ErrorFrame, Frame, FramePayload, Hello, HelloOk, Pong, VERSION,
+    Capabilities, Envelope, ErrorFrame, Frame, FramePayload, Hello, HelloOk, Pong, Unsubscribe,
+    VERSION,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -410,8 +411,18 @@ async fn route(connection: &Connection, envelope: Envelope) -> Option<String> {
 fn answer(connection: &Connection, request_id: u32, frame: Frame) {
     let mut routes = connection.routes();
     let Some(waiter) = routes.pending.remove(&request_id) else {
-        if let Frame::Error(ErrorFrame { code, message }) = &frame {
-            tracing::warn!(request_id, %code, %message, "the server refused a request sent without a reply");
+        match &frame {
+            Frame::Error(ErrorFrame { code, message }) => {
+                tracing::warn!(request_id, %code, %message, "the server refused a request sent without a reply");
+            }
+            // The Subscribe timed out before this came: end the subscription nobody holds.
+            Frame::Subscribed(subscribed) => {
+                drop(routes);
+                connection.try_send(&Unsubscribe {
+                    subscription_id: subscribed.subscription_id,
+                });
+            }
+            _ => {}
         }
         return;
     };

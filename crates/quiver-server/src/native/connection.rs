@@ -25,6 +25,10 @@ use crate::serve::shutdown::Shutdown;
 /// most the header plus `MAX_FRAME_LEN`, which `check` enforces before it is read).
 const READ_BUFFER_BYTES: usize = 64 << 10;
 
+/// How long a new connection may take to send its Hello; a connection that says nothing
+/// would otherwise hold one of `native.max_connections` slots forever.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How long a closing connection waits for its queued frames (the final Error or
 /// Goodbye) to be written before it drops them.
 const CLOSE_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -54,9 +58,15 @@ pub async fn serve(
         publisher: Publisher::new(&shared),
     };
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    let hello_deadline = tokio::time::Instant::now() + HELLO_TIMEOUT;
     'read: loop {
         let read = tokio::select! {
             read = reader.read_buf(&mut buf) => read,
+            () = tokio::time::sleep_until(hello_deadline), if connection.session.is_none() => {
+                let message = format!("no Hello within {HELLO_TIMEOUT:?}");
+                error(&connection.out, 0, ErrorCode::HELLO_REQUIRED, &message).await;
+                break;
+            }
             () = shutdown.wait() => {
                 let goodbye = Goodbye {
                     code: ErrorCode::SHUTTING_DOWN,
