@@ -51,3 +51,31 @@ fn quic_urls_are_refused_with_a_typed_error() {
         quiver_client::ConnectError::QuicNotSupported { .. }
     ));
 }
+
+#[tokio::test]
+async fn sigterm_ends_native_subscriptions_and_the_server_exits_zero() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = Server::start(dir.path(), &[]);
+    let options = quiver_client::ClientOptions::default().reconnect(false);
+    let client = Client::connect_with(&format!("quiver://{}", server.native), options)
+        .await
+        .expect("connect");
+    let mut sub = client
+        .subscribe("acme/p/s", SubscribeOptions::default())
+        .await
+        .expect("subscribe");
+    server.signal("TERM");
+    match super::next(&mut sub).await {
+        quiver_client::SubscriptionEvent::Ended { code, message } => {
+            assert!(
+                code.is_none_or(|code| code == quiver_client::ErrorCode::SHUTTING_DOWN),
+                "{code:?}: {message}"
+            );
+        }
+        other => panic!("expected the end, got {other:?}"),
+    }
+    let status = server
+        .wait_exit(std::time::Duration::from_secs(10))
+        .expect("the server exits after draining");
+    assert!(status.success(), "{status}");
+}
