@@ -79,7 +79,7 @@ def start_servers(quiver, work):
     qdata = os.path.join(work, "quiver-data")
     q = subprocess.Popen(
         [quiver, "serve", "--data-dir", qdata, "--resp-addr", f"127.0.0.1:{qport}",
-         "--http-addr", "127.0.0.1:0", "--log-level", "warn"],
+         "--http-addr", "127.0.0.1:0", "--native-addr", "127.0.0.1:0", "--log-level", "warn"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(rport, redis)
     wait_port(qport, q)
@@ -132,6 +132,10 @@ def main():
     work = tempfile.mkdtemp(prefix="quiver-bench-")
     servers = start_servers(args.quiver, work)
     try:
+        # Memory first, on empty servers; then both are flushed for the load runs.
+        memory = memory_for_million_keys(servers) if args.memory else []
+        for _, port in servers.values():
+            subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True, check=True)
         print(f"machine: {os.cpu_count()} cpus; "
               f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.strip()}")
         print(f"command: redis-benchmark -c C -P P -n N -d {args.data_size} "
@@ -139,7 +143,7 @@ def main():
         print("| test | -c | -P | Quiver ops/s | Redis ops/s | ratio Q/R (median of rounds) | "
               "Quiver p50/p99 ms | Redis p50/p99 ms |")
         print("|---|---|---|---|---|---|---|---|")
-        for cell in args.matrix.split(","):
+        for cell in filter(None, args.matrix.split(",")):
             fields = [int(x) for x in cell.split(":")]
             clients, pipeline = fields[0], fields[1]
             requests = fields[2] if len(fields) > 2 else args.requests
@@ -162,10 +166,10 @@ def main():
                       f"({min(ratios):.2f}-{max(ratios):.2f}) | "
                       f"{med['quiver'][1]:.3f} / {med['quiver'][2]:.3f} | "
                       f"{med['redis'][1]:.3f} / {med['redis'][2]:.3f} |", flush=True)
-        if args.memory:
+        if memory:
             print("\n| server | RSS before | RSS after 1 M keys x 64 B | growth |")
             print("|---|---|---|---|")
-            for name, before, after in memory_for_million_keys(servers):
+            for name, before, after in memory:
                 print(f"| {name} | {before / 2**20:.1f} MiB | {after / 2**20:.1f} MiB | "
                       f"{(after - before) / 2**20:.1f} MiB |")
     finally:
