@@ -112,10 +112,20 @@ impl Decoder {
             Some(b'*') => multibulk::scan(buf, &self.limits, None),
             Some(_) => inline::scan(buf, &self.limits),
         };
+        self.limit_incomplete(result, buf.len())
+    }
+
+    /// `Incomplete` becomes `QueryBufferLimit` once `buffered` bytes reach the
+    /// query buffer limit.
+    fn limit_incomplete<T>(
+        &self,
+        result: Result<T, ParseError>,
+        buffered: usize,
+    ) -> Result<T, ParseError> {
         match result {
-            Err(ParseError::Incomplete) if buf.len() >= self.limits.max_query_buffer_bytes => {
+            Err(ParseError::Incomplete) if buffered >= self.limits.max_query_buffer_bytes => {
                 Err(ParseError::QueryBufferLimit {
-                    buffered_bytes: buf.len(),
+                    buffered_bytes: buffered,
                     limit_bytes: self.limits.max_query_buffer_bytes,
                 })
             }
@@ -142,6 +152,17 @@ impl Decoder {
     /// `Ok(None)` when more bytes are needed. The request shares `buf`'s
     /// allocation.
     pub fn decode(&self, buf: &mut BytesMut) -> Result<Option<Request>, ParseError> {
+        if buf.first() == Some(&b'*') {
+            // One pass: the scan that finds the end also records the argument
+            // spans, which stay valid because the frame starts where `buf` does.
+            let mut spans = Spans::with_capacity(0);
+            let scanned = multibulk::scan(buf, &self.limits, Some(&mut spans));
+            return match self.limit_incomplete(scanned, buf.len()) {
+                Ok(len) => Ok(Some(Request::from_spans(buf.split_to(len).freeze(), spans))),
+                Err(ParseError::Incomplete) => Ok(None),
+                Err(err) => Err(err),
+            };
+        }
         match self.check(buf) {
             Ok(len) => {
                 let frame = buf.split_to(len).freeze();
