@@ -1,4 +1,4 @@
-//! One native connection: the read loop. It checks and decodes each frame, answers Hello,
+//! One native session: the read loop, the same for TCP and QUIC's control stream. It checks and decodes each frame, answers Hello,
 //! dispatches requests to the stream and cache handlers in arrival order (so a
 //! connection's publishes reach the broker in the order they were sent), and answers bad
 //! frames with an Error frame, closing the connection for the closing codes.
@@ -11,9 +11,10 @@ use bytes::BytesMut;
 use quiver_wire::{
     Capabilities, Direction, Envelope, ErrorCode, ErrorFrame, Frame, Goodbye, Pong, WireError,
 };
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 
+use super::deliveries::{Deliveries, SameStream};
 use super::session::Session;
 use super::streams::{self, Publisher};
 use super::writer::{self, Outgoing, WriteQueue};
@@ -40,7 +41,7 @@ enum Flow {
     Close,
 }
 
-/// Serves one connection until the peer closes, a closing error, or shutdown.
+/// Serves one TCP connection until the peer closes, a closing error, or shutdown.
 pub async fn serve(
     stream: TcpStream,
     peer: SocketAddr,
@@ -48,14 +49,35 @@ pub async fn serve(
     shared: Arc<NativeShared>,
     shutdown: Shutdown,
 ) {
-    let (mut reader, socket_writer) = stream.into_split();
+    let (reader, writer) = stream.into_split();
+    run(reader, writer, &SameStream, peer, &shared, &shutdown).await;
+    drop(guard);
+}
+
+/// Runs one session over a control byte stream (`reader`, `writer`; the whole TCP
+/// connection, or QUIC's control stream) until the peer closes, a closing error, or
+/// shutdown; subscription deliveries go where `deliveries` says. Returns once the queued
+/// frames are written (or [`CLOSE_WRITE_TIMEOUT`] passed).
+pub async fn run<R, W, D>(
+    mut reader: R,
+    socket_writer: W,
+    deliveries: &D,
+    peer: SocketAddr,
+    shared: &NativeShared,
+    shutdown: &Shutdown,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+    D: Deliveries,
+{
     let (out, queue) = writer::queue();
     let mut writer_task = tokio::spawn(writer::run(socket_writer, queue));
     let mut connection = Connection {
-        shared: &shared,
+        shared,
         out,
         session: None,
-        publisher: Publisher::new(&shared),
+        publisher: Publisher::new(shared),
+        deliveries,
     };
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
     let hello_deadline = tokio::time::Instant::now() + HELLO_TIMEOUT;
@@ -108,14 +130,14 @@ pub async fn serve(
     {
         writer_task.abort();
     }
-    drop(guard);
 }
 
-struct Connection<'a> {
+struct Connection<'a, D> {
     shared: &'a NativeShared,
     out: WriteQueue,
     session: Option<Session>,
     publisher: Publisher,
+    deliveries: &'a D,
 }
 
 /// Queues `frame`. A send fails only when the writer stopped (the peer is gone); the read
@@ -138,7 +160,7 @@ async fn error(out: &WriteQueue, request_id: u32, code: ErrorCode, message: &str
     }
 }
 
-impl Connection<'_> {
+impl<D: Deliveries> Connection<'_, D> {
     async fn bad_frame(&self, wire_error: &WireError, peer: SocketAddr) -> Flow {
         tracing::debug!(%peer, error = %wire_error, "bad native frame");
         let frame = wire_error.to_error_frame();
@@ -173,6 +195,7 @@ impl Connection<'_> {
             out,
             session,
             publisher,
+            deliveries,
         } = self;
         let session = session.as_mut().expect("checked just above");
         match frame {
@@ -232,7 +255,7 @@ impl Connection<'_> {
                 Flow::Continue
             }
             Frame::Subscribe(subscribe) => {
-                streams::subscribe(shared, session, out, request_id, subscribe).await;
+                streams::subscribe(shared, session, out, *deliveries, request_id, subscribe).await;
                 Flow::Continue
             }
             Frame::Unsubscribe(unsubscribe) => {

@@ -1,6 +1,8 @@
 //! The native transport over TCP: Quiver's binary protocol (`docs/wire-protocol.md`,
 //! codec in `quiver-wire`) on its own listener. One connection multiplexes requests,
-//! replies and subscription deliveries.
+//! replies and subscription deliveries. The session logic here is transport-independent:
+//! it runs over any byte stream pair, and [`deliveries::Deliveries`] says where a
+//! subscription's frames go, so `crate::quic` reuses it unchanged.
 //!
 //! Per connection: a read loop ([`connection`]) checks and decodes frames and translates
 //! them into calls on the streams broker and the cache keyspace; a writer task
@@ -13,10 +15,11 @@
 //! is closed after the Error is written; no other connection is affected.
 
 mod cache;
-mod connection;
-mod session;
+pub(crate) mod connection;
+pub(crate) mod deliveries;
+pub(crate) mod session;
 mod streams;
-mod writer;
+pub(crate) mod writer;
 
 use std::sync::Arc;
 

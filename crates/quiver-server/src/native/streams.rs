@@ -22,6 +22,7 @@ use quiver_wire::{
 };
 
 use super::NativeShared;
+use super::deliveries::Deliveries;
 use super::session::Session;
 use super::writer::{Outgoing, WriteQueue};
 
@@ -139,6 +140,7 @@ pub async fn subscribe(
     shared: &NativeShared,
     session: &mut Session,
     out: &WriteQueue,
+    deliveries: &impl Deliveries,
     request_id: u32,
     request: Subscribe,
 ) {
@@ -160,6 +162,17 @@ pub async fn subscribe(
         let _ = out.send(Outgoing::encode(request_id, &error)).await;
         return;
     };
+    let delivery_queue = match deliveries.open(id, out).await {
+        Ok(queue) => queue,
+        Err(reason) => {
+            let error = ErrorFrame::new(
+                ErrorCode::LIMIT_EXCEEDED,
+                &format!("no delivery stream for the subscription: {reason}"),
+            );
+            let _ = out.send(Outgoing::encode(request_id, &error)).await;
+            return;
+        }
+    };
     let reply = Outgoing::encode(
         request_id,
         &Subscribed {
@@ -173,7 +186,7 @@ pub async fn subscribe(
         subscription_id: id,
         with_headers: session.granted(quiver_wire::Capabilities::HEADERS),
         max_batch_events: usize::from(request.max_batch_events),
-        out: out.clone(),
+        out: delivery_queue,
     };
     session.insert(id, tokio::spawn(delivery.run(subscription)));
 }

@@ -1,4 +1,4 @@
-//! The writer task of one connection: frames queued by the read loop and by the
+//! The writer task of one connection (or, over QUIC, of one stream): frames queued by the read loop and by the
 //! subscription tasks are written in as few `write` calls as possible. Whatever is queued
 //! when the task wakes is gathered (up to [`MAX_GATHER_CHUNKS`] chunks or
 //! [`MAX_GATHER_BYTES`] bytes) and written with one vectored write; an event batch is two
@@ -9,8 +9,7 @@ use std::io::{self, IoSlice};
 
 use bytes::{Bytes, BytesMut};
 use quiver_wire::{EVENT_BATCH_PREFIX_LEN, FramePayload};
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// Frames queued for one connection before producers wait. Bounds the memory a connection
@@ -76,7 +75,10 @@ pub fn queue() -> (WriteQueue, mpsc::Receiver<Outgoing>) {
 
 /// Writes queued frames until every sender is gone (then shuts the write side down) or the
 /// peer stops accepting bytes.
-pub async fn run(mut socket: OwnedWriteHalf, mut queue: mpsc::Receiver<Outgoing>) {
+pub async fn run<W>(mut socket: W, mut queue: mpsc::Receiver<Outgoing>)
+where
+    W: AsyncWrite + Unpin,
+{
     let mut gathered: Vec<Outgoing> = Vec::with_capacity(64);
     while let Some(first) = queue.recv().await {
         let mut bytes = first.len();
@@ -99,7 +101,10 @@ pub async fn run(mut socket: OwnedWriteHalf, mut queue: mpsc::Receiver<Outgoing>
     let _ = socket.shutdown().await;
 }
 
-async fn write_all(socket: &mut OwnedWriteHalf, frames: &[Outgoing]) -> io::Result<()> {
+async fn write_all<W>(socket: &mut W, frames: &[Outgoing]) -> io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
     let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(frames.len() * 2);
     for frame in frames {
         match frame {

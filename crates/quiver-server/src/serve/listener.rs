@@ -47,6 +47,39 @@ impl ListenerStats {
     }
 }
 
+impl ListenerStats {
+    /// Counters for a listener that is not a [`Listener`] (QUIC binds UDP itself).
+    pub fn new(name: &'static str, addr: SocketAddr, max_connections: u32) -> Arc<ListenerStats> {
+        Arc::new(ListenerStats {
+            name,
+            addr,
+            max_connections,
+            accepted_total: AtomicU64::new(0),
+            refused_total: AtomicU64::new(0),
+            open: watch::Sender::new(0),
+        })
+    }
+
+    /// Takes one of `slots` for a new connection and counts it, or counts a refusal and
+    /// returns `None` when every slot is taken.
+    pub fn admit(self: &Arc<Self>, slots: &Arc<Semaphore>) -> Option<ConnectionGuard> {
+        match Arc::clone(slots).try_acquire_owned() {
+            Ok(permit) => {
+                self.accepted_total.fetch_add(1, Ordering::Relaxed);
+                self.open.send_modify(|open| *open += 1);
+                Some(ConnectionGuard {
+                    stats: Arc::clone(self),
+                    _permit: permit,
+                })
+            }
+            Err(_) => {
+                self.refused_total.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+}
+
 /// Held by each connection task; closing it updates the open count and frees
 /// a connection slot.
 #[derive(Debug)]
@@ -89,14 +122,7 @@ impl Listener {
         let tcp = TcpListener::from_std(socket.into())?;
         let addr = tcp.local_addr()?;
         let max_connections = config.max_connections.get();
-        let stats = Arc::new(ListenerStats {
-            name,
-            addr,
-            max_connections,
-            accepted_total: AtomicU64::new(0),
-            refused_total: AtomicU64::new(0),
-            open: watch::Sender::new(0),
-        });
+        let stats = ListenerStats::new(name, addr, max_connections);
         let slots = Arc::new(Semaphore::new(max_connections as usize));
         Ok(Listener {
             tcp,
@@ -138,18 +164,11 @@ impl Listener {
             if let Err(error) = apply_socket_options(&stream, &self.net) {
                 tracing::debug!(listener = self.stats.name, %peer, %error, "socket options not applied");
             }
-            match Arc::clone(&self.slots).try_acquire_owned() {
-                Ok(permit) => {
-                    self.stats.accepted_total.fetch_add(1, Ordering::Relaxed);
-                    self.stats.open.send_modify(|open| *open += 1);
-                    let guard = ConnectionGuard {
-                        stats: Arc::clone(&self.stats),
-                        _permit: permit,
-                    };
+            match self.stats.admit(&self.slots) {
+                Some(guard) => {
                     tokio::spawn(handle(stream, peer, guard));
                 }
-                Err(_) => {
-                    self.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+                None => {
                     tracing::warn!(
                         listener = self.stats.name,
                         %peer,
