@@ -1,4 +1,5 @@
-//! One TCP connection: the Hello exchange, a writer task that coalesces queued frames into
+//! One connection (TCP, or QUIC's control stream plus a unidirectional stream per
+//! subscription for its deliveries): the Hello exchange, a writer task that coalesces queued frames into
 //! few writes, and a reader task that routes replies to their requests by request id (so
 //! many requests are in flight and replies may come in any order) and deliveries to their
 //! subscriptions by subscription id.
@@ -13,14 +14,16 @@ use quiver_wire::{
     Capabilities, Envelope, ErrorFrame, Frame, FramePayload, Hello, HelloOk, Pong, Unsubscribe,
     VERSION,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 
 use crate::error::{ConnectError, RequestError};
+use crate::quic;
 use crate::subscription::SubItem;
+use crate::tls::ServerTrust;
+use crate::url::{Target, Transport};
 
 /// Frames queued for the writer before requesters wait.
 const WRITE_QUEUE_FRAMES: usize = 1024;
@@ -65,6 +68,11 @@ pub struct Connection {
     closed_signal: watch::Sender<bool>,
     /// The reader and writer tasks, stopped when the client goes away.
     tasks: Mutex<Vec<AbortHandle>>,
+    /// Bumped whenever a subscription is registered, so that a QUIC delivery stream whose
+    /// first frame overtook its Subscribed reply can wait for the route.
+    registered: watch::Sender<u64>,
+    /// The QUIC connection, closed when this connection ends.
+    quic: Option<quic::QuicParts>,
 }
 
 /// How to say Hello.
@@ -74,18 +82,76 @@ pub struct HelloParams {
     pub connect_timeout: Duration,
     pub request_timeout: Duration,
     pub end_subscriptions_on_close: bool,
+    /// How a QUIC server's certificate is trusted.
+    pub trust: Option<ServerTrust>,
 }
 
 impl Connection {
-    /// Connects to `addr`, says Hello and starts the reader and writer tasks.
-    pub async fn open(addr: &str, params: HelloParams) -> Result<Arc<Connection>, ConnectError> {
+    /// Connects to `target`, says Hello and starts the reader and writer tasks.
+    pub async fn open(
+        target: &Target,
+        params: HelloParams,
+    ) -> Result<Arc<Connection>, ConnectError> {
         let timeout = params.connect_timeout;
-        let attempt = tokio::time::timeout(timeout, Self::handshake(addr, &params)).await;
-        let (stream, ok, leftover) = attempt.map_err(|_| ConnectError::Timeout {
-            addr: addr.to_owned(),
+        let timed_out = |_| ConnectError::Timeout {
+            addr: target.addr.clone(),
             after: timeout,
-        })??;
-        let (reader, writer) = stream.into_split();
+        };
+        match target.transport {
+            Transport::Tcp => {
+                let attempt = async {
+                    let io = |source| ConnectError::Io {
+                        addr: target.addr.clone(),
+                        source,
+                    };
+                    let stream = TcpStream::connect(&target.addr).await.map_err(io)?;
+                    stream.set_nodelay(true).map_err(io)?;
+                    let (mut reader, mut writer) = stream.into_split();
+                    let (ok, leftover) =
+                        handshake(&target.addr, &mut reader, &mut writer, &params).await?;
+                    Ok::<_, ConnectError>((reader, writer, ok, leftover))
+                };
+                let (reader, writer, ok, leftover) = tokio::time::timeout(timeout, attempt)
+                    .await
+                    .map_err(timed_out)??;
+                Ok(Self::start(reader, writer, ok, leftover, &params, None))
+            }
+            Transport::Quic => {
+                let attempt = async {
+                    let (parts, mut send, mut recv) =
+                        quic::connect(target, params.trust.as_ref()).await?;
+                    let (ok, leftover) =
+                        handshake(&target.addr, &mut recv, &mut send, &params).await?;
+                    Ok::<_, ConnectError>((parts, send, recv, ok, leftover))
+                };
+                let (parts, send, recv, ok, leftover) = tokio::time::timeout(timeout, attempt)
+                    .await
+                    .map_err(timed_out)??;
+                let quic = parts.connection.clone();
+                let connection = Self::start(recv, send, ok, leftover, &params, Some(parts));
+                let acceptor = tokio::spawn(quic::accept_deliveries(quic, Arc::clone(&connection)));
+                connection
+                    .tasks
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(acceptor.abort_handle());
+                Ok(connection)
+            }
+        }
+    }
+
+    fn start<R, W>(
+        reader: R,
+        writer: W,
+        ok: HelloOk,
+        leftover: BytesMut,
+        params: &HelloParams,
+        quic: Option<quic::QuicParts>,
+    ) -> Arc<Connection>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let (out, queue) = mpsc::channel(WRITE_QUEUE_FRAMES);
         let connection = Arc::new(Connection {
             out,
@@ -96,6 +162,8 @@ impl Connection {
             end_subscriptions_on_close: params.end_subscriptions_on_close,
             closed_signal: watch::Sender::new(false),
             tasks: Mutex::default(),
+            registered: watch::Sender::new(0),
+            quic,
         });
         let writer = tokio::spawn(write_loop(writer, queue));
         let reader = tokio::spawn(read_loop(reader, leftover, Arc::clone(&connection)));
@@ -104,61 +172,17 @@ impl Connection {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) =
             vec![writer.abort_handle(), reader.abort_handle()];
-        Ok(connection)
+        connection
     }
 
-    async fn handshake(
-        addr: &str,
-        params: &HelloParams,
-    ) -> Result<(TcpStream, HelloOk, BytesMut), ConnectError> {
-        let io = |source| ConnectError::Io {
-            addr: addr.to_owned(),
-            source,
-        };
-        let mut stream = TcpStream::connect(addr).await.map_err(io)?;
-        stream.set_nodelay(true).map_err(io)?;
-        let hello = Hello {
-            min_version: VERSION,
-            max_version: VERSION,
-            capabilities: Capabilities(Capabilities::HEADERS.0 | Capabilities::CACHE.0),
-            client_name: params.client_name.clone(),
-            auth_token: params.auth_token.clone(),
-        };
-        let mut buf = BytesMut::new();
-        quiver_wire::encode(1, &hello, &mut buf)
-            .map_err(|error| ConnectError::Protocol(format!("Hello does not encode: {error}")))?;
-        stream.write_all(&buf).await.map_err(io)?;
-        buf.clear();
-        loop {
-            match quiver_wire::decode_next(&mut buf) {
-                Ok(Some(Envelope {
-                    frame: Frame::HelloOk(ok),
-                    ..
-                })) => return Ok((stream, ok, buf)),
-                Ok(Some(Envelope {
-                    frame: Frame::Error(error),
-                    ..
-                })) => {
-                    return Err(ConnectError::Refused {
-                        code: error.code,
-                        message: error.message,
-                    });
-                }
-                Ok(Some(other)) => {
-                    return Err(ConnectError::Protocol(format!(
-                        "expected HelloOk, got {:?}",
-                        other.frame.frame_type()
-                    )));
-                }
-                Ok(None) => {}
-                Err(error) => return Err(ConnectError::Protocol(error.to_string())),
-            }
-            if stream.read_buf(&mut buf).await.map_err(io)? == 0 {
-                return Err(ConnectError::Protocol(
-                    "the server closed the connection during Hello".to_owned(),
-                ));
-            }
-        }
+    /// How long a request waits for its reply.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// A receiver told whenever a subscription is registered.
+    pub fn registrations(&self) -> watch::Receiver<u64> {
+        self.registered.subscribe()
     }
 
     fn routes(&self) -> MutexGuard<'_, Routes> {
@@ -314,11 +338,78 @@ impl Connection {
         }
         routes.closed = Some(reason);
         drop(routes);
+        if let Some(quic) = &self.quic {
+            quic.close();
+        }
         self.closed_signal.send_replace(true);
     }
 }
 
-async fn write_loop(mut socket: OwnedWriteHalf, mut queue: mpsc::Receiver<Bytes>) {
+/// Says Hello on `writer` and reads HelloOk from `reader`; returns it with any bytes read
+/// past it.
+async fn handshake<R, W>(
+    addr: &str,
+    reader: &mut R,
+    writer: &mut W,
+    params: &HelloParams,
+) -> Result<(HelloOk, BytesMut), ConnectError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let io = |source| ConnectError::Io {
+        addr: addr.to_owned(),
+        source,
+    };
+    let hello = Hello {
+        min_version: VERSION,
+        max_version: VERSION,
+        capabilities: Capabilities(Capabilities::HEADERS.0 | Capabilities::CACHE.0),
+        client_name: params.client_name.clone(),
+        auth_token: params.auth_token.clone(),
+    };
+    let mut buf = BytesMut::new();
+    quiver_wire::encode(1, &hello, &mut buf)
+        .map_err(|error| ConnectError::Protocol(format!("Hello does not encode: {error}")))?;
+    writer.write_all(&buf).await.map_err(io)?;
+    writer.flush().await.map_err(io)?;
+    buf.clear();
+    loop {
+        match quiver_wire::decode_next(&mut buf) {
+            Ok(Some(Envelope {
+                frame: Frame::HelloOk(ok),
+                ..
+            })) => return Ok((ok, buf)),
+            Ok(Some(Envelope {
+                frame: Frame::Error(error),
+                ..
+            })) => {
+                return Err(ConnectError::Refused {
+                    code: error.code,
+                    message: error.message,
+                });
+            }
+            Ok(Some(other)) => {
+                return Err(ConnectError::Protocol(format!(
+                    "expected HelloOk, got {:?}",
+                    other.frame.frame_type()
+                )));
+            }
+            Ok(None) => {}
+            Err(error) => return Err(ConnectError::Protocol(error.to_string())),
+        }
+        if reader.read_buf(&mut buf).await.map_err(io)? == 0 {
+            return Err(ConnectError::Protocol(
+                "the server closed the connection during Hello".to_owned(),
+            ));
+        }
+    }
+}
+
+async fn write_loop<W>(mut socket: W, mut queue: mpsc::Receiver<Bytes>)
+where
+    W: AsyncWrite + Unpin,
+{
     let mut buf = BytesMut::with_capacity(MAX_GATHER_BYTES);
     while let Some(first) = queue.recv().await {
         buf.extend_from_slice(&first);
@@ -336,7 +427,10 @@ async fn write_loop(mut socket: OwnedWriteHalf, mut queue: mpsc::Receiver<Bytes>
     let _ = socket.shutdown().await;
 }
 
-async fn read_loop(mut socket: OwnedReadHalf, mut buf: BytesMut, connection: Arc<Connection>) {
+async fn read_loop<R>(mut socket: R, mut buf: BytesMut, connection: Arc<Connection>)
+where
+    R: AsyncRead + Unpin,
+{
     buf.reserve(READ_BUFFER_BYTES);
     let reason = loop {
         let envelope = match quiver_wire::decode_next(&mut buf) {
@@ -359,53 +453,64 @@ async fn read_loop(mut socket: OwnedReadHalf, mut buf: BytesMut, connection: Arc
 /// Routes one frame; `Some(reason)` ends the connection.
 async fn route(connection: &Connection, envelope: Envelope) -> Option<String> {
     let Envelope { request_id, frame } = envelope;
-    let delivery = match frame {
-        Frame::EventBatch(batch) => Some((batch.subscription_id, SubItem::Batch(batch.body))),
-        Frame::Lag(lag) => Some((lag.subscription_id, SubItem::Lag(lag.missed))),
-        Frame::SubscriptionEnded(ended) => Some((
-            ended.subscription_id,
-            SubItem::Ended(ended.code, ended.message),
-        )),
+    let frame = match delivery(frame) {
+        Ok((id, item)) => {
+            if let Some(target) = connection.delivery_target(id, &item) {
+                // Waiting here is backpressure: a subscription that is not read slows this
+                // connection's reads, and the server's slow-subscriber policy takes over.
+                let _ = target.send(item).await;
+            }
+            return None;
+        }
+        Err(frame) => frame,
+    };
+    match frame {
         Frame::Ping(_) => {
             let mut buf = BytesMut::new();
             if quiver_wire::encode(request_id, &Pong, &mut buf).is_ok() {
                 let _ = connection.out.send(buf.freeze()).await;
             }
-            return None;
+            None
         }
-        Frame::Goodbye(goodbye) => {
-            return Some(format!(
-                "the server said goodbye: {}: {}",
-                goodbye.code, goodbye.message
-            ));
-        }
-        Frame::Error(error) if request_id == 0 || error.code.closes_connection() => {
-            return Some(format!(
-                "the server closed the connection: {}: {}",
-                error.code, error.message
-            ));
-        }
+        Frame::Goodbye(goodbye) => Some(format!(
+            "the server said goodbye: {}: {}",
+            goodbye.code, goodbye.message
+        )),
+        Frame::Error(error) if request_id == 0 || error.code.closes_connection() => Some(format!(
+            "the server closed the connection: {}: {}",
+            error.code, error.message
+        )),
         reply => {
             answer(connection, request_id, reply);
-            return None;
+            None
         }
-    };
-    let (id, item) = delivery?;
-    let ends = matches!(item, SubItem::Ended(..));
-    let target = {
-        let mut routes = connection.routes();
-        if ends {
+    }
+}
+
+/// A subscription delivery as (subscription id, item), or the frame when it is not one.
+pub fn delivery(frame: Frame) -> Result<(u32, SubItem), Frame> {
+    match frame {
+        Frame::EventBatch(batch) => Ok((batch.subscription_id, SubItem::Batch(batch.body))),
+        Frame::Lag(lag) => Ok((lag.subscription_id, SubItem::Lag(lag.missed))),
+        Frame::SubscriptionEnded(ended) => Ok((
+            ended.subscription_id,
+            SubItem::Ended(ended.code, ended.message),
+        )),
+        other => Err(other),
+    }
+}
+
+impl Connection {
+    /// Where subscription `id`'s `item` goes (`None`: nobody holds it); an end removes
+    /// the route.
+    pub fn delivery_target(&self, id: u32, item: &SubItem) -> Option<mpsc::Sender<SubItem>> {
+        let mut routes = self.routes();
+        if matches!(item, SubItem::Ended(..)) {
             routes.subscriptions.remove(&id)
         } else {
             routes.subscriptions.get(&id).cloned()
         }
-    };
-    if let Some(target) = target {
-        // Waiting here is backpressure: a subscription that is not read slows this
-        // connection's reads, and the server's slow-subscriber policy takes over.
-        let _ = target.send(item).await;
     }
-    None
 }
 
 fn answer(connection: &Connection, request_id: u32, frame: Frame) {
@@ -437,6 +542,7 @@ fn answer(connection: &Connection, request_id: u32, frame: Frame) {
                 routes
                     .subscriptions
                     .insert(subscribed.subscription_id, deliveries);
+                connection.registered.send_modify(|count| *count += 1);
             }
             reply
         }

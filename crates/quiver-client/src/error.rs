@@ -10,8 +10,10 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ConnectError {
-    /// The URL is not `quiver://host:port`.
-    #[error("invalid URL {url:?}: {reason}; expected quiver://host:port")]
+    /// The URL is not `quiver://host:port` or `quiver+quic://host:port`.
+    #[error(
+        "invalid URL {url:?}: {reason}; expected quiver://host:port or quiver+quic://host:port"
+    )]
     InvalidUrl {
         /// The URL given.
         url: String,
@@ -19,18 +21,29 @@ pub enum ConnectError {
         reason: &'static str,
     },
     /// A scheme this client does not speak.
-    #[error("unsupported scheme {scheme:?} in {url:?}; use quiver:// (TCP)")]
+    #[error(
+        "unsupported scheme {scheme:?} in {url:?}; use quiver:// (TCP) or quiver+quic:// (QUIC)"
+    )]
     UnsupportedScheme {
         /// The scheme given.
         scheme: String,
         /// The URL given.
         url: String,
     },
-    /// `quiver+quic://`: QUIC is part of the protocol but not of this client yet.
-    #[error("QUIC ({url:?}) is not supported by this client yet; use quiver://host:port (TCP)")]
-    QuicNotSupported {
-        /// The URL given.
-        url: String,
+    /// The TLS settings for `quiver+quic://` are missing or unusable.
+    #[error("QUIC TLS: {reason}")]
+    Tls {
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// The QUIC connection could not be made (unreachable, handshake refused, a pinned
+    /// fingerprint that does not match the server's certificate).
+    #[error("cannot connect over QUIC to {addr}: {reason}")]
+    Quic {
+        /// The address tried.
+        addr: String,
+        /// quinn's explanation.
+        reason: String,
     },
     /// The TCP connection could not be made.
     #[error("cannot connect to {addr}: {source}")]

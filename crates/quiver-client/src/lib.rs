@@ -1,8 +1,11 @@
 //! `quiver-client`: the async Rust SDK for Quiver's native protocol.
 //!
 //! Speaks only the frames of `quiver-wire`; it never links the broker, the log or the
-//! cache. One [`Client`] is one TCP connection that carries every request, reply and
-//! subscription delivery: requests carry ids, so many are in flight at once and replies
+//! cache. One [`Client`] is one connection that carries every request, reply and
+//! subscription delivery: `quiver://host:port` is TCP, `quiver+quic://host:port` is QUIC,
+//! where a control stream carries requests and replies and each subscription's
+//! deliveries come on their own stream, so a subscription that is not read does not hold
+//! up the others. Requests carry ids, so many are in flight at once and replies
 //! may come back in any order (clone the client and call it from many tasks). A reader
 //! task routes replies to their callers and deliveries to their [`Subscription`]s; a
 //! writer task coalesces queued frames into few writes.
@@ -35,15 +38,31 @@
 //! When the connection ends, the client reconnects with exponential backoff and makes
 //! every live subscription again ([`ClientOptions::reconnect`]).
 //!
-//! Not yet: QUIC (`quiver+quic://` returns [`ConnectError::QuicNotSupported`]) and a
-//! linger-batching publisher.
+//! Over QUIC the server certificate must be trusted explicitly: pin the SHA-256
+//! fingerprint a self-signed server logs, or name a CA file.
+//!
+//! ```no_run
+//! use quiver_client::{Client, ClientOptions};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let options = ClientOptions::default()
+//!     .pin_server_fingerprint("3f5a0c1d9e8b7a6f5e4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a1908f7e");
+//! let client = Client::connect_with("quiver+quic://127.0.0.1:7071", options).await?;
+//! client.publish("acme/orders/created", "order 1").await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Not yet: a linger-batching publisher.
 
 #![forbid(unsafe_code)]
 
 mod connection;
 mod error;
+mod quic;
 mod reconnect;
 mod subscription;
+mod tls;
 mod url;
 
 use std::sync::Arc;
@@ -59,7 +78,8 @@ use tokio::sync::mpsc;
 pub use error::{ConnectError, RequestError};
 pub use quiver_wire::{AckMode, Capabilities, ErrorCode, PublishAck};
 pub use subscription::{Event, SubscribeOptions, Subscription, SubscriptionEvent};
-pub use url::DEFAULT_PORT;
+pub use tls::ServerTrust;
+pub use url::{DEFAULT_PORT, DEFAULT_QUIC_PORT};
 
 use reconnect::{RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN, Shared};
 use subscription::SUBSCRIPTION_BUFFER_BATCHES;
@@ -84,6 +104,9 @@ pub struct ClientOptions {
     pub reconnect_delay_min: Duration,
     /// Longest wait between reconnect attempts.
     pub reconnect_delay_max: Duration,
+    /// How a `quiver+quic://` server's certificate is trusted; required for QUIC (see
+    /// [`Self::pin_server_fingerprint`], [`Self::trust_ca_file`]), unused over TCP.
+    pub server_trust: Option<ServerTrust>,
 }
 
 impl Default for ClientOptions {
@@ -96,6 +119,7 @@ impl Default for ClientOptions {
             reconnect: true,
             reconnect_delay_min: RECONNECT_DELAY_MIN,
             reconnect_delay_max: RECONNECT_DELAY_MAX,
+            server_trust: None,
         }
     }
 }
@@ -116,6 +140,21 @@ impl ClientOptions {
     /// Sets [`Self::auth_token`].
     pub fn auth_token(mut self, token: impl Into<Bytes>) -> Self {
         self.auth_token = Some(token.into());
+        self
+    }
+
+    /// Over QUIC, accepts only the server certificate whose SHA-256 is `fingerprint` (64
+    /// hex digits, colons allowed): what a server with a self-signed certificate logs at
+    /// start-up. The server name is not checked; the handshake signature is.
+    pub fn pin_server_fingerprint(mut self, fingerprint: impl Into<String>) -> Self {
+        self.server_trust = Some(ServerTrust::Fingerprint(fingerprint.into()));
+        self
+    }
+
+    /// Over QUIC, trusts the CA (or self-signed) certificates in the PEM file at `path`
+    /// and checks that the server certificate names the URL's host.
+    pub fn trust_ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.server_trust = Some(ServerTrust::CaFile(path.into()));
         self
     }
 }
@@ -142,8 +181,8 @@ impl Client {
 
     /// Connects to `quiver://host:port` with `options`.
     pub async fn connect_with(url: &str, options: ClientOptions) -> Result<Client, ConnectError> {
-        let addr = url::parse(url)?;
-        let shared = Shared::connect(addr, options).await?;
+        let target = url::parse(url)?;
+        let shared = Shared::connect(target, options).await?;
         Ok(Client { shared })
     }
 

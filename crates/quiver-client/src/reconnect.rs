@@ -14,6 +14,7 @@ use crate::ClientOptions;
 use crate::connection::{Connection, HelloParams};
 use crate::error::{ConnectError, RequestError};
 use crate::subscription::SubItem;
+use crate::url::Target;
 
 /// A subscription as the client made it, to make it again after a reconnect.
 struct Record {
@@ -25,7 +26,7 @@ struct Record {
 
 /// Shared by a client's clones and its subscriptions.
 pub struct Shared {
-    addr: String,
+    target: Target,
     options: ClientOptions,
     current: Mutex<Arc<Connection>>,
     subscriptions: Mutex<HashMap<u64, Record>>,
@@ -35,14 +36,14 @@ pub struct Shared {
 impl Shared {
     /// Connects, and starts the reconnecting task when the options ask for it.
     pub async fn connect(
-        addr: String,
+        target: Target,
         options: ClientOptions,
     ) -> Result<Arc<Shared>, ConnectError> {
-        let connection = Connection::open(&addr, params(&options)).await?;
+        let connection = Connection::open(&target, params(&options)).await?;
         let closed = connection.closed();
         let reconnect = options.reconnect;
         let shared = Arc::new(Shared {
-            addr,
+            target,
             options,
             current: Mutex::new(connection),
             subscriptions: Mutex::default(),
@@ -140,6 +141,7 @@ pub fn params(options: &ClientOptions) -> HelloParams {
         connect_timeout: options.connect_timeout,
         request_timeout: options.request_timeout,
         end_subscriptions_on_close: !options.reconnect,
+        trust: options.server_trust.clone(),
     }
 }
 
@@ -157,9 +159,9 @@ async fn supervise(shared: Weak<Shared>, mut closed: watch::Receiver<bool>) {
             let Some(strong) = shared.upgrade() else {
                 return;
             };
-            let (addr, options) = (strong.addr.clone(), strong.options.clone());
+            let (target, options) = (strong.target.clone(), strong.options.clone());
             drop(strong);
-            match Connection::open(&addr, params(&options)).await {
+            match Connection::open(&target, params(&options)).await {
                 Ok(connection) => break connection,
                 Err(error) => tracing::debug!(%error, ?delay, "reconnect failed; retrying"),
             }
@@ -172,7 +174,7 @@ async fn supervise(shared: Weak<Shared>, mut closed: watch::Receiver<bool>) {
         };
         closed = connection.closed();
         *lock(&strong.current) = Arc::clone(&connection);
-        tracing::debug!(addr = %strong.addr, "reconnected");
+        tracing::debug!(addr = %strong.target.addr, "reconnected");
         strong.resubscribe(&connection).await;
     }
 }

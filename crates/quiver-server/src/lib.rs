@@ -1,7 +1,7 @@
 //! `quiver-server`: the `quiver` binary and everything that touches the
 //! outside world: configuration (file, env, flags, profiles), listeners and
 //! their limits, graceful shutdown, the data directory lock, logging, the
-//! offline `quiver log` tools, and the transports as modules (`http`, `resp`, `native` over TCP; `quic` joins them).
+//! offline `quiver log` tools, and the transports as modules (`http`, `resp`, `native` over TCP, `quic`: the native protocol over QUIC).
 //!
 //! It holds no business logic: transports translate their protocol into calls
 //! on `quiver-core` and back.
@@ -12,5 +12,6 @@ pub mod http;
 pub mod log_tools;
 pub mod logging;
 pub mod native;
+pub mod quic;
 pub mod resp;
 pub mod serve;

@@ -55,7 +55,8 @@ fn startup_logs_one_line_per_listener() {
         .iter()
         .filter(|line| line.contains("\"listening\""))
         .collect();
-    assert_eq!(listening.len(), 3, "{:?}", server.startup_log);
+    // http, resp, native and quic.
+    assert_eq!(listening.len(), 4, "{:?}", server.startup_log);
     assert!(
         listening[0].contains(&format!("\"addr\":\"{}\"", server.http)),
         "{}",

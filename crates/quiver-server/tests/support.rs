@@ -17,6 +17,8 @@ pub struct Server {
     pub http: SocketAddr,
     pub resp: SocketAddr,
     pub native: SocketAddr,
+    /// The QUIC listener (UDP).
+    pub quic: SocketAddr,
     /// Log lines up to and including the last `listening` line.
     pub startup_log: Vec<String>,
     lines: Receiver<String>,
@@ -49,6 +51,8 @@ impl Server {
                 "127.0.0.1:0",
                 "--native-addr",
                 "127.0.0.1:0",
+                "--quic-addr",
+                "127.0.0.1:0",
                 "--log-format",
                 "json",
                 "--log-level",
@@ -72,20 +76,24 @@ impl Server {
         });
         let deadline = Instant::now() + START_TIMEOUT;
         let mut seen = Vec::new();
-        let (mut http, mut resp, mut native) = (None, None, None);
+        let (mut http, mut resp, mut native, mut quic) = (None, None, None, None);
         while Instant::now() < deadline {
             match lines.recv_timeout(Duration::from_millis(50)) {
                 Ok(line) => {
                     http = http.or_else(|| listening_addr(&line, "http"));
                     resp = resp.or_else(|| listening_addr(&line, "resp"));
                     native = native.or_else(|| listening_addr(&line, "native"));
+                    quic = quic.or_else(|| listening_addr(&line, "quic"));
                     seen.push(line);
-                    if let (Some(http), Some(resp), Some(native)) = (http, resp, native) {
+                    if let (Some(http), Some(resp), Some(native), Some(quic)) =
+                        (http, resp, native, quic)
+                    {
                         return Started::Running(Server {
                             child,
                             http,
                             resp,
                             native,
+                            quic,
                             startup_log: seen,
                             lines,
                         });

@@ -37,6 +37,8 @@ pub struct Config {
     pub resp: RespConfig,
     /// The native-protocol (TCP) listener.
     pub native: NativeConfig,
+    /// The native protocol over QUIC.
+    pub quic: QuicConfig,
     /// The streams broker's batching, queues and slow-subscriber policy.
     pub streams: StreamsSettings,
     /// The cache keyspace.
@@ -87,6 +89,23 @@ pub struct NativeConfig {
     pub listener: ListenerConfig,
     /// `None`: no token required.
     pub auth_token: Option<String>,
+}
+
+/// The native protocol over QUIC: its UDP listener and TLS identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuicConfig {
+    /// `false`: no QUIC listener is bound.
+    pub enabled: bool,
+    pub listener: ListenerConfig,
+    /// `None`: a self-signed certificate kept in the data directory.
+    pub identity: Option<QuicIdentityFiles>,
+}
+
+/// Configured PEM files of the QUIC server's certificate chain and private key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuicIdentityFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 /// The streams broker's defaults for every stream (ranges checked by the key registry).
@@ -207,6 +226,7 @@ impl Config {
         let idle_timeout = duration("resp.idle_timeout");
         let requirepass = text("resp.requirepass");
         let auth_token = text("native.auth_token");
+        let (quic_cert, quic_key) = (text("quic.cert"), text("quic.key"));
         let small = |name: &str| u32::try_from(integer(name)).expect("bounded by the key's range");
         Config {
             profile: text(keys::PROFILE_KEY)
@@ -246,6 +266,19 @@ impl Config {
                     max_connections: connections("native.max_connections"),
                 },
                 auth_token: (!auth_token.is_empty()).then_some(auth_token),
+            },
+            quic: QuicConfig {
+                enabled: matches!(value("quic.enabled"), Value::Bool(true)),
+                listener: ListenerConfig {
+                    addr: addr("quic.addr"),
+                    max_connections: connections("quic.max_connections"),
+                },
+                identity: (!quic_cert.is_empty() || !quic_key.is_empty()).then(|| {
+                    QuicIdentityFiles {
+                        cert: PathBuf::from(quic_cert),
+                        key: PathBuf::from(quic_key),
+                    }
+                }),
             },
             streams: StreamsSettings {
                 batch_max_events: small("streams.batch_max_events"),

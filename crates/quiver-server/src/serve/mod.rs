@@ -22,7 +22,7 @@ use quiver_core::streams::{
 use quiver_resp::Limits;
 
 use crate::config::{Config, ListenerConfig};
-use crate::{http, native, resp};
+use crate::{http, native, quic, resp};
 use data_dir::{DataDir, DataDirError};
 use listener::{Listener, ListenerStats};
 use shutdown::Shutdown;
@@ -41,6 +41,8 @@ pub enum ServeError {
         addr: SocketAddr,
         error: io::Error,
     },
+    #[error(transparent)]
+    Quic(#[from] quic::QuicError),
     #[error("cannot install signal handlers: {0}")]
     Signals(io::Error),
     #[error("invalid cache settings: {0}")]
@@ -60,6 +62,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let http_listener = bind("http", "http.addr", &config.http, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
     let native_listener = bind("native", "native.addr", &config.native.listener, &config)?;
+    let quic_listener = bind_quic(&config, data_dir.path())?;
     let broker = Broker::new(broker_config(&config)?);
     let flusher = tokio::spawn(broker.clone().run_flusher());
     let native_shared = Arc::new(native::NativeShared {
@@ -83,11 +86,14 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         started: Instant::now(),
         profile: config.profile,
         readiness,
-        listeners: vec![
+        listeners: [
             http_listener.stats(),
             resp_listener.stats(),
             native_listener.stats(),
-        ],
+        ]
+        .into_iter()
+        .chain(quic_listener.as_ref().map(quic::QuicListener::stats))
+        .collect(),
         broker: broker.clone(),
     });
 
@@ -107,6 +113,13 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         resp_shared,
         shutdown.clone(),
     ));
+    let quic_task = quic_listener.map(|listener| {
+        tokio::spawn(quic::serve_quic(
+            listener,
+            Arc::clone(&native_shared),
+            shutdown.clone(),
+        ))
+    });
     let native_task = tokio::spawn(native::serve_native(
         native_listener,
         native_shared,
@@ -142,6 +155,9 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let _ = resp_task.await;
     let _ = native_task.await;
+    if let Some(quic_task) = quic_task {
+        let _ = quic_task.await;
+    }
     flusher.abort();
     ops_shutdown.trigger();
     let _ = ops_task.await;
@@ -169,6 +185,23 @@ fn bind(
         addr: listener.addr,
         error,
     })
+}
+
+/// Binds the QUIC listener when `quic.enabled`, logging its certificate's fingerprint.
+fn bind_quic(
+    config: &Config,
+    data_dir: &std::path::Path,
+) -> Result<Option<quic::QuicListener>, ServeError> {
+    if !config.quic.enabled {
+        return Ok(None);
+    }
+    let identity = quic::identity(&config.quic, data_dir)?;
+    let listener = quic::QuicListener::bind(&config.quic.listener, identity)?;
+    tracing::info!(
+        fingerprint = listener.fingerprint(),
+        "QUIC certificate SHA-256 fingerprint (clients pin it)"
+    );
+    Ok(Some(listener))
 }
 
 fn cache_config(config: &Config) -> CacheConfig {

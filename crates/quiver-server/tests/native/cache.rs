@@ -4,11 +4,10 @@ use std::time::Duration;
 
 use quiver_core::streams::BrokerConfig;
 
-use super::NativeServer;
+use super::{NativeServer, Transport};
 
-#[tokio::test]
-async fn set_get_delete_with_ttl() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn set_get_delete_with_ttl(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     assert_eq!(client.cache_get("missing").await.expect("get"), None);
     client.cache_set("k", "v", None).await.expect("set");
@@ -60,3 +59,5 @@ async fn set_get_delete_with_ttl() {
         Some(&b"empty key"[..])
     );
 }
+
+super::over_both!(set_get_delete_with_ttl,);

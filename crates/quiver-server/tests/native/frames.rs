@@ -6,9 +6,8 @@ use quiver_core::streams::BrokerConfig;
 use quiver_server::native::NativeSettings;
 use quiver_wire::{Capabilities, Envelope, ErrorCode, Frame, Hello};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
-use super::{NativeServer, WAIT};
+use super::{NativeServer, Transport, WAIT};
 
 fn hello(token: &'static [u8]) -> BytesMut {
     let hello = Hello {
@@ -37,11 +36,12 @@ fn header(frame_type: u8, request_id: u32, len: u32) -> BytesMut {
 
 /// Sends `bytes`, reads until the server closes; the frames it sent.
 async fn exchange(server: &NativeServer, bytes: &[u8]) -> Vec<Envelope> {
-    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
-    stream.write_all(bytes).await.expect("send");
+    let mut raw = server.raw().await;
+    raw.writer.write_all(bytes).await.expect("send");
+    raw.writer.flush().await.expect("flush");
     let mut received = BytesMut::new();
     loop {
-        let read = tokio::time::timeout(WAIT, stream.read_buf(&mut received))
+        let read = tokio::time::timeout(WAIT, raw.reader.read_buf(&mut received))
             .await
             .expect("the server closes the connection");
         if read.expect("read") == 0 {
@@ -68,9 +68,8 @@ fn last_error(frames: &[Envelope]) -> (u32, ErrorCode) {
     }
 }
 
-#[tokio::test]
-async fn bad_frames_get_an_error_then_close_and_other_connections_carry_on() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn bad_frames_get_an_error_then_close_and_other_connections_carry_on(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let bystander = server.client().await;
     let mut watching = bystander
         .subscribe("acme/b/s", quiver_client::SubscribeOptions::default())
@@ -112,20 +111,20 @@ async fn bad_frames_get_an_error_then_close_and_other_connections_carry_on() {
     }
 }
 
-#[tokio::test]
-async fn a_request_error_leaves_the_connection_open() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
-    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+async fn a_request_error_leaves_the_connection_open(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
+    let mut raw = server.raw().await;
     let mut bytes = hello(b"");
     // Unsubscribe of an unknown id (NOT_FOUND, request-level), then a Ping.
     bytes.put_slice(&header(0x15, 3, 4));
     bytes.put_u32_le(77);
     bytes.put_slice(&header(0x03, 4, 0));
-    stream.write_all(&bytes).await.expect("send");
+    raw.writer.write_all(&bytes).await.expect("send");
+    raw.writer.flush().await.expect("flush");
     let mut received = BytesMut::new();
     let mut frames = Vec::new();
     while frames.len() < 3 {
-        tokio::time::timeout(WAIT, stream.read_buf(&mut received))
+        tokio::time::timeout(WAIT, raw.reader.read_buf(&mut received))
             .await
             .expect("replies")
             .expect("read");
@@ -144,21 +143,26 @@ async fn a_request_error_leaves_the_connection_open() {
     ));
 }
 
-#[tokio::test]
-async fn a_wrong_auth_token_is_refused_and_closed() {
+async fn a_wrong_auth_token_is_refused_and_closed(transport: Transport) {
     let settings = NativeSettings {
         auth_token: Some(Bytes::from_static(b"sesame")),
     };
-    let server = NativeServer::start_with(BrokerConfig::default(), settings).await;
+    let server = NativeServer::over_with(transport, BrokerConfig::default(), settings).await;
     let frames = exchange(&server, &hello(b"wrong")).await;
     assert_eq!(last_error(&frames), (1, ErrorCode::AUTH_FAILED));
-    let options = quiver_client::ClientOptions::default().auth_token("sesame");
+    let options = server.options().auth_token("sesame");
     let client = quiver_client::Client::connect_with(&server.url(), options)
         .await
         .expect("the right token is accepted");
     client.ping().await.expect("ping");
-    let refused = quiver_client::Client::connect(&server.url())
+    let refused = quiver_client::Client::connect_with(&server.url(), server.options())
         .await
         .expect_err("no token");
     assert!(refused.to_string().contains("AUTH_FAILED"), "{refused}");
 }
+
+super::over_both!(
+    bad_frames_get_an_error_then_close_and_other_connections_carry_on,
+    a_request_error_leaves_the_connection_open,
+    a_wrong_auth_token_is_refused_and_closed,
+);

@@ -1,11 +1,12 @@
 //! The native transport through real sockets: the SDK against an in-process listener
 //! (so each test picks its broker settings), raw bytes for bad frames, and the `quiver`
-//! binary end to end.
+//! binary end to end. The contract tests run over TCP and over QUIC ([`over_both!`]).
 
 mod cache;
 mod frames;
 mod policy;
 mod process;
+mod quic;
 mod reconnect;
 mod streams;
 
@@ -15,31 +16,91 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quiver_cache::{CacheConfig, Keyspace};
-use quiver_client::{Client, Subscription, SubscriptionEvent};
+use quiver_client::{Client, ClientOptions, Subscription, SubscriptionEvent};
 use quiver_core::streams::{Broker, BrokerConfig};
 use quiver_server::config::{ListenerConfig, NetConfig};
 use quiver_server::native::{NativeSettings, NativeShared, serve_native};
+use quiver_server::quic::{Identity, QuicListener, serve_quic};
 use quiver_server::serve::listener::Listener;
 use quiver_server::serve::shutdown::Shutdown;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Longest any single wait in these tests may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(10);
 
-/// An in-process native listener on 127.0.0.1 port 0; stops when dropped.
+/// Which transport a contract test runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Quic,
+}
+
+/// Runs each named contract test (an `async fn(Transport)`) as two tests, one over TCP
+/// and one over QUIC.
+macro_rules! over_both {
+    ($($name:ident),+ $(,)?) => {
+        mod tcp {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::native::Transport::Tcp).await;
+                }
+            )+
+        }
+        mod quic {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(crate::native::Transport::Quic).await;
+                }
+            )+
+        }
+    };
+}
+pub(crate) use over_both;
+
+/// In-process native listeners (TCP and QUIC) on 127.0.0.1 port 0 sharing one broker;
+/// stop when dropped. [`NativeServer::client`] connects over `transport`.
 pub struct NativeServer {
+    /// The TCP listener.
     pub addr: SocketAddr,
+    /// The QUIC listener (UDP).
+    pub quic_addr: SocketAddr,
+    /// SHA-256 of the QUIC certificate.
+    pub fingerprint: String,
+    /// The QUIC certificate (DER), for raw QUIC clients.
+    pub cert_der: Vec<u8>,
+    pub transport: Transport,
     pub broker: Broker,
     shutdown: Shutdown,
 }
 
+/// A raw connection to the server over its transport: bytes in, bytes out.
+pub struct Raw {
+    pub reader: Box<dyn AsyncRead + Unpin + Send>,
+    pub writer: Box<dyn AsyncWrite + Unpin + Send>,
+    /// Keeps a QUIC connection open while the test uses it.
+    _quic: Option<(quinn::Endpoint, quinn::Connection)>,
+}
+
 impl NativeServer {
     pub async fn start(config: BrokerConfig) -> NativeServer {
-        Self::start_with(config, NativeSettings::default()).await
+        Self::over(Transport::Tcp, config).await
     }
 
-    pub async fn start_with(config: BrokerConfig, settings: NativeSettings) -> NativeServer {
+    pub async fn over(transport: Transport, config: BrokerConfig) -> NativeServer {
+        Self::over_with(transport, config, NativeSettings::default()).await
+    }
+
+    pub async fn over_with(
+        transport: Transport,
+        config: BrokerConfig,
+        settings: NativeSettings,
+    ) -> NativeServer {
         let addr = "127.0.0.1:0".parse().expect("address");
-        Self::start_at(addr, config, settings).await
+        let mut server = Self::start_at(addr, config, settings).await;
+        server.transport = transport;
+        server
     }
 
     /// Starts on `addr`, retrying while a previous server there still holds the port.
@@ -79,20 +140,70 @@ impl NativeServer {
             settings,
         });
         let shutdown = Shutdown::new();
+        let identity = Identity::generate().expect("self-signed certificate");
+        let cert_der = identity.leaf().to_vec();
+        let quic_config = ListenerConfig {
+            addr: "127.0.0.1:0".parse().expect("address"),
+            ..listener_config
+        };
+        let quic = QuicListener::bind(&quic_config, identity).expect("bind QUIC");
+        let quic_addr = quic.stats().addr;
+        let fingerprint = quic.fingerprint().to_owned();
+        tokio::spawn(serve_quic(quic, Arc::clone(&shared), shutdown.clone()));
         tokio::spawn(serve_native(listener, shared, shutdown.clone()));
         NativeServer {
             addr,
+            quic_addr,
+            fingerprint,
+            cert_der,
+            transport: Transport::Tcp,
             broker,
             shutdown,
         }
     }
 
     pub fn url(&self) -> String {
-        format!("quiver://{}", self.addr)
+        match self.transport {
+            Transport::Tcp => format!("quiver://{}", self.addr),
+            Transport::Quic => format!("quiver+quic://{}", self.quic_addr),
+        }
+    }
+
+    /// Default options for this server's transport (QUIC: the certificate pinned).
+    pub fn options(&self) -> ClientOptions {
+        ClientOptions::default().pin_server_fingerprint(self.fingerprint.clone())
     }
 
     pub async fn client(&self) -> Client {
-        Client::connect(&self.url()).await.expect("connect")
+        Client::connect_with(&self.url(), self.options())
+            .await
+            .expect("connect")
+    }
+
+    /// A raw byte connection over this server's transport (QUIC: its control stream).
+    pub async fn raw(&self) -> Raw {
+        match self.transport {
+            Transport::Tcp => {
+                let stream = tokio::net::TcpStream::connect(self.addr)
+                    .await
+                    .expect("connect");
+                let (reader, writer) = stream.into_split();
+                Raw {
+                    reader: Box::new(reader),
+                    writer: Box::new(writer),
+                    _quic: None,
+                }
+            }
+            Transport::Quic => {
+                let (endpoint, connection) = quic::raw_connect(self).await;
+                let (send, recv) = connection.open_bi().await.expect("open control stream");
+                Raw {
+                    reader: Box::new(recv),
+                    writer: Box::new(send),
+                    _quic: Some((endpoint, connection)),
+                }
+            }
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use quiver_client::{ErrorCode, SubscribeOptions, SubscriptionEvent};
 use quiver_core::streams::{BatchConfig, BrokerConfig, QueueLimits, SlowPolicy};
 
-use super::{NativeServer, next, payloads};
+use super::{NativeServer, Transport, next, payloads};
 
 fn config(policy: SlowPolicy) -> BrokerConfig {
     let mut config = BrokerConfig::default();
@@ -17,9 +17,8 @@ fn config(policy: SlowPolicy) -> BrokerConfig {
     config
 }
 
-#[tokio::test]
-async fn disconnect_ends_only_the_slow_subscription() {
-    let server = NativeServer::start(config(SlowPolicy::Disconnect)).await;
+async fn disconnect_ends_only_the_slow_subscription(transport: Transport) {
+    let server = NativeServer::over(transport, config(SlowPolicy::Disconnect)).await;
     let subscriber = server.client().await;
     let mut slow = subscriber
         .subscribe("acme/x/slow", SubscribeOptions::default())
@@ -60,9 +59,8 @@ async fn disconnect_ends_only_the_slow_subscription() {
     assert!(server.broker.stats().totals.dropped_disconnect > 0);
 }
 
-#[tokio::test]
-async fn block_slows_the_publisher_and_loses_nothing() {
-    let server = NativeServer::start(config(SlowPolicy::Block)).await;
+async fn block_slows_the_publisher_and_loses_nothing(transport: Transport) {
+    let server = NativeServer::over(transport, config(SlowPolicy::Block)).await;
     let subscriber = server.client().await;
     let mut sub = subscriber
         .subscribe("acme/x/block", SubscribeOptions::default())
@@ -95,9 +93,8 @@ async fn block_slows_the_publisher_and_loses_nothing() {
     assert_eq!(stats.dropped(), 0);
 }
 
-#[tokio::test]
-async fn a_smaller_batch_per_subscription_still_delivers_everything() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn a_smaller_batch_per_subscription_still_delivers_everything(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     let mut shared = client
         .subscribe("acme/x/b", SubscribeOptions::default())
@@ -115,3 +112,9 @@ async fn a_smaller_batch_per_subscription_still_delivers_everything() {
     assert_eq!(payloads(&mut shared, 10).await, expected);
     assert_eq!(payloads(&mut small, 10).await, expected);
 }
+
+super::over_both!(
+    disconnect_ends_only_the_slow_subscription,
+    block_slows_the_publisher_and_loses_nothing,
+    a_smaller_batch_per_subscription_still_delivers_everything,
+);

@@ -1,7 +1,7 @@
-//! The `quiver` binary end to end: its native listener serves the SDK, shares the cache
-//! with the RESP listener, and counts streams on /metrics.
+//! The `quiver` binary end to end: its native listeners (TCP and QUIC) serve the SDK,
+//! share the cache with the RESP listener, and count streams on /metrics.
 
-use quiver_client::{Client, SubscribeOptions};
+use quiver_client::{Client, ClientOptions, ConnectError, SubscribeOptions};
 
 use crate::support::{Server, http_get, redis_connection};
 
@@ -37,19 +37,56 @@ async fn the_binary_serves_streams_and_the_shared_cache() {
     assert!(body.contains("listener=\"native\""), "{body}");
 }
 
-#[test]
-fn quic_urls_are_refused_with_a_typed_error() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let error = runtime
-        .block_on(Client::connect("quiver+quic://127.0.0.1:7071"))
-        .expect_err("no QUIC yet");
-    assert!(matches!(
-        error,
-        quiver_client::ConnectError::QuicNotSupported { .. }
-    ));
+#[tokio::test]
+async fn the_binary_serves_quic_with_a_self_signed_certificate_it_keeps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let fingerprint = logged_fingerprint(&server);
+    let url = format!("quiver+quic://{}", server.quic);
+    let pinned = ClientOptions::default().pin_server_fingerprint(fingerprint.clone());
+    let client = Client::connect_with(&url, pinned).await.expect("pinned");
+    let mut sub = client
+        .subscribe("acme/q/s", SubscribeOptions::default())
+        .await
+        .expect("subscribe");
+    client
+        .publish("acme/q/s", "over quic")
+        .await
+        .expect("publish");
+    assert_eq!(super::payloads(&mut sub, 1).await, ["over quic"]);
+
+    // The generated certificate is also a CA file for its own names.
+    let ca_file = dir.path().join("quic-cert.pem");
+    let trusted = ClientOptions::default().trust_ca_file(&ca_file);
+    let client = Client::connect_with(&url, trusted).await.expect("CA file");
+    client.ping().await.expect("ping");
+    let other = tempfile::tempdir().expect("tempdir");
+    quiver_server::quic::Identity::load_or_generate(other.path()).expect("another identity");
+    let untrusted = ClientOptions::default()
+        .reconnect(false)
+        .trust_ca_file(other.path().join("quic-cert.pem"));
+    let error = Client::connect_with(&url, untrusted)
+        .await
+        .expect_err("a CA file that does not vouch for the server");
+    assert!(matches!(error, ConnectError::Quic { .. }), "{error}");
+
+    // A restart on the same data directory keeps the certificate, so pins stay valid.
+    drop(server);
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(logged_fingerprint(&server), fingerprint);
+}
+
+/// The fingerprint the server logged at start-up.
+fn logged_fingerprint(server: &Server) -> String {
+    let line = server
+        .startup_log
+        .iter()
+        .find(|line| line.contains("fingerprint"))
+        .expect("the server logs its QUIC certificate fingerprint");
+    let value: serde_json::Value = serde_json::from_str(line).expect("JSON log line");
+    let fingerprint = value["fingerprint"].as_str().expect("fingerprint field");
+    assert_eq!(fingerprint.len(), 64, "{line}");
+    fingerprint.to_owned()
 }
 
 #[tokio::test]

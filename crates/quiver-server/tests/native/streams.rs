@@ -5,11 +5,10 @@ use std::time::Duration;
 use quiver_client::{AckMode, ErrorCode, SubscribeOptions, SubscriptionEvent};
 use quiver_core::streams::{BatchConfig, BrokerConfig, QueueLimits, SlowPolicy};
 
-use super::{NativeServer, next, payloads};
+use super::{NativeServer, Transport, next, payloads};
 
-#[tokio::test]
-async fn a_subscriber_receives_what_is_published_in_order() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn a_subscriber_receives_what_is_published_in_order(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let subscriber = server.client().await;
     let publisher = server.client().await;
     let mut sub = subscriber
@@ -43,9 +42,8 @@ async fn a_subscriber_receives_what_is_published_in_order() {
     assert_eq!(sequences, (0..100).collect::<Vec<_>>());
 }
 
-#[tokio::test]
-async fn two_subscribers_on_two_connections_each_receive_everything() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn two_subscribers_on_two_connections_each_receive_everything(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let (a, b) = (server.client().await, server.client().await);
     let mut sub_a = a
         .subscribe("acme/t/s", SubscribeOptions::default())
@@ -77,9 +75,8 @@ async fn two_subscribers_on_two_connections_each_receive_everything() {
     assert_eq!(stats.totals.delivered, 900);
 }
 
-#[tokio::test]
-async fn wildcards_select_one_level_a_subtree_or_a_whole_tenant() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn wildcards_select_one_level_a_subtree_or_a_whole_tenant(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     let options = SubscribeOptions::default();
     let mut one = client.subscribe("acme/orders/*", options).await.expect("*");
@@ -120,14 +117,13 @@ async fn wildcards_select_one_level_a_subtree_or_a_whole_tenant() {
     assert!(bad.to_string().contains("acme/*/x"), "{bad}");
 }
 
-#[tokio::test]
-async fn a_slow_subscriber_under_drop_old_is_told_exactly_what_it_missed() {
+async fn a_slow_subscriber_under_drop_old_is_told_exactly_what_it_missed(transport: Transport) {
     let mut config = BrokerConfig::default();
     config.default_stream.policy = SlowPolicy::DropOld;
     config.default_stream.batch =
         BatchConfig::new(1, 1 << 20, Duration::ZERO).expect("batch config");
     config.default_stream.queue = QueueLimits::new(4, 64 << 20).expect("queue limits");
-    let server = NativeServer::start(config).await;
+    let server = NativeServer::over(transport, config).await;
     let subscriber = server.client().await;
     let mut sub = subscriber
         .subscribe("acme/slow/s", SubscribeOptions::default())
@@ -173,9 +169,8 @@ async fn a_slow_subscriber_under_drop_old_is_told_exactly_what_it_missed() {
     assert_eq!(server.broker.stats().totals.dropped_old, missed);
 }
 
-#[tokio::test]
-async fn committed_acks_are_refused_until_durable_streams_exist() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn committed_acks_are_refused_until_durable_streams_exist(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     let error = client
         .publish_with("acme/d/s", &[], "x", AckMode::Committed)
@@ -192,9 +187,8 @@ async fn committed_acks_are_refused_until_durable_streams_exist() {
     client.ping().await.expect("ping");
 }
 
-#[tokio::test]
-async fn headers_are_delivered_and_unsubscribe_stops_deliveries() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn headers_are_delivered_and_unsubscribe_stops_deliveries(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     let mut sub = client
         .subscribe("acme/h/s", SubscribeOptions::default())
@@ -216,9 +210,8 @@ async fn headers_are_delivered_and_unsubscribe_stops_deliveries() {
     assert_eq!(server.broker.stats().subscriptions, 0);
 }
 
-#[tokio::test]
-async fn many_requests_are_in_flight_on_one_connection() {
-    let server = NativeServer::start(BrokerConfig::default()).await;
+async fn many_requests_are_in_flight_on_one_connection(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     let tasks: Vec<_> = (0..200)
         .map(|i| {
@@ -237,3 +230,13 @@ async fn many_requests_are_in_flight_on_one_connection() {
         assert_eq!(value.as_deref(), Some(format!("v{i}").as_bytes()));
     }
 }
+
+super::over_both!(
+    a_subscriber_receives_what_is_published_in_order,
+    two_subscribers_on_two_connections_each_receive_everything,
+    wildcards_select_one_level_a_subtree_or_a_whole_tenant,
+    a_slow_subscriber_under_drop_old_is_told_exactly_what_it_missed,
+    committed_acks_are_refused_until_durable_streams_exist,
+    headers_are_delivered_and_unsubscribe_stops_deliveries,
+    many_requests_are_in_flight_on_one_connection,
+);
