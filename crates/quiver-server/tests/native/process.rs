@@ -3,7 +3,8 @@
 
 use quiver_client::{Client, ClientOptions, ConnectError, SubscribeOptions};
 
-use crate::support::{Server, http_get, redis_connection};
+use super::Transport;
+use crate::support::{Server, Started, http_get, redis_connection};
 
 #[tokio::test]
 async fn the_binary_serves_streams_and_the_shared_cache() {
@@ -76,6 +77,62 @@ async fn the_binary_serves_quic_with_a_self_signed_certificate_it_keeps() {
     assert_eq!(logged_fingerprint(&server), fingerprint);
 }
 
+#[tokio::test]
+async fn configured_certificate_files_are_served_and_half_a_pair_is_refused() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let identity = quiver_server::quic::Identity::load_or_generate(keys.path()).expect("pair");
+    let cert = keys.path().join("quic-cert.pem");
+    let key = keys.path().join("quic-key.pem");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cert_arg = cert.to_str().expect("UTF-8 path");
+    let key_arg = key.to_str().expect("UTF-8 path");
+    let server = Server::start(
+        dir.path(),
+        &["--quic-cert", cert_arg, "--quic-key", key_arg],
+    );
+    assert_eq!(logged_fingerprint(&server), identity.fingerprint());
+    assert!(
+        !dir.path().join("quic-cert.pem").exists(),
+        "nothing is generated when files are configured"
+    );
+    let options = ClientOptions::default().trust_ca_file(&cert);
+    let client = Client::connect_with(&format!("quiver+quic://{}", server.quic), options)
+        .await
+        .expect("the configured certificate");
+    client.ping().await.expect("ping");
+    drop(server);
+
+    let other = tempfile::tempdir().expect("tempdir");
+    match Server::try_start(other.path(), &["--quic-cert", cert_arg]) {
+        Started::Running(_) => panic!("a certificate without its key must stop start-up"),
+        Started::Exited { status, stderr } => {
+            assert!(!status.success());
+            assert!(stderr.contains("quic.key"), "{stderr}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn quic_connections_over_the_limit_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &["--quic-max-connections", "1"]);
+    let url = format!("quiver+quic://{}", server.quic);
+    let options = ClientOptions::default()
+        .reconnect(false)
+        .pin_server_fingerprint(logged_fingerprint(&server));
+    let first = Client::connect_with(&url, options.clone())
+        .await
+        .expect("the first connection");
+    let refused = Client::connect_with(&url, options)
+        .await
+        .expect_err("over quic.max_connections");
+    assert!(matches!(refused, ConnectError::Quic { .. }), "{refused}");
+    first
+        .ping()
+        .await
+        .expect("the first connection is unaffected");
+}
+
 /// The fingerprint the server logged at start-up.
 fn logged_fingerprint(server: &Server) -> String {
     let line = server
@@ -89,14 +146,17 @@ fn logged_fingerprint(server: &Server) -> String {
     fingerprint.to_owned()
 }
 
-#[tokio::test]
-async fn sigterm_ends_native_subscriptions_and_the_server_exits_zero() {
+async fn sigterm_ends_native_subscriptions_and_the_server_exits_zero(transport: Transport) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut server = Server::start(dir.path(), &[]);
-    let options = quiver_client::ClientOptions::default().reconnect(false);
-    let client = Client::connect_with(&format!("quiver://{}", server.native), options)
-        .await
-        .expect("connect");
+    let options = ClientOptions::default()
+        .reconnect(false)
+        .pin_server_fingerprint(logged_fingerprint(&server));
+    let url = match transport {
+        Transport::Tcp => format!("quiver://{}", server.native),
+        Transport::Quic => format!("quiver+quic://{}", server.quic),
+    };
+    let client = Client::connect_with(&url, options).await.expect("connect");
     let mut sub = client
         .subscribe("acme/p/s", SubscribeOptions::default())
         .await
@@ -116,3 +176,5 @@ async fn sigterm_ends_native_subscriptions_and_the_server_exits_zero() {
         .expect("the server exits after draining");
     assert!(status.success(), "{status}");
 }
+
+super::over_both!(sigterm_ends_native_subscriptions_and_the_server_exits_zero);
