@@ -18,11 +18,11 @@ use tokio::sync::mpsc;
 pub const WRITE_QUEUE_FRAMES: usize = 256;
 
 /// Most chunks handed to one vectored write (Linux accepts 1024 iovecs).
-const MAX_GATHER_CHUNKS: usize = 256;
+pub(crate) const MAX_GATHER_CHUNKS: usize = 256;
 
 /// Most bytes gathered for one write: enough to amortise the syscall, small enough that one
 /// write does not hold many megabytes of a connection's output hostage.
-const MAX_GATHER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_GATHER_BYTES: usize = 1 << 20;
 
 /// One frame to write.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ impl Outgoing {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Outgoing::Frame(bytes) => bytes.len(),
             Outgoing::Batch { body, .. } => EVENT_BATCH_PREFIX_LEN + body.len(),

@@ -4,10 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
 use crate::native::NativeShared;
 use crate::native::connection;
 use crate::native::deliveries::Deliveries;
-use crate::native::writer::{self, WriteQueue};
+use crate::native::writer::{self, Outgoing, WriteQueue};
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 
@@ -92,7 +95,43 @@ impl Deliveries for UniStreams {
             })?
             .map_err(|error| error.to_string())?;
         let (queue, receiver) = writer::queue();
-        tokio::spawn(writer::run(send, receiver));
+        tokio::spawn(write_deliveries(send, receiver));
         Ok(queue)
+    }
+}
+
+/// The writer of one delivery stream: like the TCP writer it gathers whatever is queued,
+/// but hands quinn the chunks themselves, so an event batch's shared body is queued on
+/// the stream without being copied (only its 20-byte prefix is).
+async fn write_deliveries(mut send: quinn::SendStream, mut queue: mpsc::Receiver<Outgoing>) {
+    let mut chunks: Vec<Bytes> = Vec::with_capacity(64);
+    while let Some(first) = queue.recv().await {
+        let mut bytes = first.len();
+        push_chunks(&mut chunks, first);
+        while chunks.len() < writer::MAX_GATHER_CHUNKS && bytes < writer::MAX_GATHER_BYTES {
+            match queue.try_recv() {
+                Ok(next) => {
+                    bytes += next.len();
+                    push_chunks(&mut chunks, next);
+                }
+                Err(_) => break,
+            }
+        }
+        if let Err(error) = send.write_all_chunks(&mut chunks).await {
+            tracing::debug!(%error, "QUIC delivery stream write failed");
+            return;
+        }
+        chunks.clear();
+    }
+    let _ = send.finish();
+}
+
+fn push_chunks(chunks: &mut Vec<Bytes>, frame: Outgoing) {
+    match frame {
+        Outgoing::Frame(bytes) => chunks.push(bytes),
+        Outgoing::Batch { prefix, body } => {
+            chunks.push(Bytes::copy_from_slice(&prefix));
+            chunks.push(body);
+        }
     }
 }
