@@ -70,6 +70,7 @@ pub struct NativeServer {
     pub fingerprint: String,
     /// The QUIC certificate (DER), for raw QUIC clients.
     pub cert_der: Vec<u8>,
+    identity: Identity,
     pub transport: Transport,
     pub broker: Broker,
     shutdown: Shutdown,
@@ -84,10 +85,6 @@ pub struct Raw {
 }
 
 impl NativeServer {
-    pub async fn start(config: BrokerConfig) -> NativeServer {
-        Self::over(Transport::Tcp, config).await
-    }
-
     pub async fn over(transport: Transport, config: BrokerConfig) -> NativeServer {
         Self::over_with(transport, config, NativeSettings::default()).await
     }
@@ -97,15 +94,27 @@ impl NativeServer {
         config: BrokerConfig,
         settings: NativeSettings,
     ) -> NativeServer {
-        let addr = "127.0.0.1:0".parse().expect("address");
-        let mut server = Self::start_at(addr, config, settings).await;
-        server.transport = transport;
-        server
+        let any = "127.0.0.1:0".parse().expect("address");
+        let identity = Identity::generate().expect("self-signed certificate");
+        Self::start_at(transport, (any, any), identity, config, settings).await
     }
 
-    /// Starts on `addr`, retrying while a previous server there still holds the port.
+    /// Where this server listens (TCP, QUIC) and its QUIC identity, to start another
+    /// server in its place.
+    pub fn place(&self) -> ((SocketAddr, SocketAddr), Identity) {
+        let identity = Identity {
+            chain: self.identity.chain.clone(),
+            key: self.identity.key.clone_key(),
+        };
+        ((self.addr, self.quic_addr), identity)
+    }
+
+    /// Starts on `addrs` (TCP, QUIC) with `identity`, retrying while a previous server
+    /// there still holds a port.
     pub async fn start_at(
-        addr: SocketAddr,
+        transport: Transport,
+        (addr, quic_addr): (SocketAddr, SocketAddr),
+        identity: Identity,
         config: BrokerConfig,
         settings: NativeSettings,
     ) -> NativeServer {
@@ -140,13 +149,27 @@ impl NativeServer {
             settings,
         });
         let shutdown = Shutdown::new();
-        let identity = Identity::generate().expect("self-signed certificate");
         let cert_der = identity.leaf().to_vec();
+        let kept = identity;
         let quic_config = ListenerConfig {
-            addr: "127.0.0.1:0".parse().expect("address"),
+            addr: quic_addr,
             ..listener_config
         };
-        let quic = QuicListener::bind(&quic_config, identity).expect("bind QUIC");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let quic = loop {
+            let attempt = Identity {
+                chain: kept.chain.clone(),
+                key: kept.key.clone_key(),
+            };
+            match QuicListener::bind(&quic_config, attempt) {
+                Ok(listener) => break listener,
+                Err(error) if tokio::time::Instant::now() < deadline => {
+                    tracing::debug!(%error, "UDP port still taken; retrying");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(error) => panic!("bind QUIC {quic_addr}: {error}"),
+            }
+        };
         let quic_addr = quic.stats().addr;
         let fingerprint = quic.fingerprint().to_owned();
         tokio::spawn(serve_quic(quic, Arc::clone(&shared), shutdown.clone()));
@@ -156,7 +179,8 @@ impl NativeServer {
             quic_addr,
             fingerprint,
             cert_der,
-            transport: Transport::Tcp,
+            identity: kept,
+            transport,
             broker,
             shutdown,
         }

@@ -6,12 +6,11 @@ use quiver_client::{SubscribeOptions, SubscriptionEvent};
 use quiver_core::streams::BrokerConfig;
 use quiver_server::native::NativeSettings;
 
-use super::{NativeServer, WAIT, next, payloads};
+use super::{NativeServer, Transport, WAIT, next, payloads};
 
-#[tokio::test]
-async fn the_client_reconnects_and_subscribes_again_after_a_restart() {
-    let first = NativeServer::start(BrokerConfig::default()).await;
-    let addr = first.addr;
+async fn the_client_reconnects_and_subscribes_again_after_a_restart(transport: Transport) {
+    let first = NativeServer::over(transport, BrokerConfig::default()).await;
+    let (addrs, identity) = first.place();
     let client = first.client().await;
     let mut sub = client
         .subscribe("acme/r/s", SubscribeOptions::default())
@@ -35,8 +34,14 @@ async fn the_client_reconnects_and_subscribes_again_after_a_restart() {
         .expect_err("disconnected");
     assert!(error.to_string().contains("closed"), "{error}");
 
-    let second =
-        NativeServer::start_at(addr, BrokerConfig::default(), NativeSettings::default()).await;
+    let second = NativeServer::start_at(
+        transport,
+        addrs,
+        identity,
+        BrokerConfig::default(),
+        NativeSettings::default(),
+    )
+    .await;
     assert_eq!(next(&mut sub).await, SubscriptionEvent::Resubscribed);
     client
         .publish("acme/r/s", "after")
@@ -45,3 +50,5 @@ async fn the_client_reconnects_and_subscribes_again_after_a_restart() {
     assert_eq!(payloads(&mut sub, 1).await, ["after"]);
     assert_eq!(second.broker.stats().subscriptions, 1);
 }
+
+super::over_both!(the_client_reconnects_and_subscribes_again_after_a_restart);
