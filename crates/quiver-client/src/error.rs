@@ -45,7 +45,8 @@ pub enum ConnectError {
         /// quinn's explanation.
         reason: String,
     },
-    /// The TCP connection could not be made.
+    /// The TCP connection could not be made, or (QUIC) the host did not resolve or no
+    /// local UDP socket could be opened.
     #[error("cannot connect to {addr}: {source}")]
     Io {
         /// The address tried.

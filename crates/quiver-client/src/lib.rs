@@ -39,7 +39,8 @@
 //! every live subscription again ([`ClientOptions::reconnect`]).
 //!
 //! Over QUIC the server certificate must be trusted explicitly: pin the SHA-256
-//! fingerprint a self-signed server logs, or name a CA file.
+//! fingerprint a self-signed server logs, or name a CA file, in the options or in the URL
+//! (`quiver+quic://127.0.0.1:7071?fingerprint=<hex>`, `?ca=<path>`).
 //!
 //! ```no_run
 //! use quiver_client::{Client, ClientOptions};
@@ -88,7 +89,8 @@ use subscription::SUBSCRIPTION_BUFFER_BATCHES;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ClientOptions {
-    /// Longest wait for the TCP connection and the Hello exchange.
+    /// Longest wait for the connection (TCP, or the QUIC and TLS handshakes) and the
+    /// Hello exchange.
     pub connect_timeout: Duration,
     /// Longest wait for the reply to one request.
     pub request_timeout: Duration,
@@ -104,8 +106,9 @@ pub struct ClientOptions {
     pub reconnect_delay_min: Duration,
     /// Longest wait between reconnect attempts.
     pub reconnect_delay_max: Duration,
-    /// How a `quiver+quic://` server's certificate is trusted; required for QUIC (see
-    /// [`Self::pin_server_fingerprint`], [`Self::trust_ca_file`]), unused over TCP.
+    /// How a `quiver+quic://` server's certificate is trusted (see
+    /// [`Self::pin_server_fingerprint`], [`Self::trust_ca_file`]); QUIC needs it here or in
+    /// the URL (`?fingerprint=<hex>`, `?ca=<path>`); unused over TCP.
     pub server_trust: Option<ServerTrust>,
 }
 
@@ -174,14 +177,22 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Connects to `quiver://host:port` with the default options.
+    /// Connects to `quiver://host:port` (TCP) or `quiver+quic://host:port?fingerprint=<hex>`
+    /// (QUIC; the URL says how to trust the server, or use [`Client::connect_with`]) with
+    /// the default options.
     pub async fn connect(url: &str) -> Result<Client, ConnectError> {
         Client::connect_with(url, ClientOptions::default()).await
     }
 
-    /// Connects to `quiver://host:port` with `options`.
+    /// Connects to `quiver://host:port` (TCP) or `quiver+quic://host:port` (QUIC) with
+    /// `options`; [`ClientOptions::server_trust`], when set, wins over the URL's
+    /// `?fingerprint=` or `?ca=`.
     pub async fn connect_with(url: &str, options: ClientOptions) -> Result<Client, ConnectError> {
         let target = url::parse(url)?;
+        let mut options = options;
+        if options.server_trust.is_none() {
+            options.server_trust = target.trust.clone();
+        }
         let shared = Shared::connect(target, options).await?;
         Ok(Client { shared })
     }

@@ -1,6 +1,8 @@
-//! `quiver://host:port` (TCP) and `quiver+quic://host:port` (QUIC) URLs.
+//! `quiver://host:port` (TCP) and `quiver+quic://host:port` (QUIC) URLs. A QUIC URL may
+//! say how to trust the server: `?fingerprint=<SHA-256 hex>` or `?ca=<PEM file path>`.
 
 use crate::error::ConnectError;
+use crate::tls::ServerTrust;
 
 /// Port used when a `quiver://` URL names none (`native.addr`'s default).
 pub const DEFAULT_PORT: u16 = 7070;
@@ -23,6 +25,8 @@ pub struct Target {
     pub host: String,
     /// `host:port` to resolve and connect to.
     pub addr: String,
+    /// How to trust a QUIC server, when the URL says.
+    pub trust: Option<ServerTrust>,
 }
 
 /// Parses `url` into a target.
@@ -41,6 +45,14 @@ pub fn parse(url: &str) -> Result<Target, ConnectError> {
                 url: url.to_owned(),
             });
         }
+    };
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let trust = match (transport, query) {
+        (_, "") => None,
+        (Transport::Quic, query) => Some(trust(query).ok_or_else(|| {
+            invalid("the query must be fingerprint=<SHA-256 hex> or ca=<PEM file path>")
+        })?),
+        (Transport::Tcp, _) => return Err(invalid("a quiver:// URL takes no query")),
     };
     let authority = rest.split('/').next().unwrap_or_default();
     if authority.is_empty() {
@@ -67,7 +79,16 @@ pub fn parse(url: &str) -> Result<Target, ConnectError> {
         transport,
         host,
         addr,
+        trust,
     })
+}
+
+fn trust(query: &str) -> Option<ServerTrust> {
+    match query.split_once('=')? {
+        ("fingerprint", hex) if !hex.is_empty() => Some(ServerTrust::Fingerprint(hex.to_owned())),
+        ("ca", path) if !path.is_empty() => Some(ServerTrust::CaFile(path.into())),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +118,19 @@ mod tests {
             addr("quiver+quic://h"),
             Some((Transport::Quic, "h".into(), "h:7071".into()))
         );
+        let pinned = parse("quiver+quic://h:1?fingerprint=ab").expect("pinned");
+        assert_eq!(pinned.addr, "h:1");
+        assert_eq!(pinned.trust, Some(ServerTrust::Fingerprint("ab".into())));
+        let ca = parse("quiver+quic://h?ca=/etc/q.pem").expect("CA file");
+        assert_eq!(ca.trust, Some(ServerTrust::CaFile("/etc/q.pem".into())));
+        assert!(matches!(
+            parse("quiver+quic://h?pin=x"),
+            Err(ConnectError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            parse("quiver://h?fingerprint=ab"),
+            Err(ConnectError::InvalidUrl { .. })
+        ));
         assert!(matches!(
             parse("nats://h:1"),
             Err(ConnectError::UnsupportedScheme { .. })

@@ -97,4 +97,14 @@ async fn a_wrong_pinned_fingerprint_is_refused_and_the_right_one_accepted() {
         .await
         .expect("the right fingerprint");
     right.ping().await.expect("ping");
+    let in_url = format!("{}?fingerprint={}", server.url(), server.fingerprint);
+    let client = Client::connect(&in_url)
+        .await
+        .expect("the fingerprint in the URL");
+    client.ping().await.expect("ping");
+    let wrong_in_url = format!("{}?fingerprint={}", server.url(), "11".repeat(32));
+    let error = Client::connect_with(&wrong_in_url, ClientOptions::default().reconnect(false))
+        .await
+        .expect_err("a wrong fingerprint in the URL");
+    assert!(matches!(error, ConnectError::Quic { .. }), "{error}");
 }
