@@ -97,34 +97,37 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         broker: broker.clone(),
     });
 
-    // Data listeners (RESP, native) stop on `shutdown`; the
-    // operations listener keeps answering /health and /ready (503 while
-    // draining) until they have drained, then stops on `ops_shutdown`.
+    // Data listeners (RESP, native, QUIC) stop on `shutdown`; the operations
+    // listener keeps answering /health and /ready (503 while draining) until
+    // they have drained, then stops on `ops_shutdown`.
     let shutdown = Shutdown::new();
     let ops_shutdown = Shutdown::new();
     let signals = tokio::spawn(shutdown::watch_signals(shutdown.clone()));
-    let ops_task = tokio::spawn(http::serve_ops(
-        http_listener,
-        Arc::clone(&state),
-        ops_shutdown.clone(),
-    ));
-    let resp_task = tokio::spawn(resp::serve_resp(
-        resp_listener,
-        resp_shared,
-        shutdown.clone(),
-    ));
-    let quic_task = quic_listener.map(|listener| {
-        tokio::spawn(quic::serve_quic(
-            listener,
-            Arc::clone(&native_shared),
-            shutdown.clone(),
-        ))
-    });
-    let native_task = tokio::spawn(native::serve_native(
-        native_listener,
-        native_shared,
-        shutdown.clone(),
-    ));
+    let tasks = Tasks {
+        ops: tokio::spawn(http::serve_ops(
+            http_listener,
+            Arc::clone(&state),
+            ops_shutdown.clone(),
+        )),
+        data: [
+            tokio::spawn(resp::serve_resp(
+                resp_listener,
+                resp_shared,
+                shutdown.clone(),
+            )),
+            tokio::spawn(native::serve_native(
+                native_listener,
+                Arc::clone(&native_shared),
+                shutdown.clone(),
+            )),
+        ]
+        .into_iter()
+        .chain(quic_listener.map(|listener| {
+            tokio::spawn(quic::serve_quic(listener, native_shared, shutdown.clone()))
+        }))
+        .collect(),
+        flusher,
+    };
 
     // Ready before the `listening` lines, so whoever waits for them finds /ready 200.
     state.readiness.set_listeners_bound();
@@ -141,33 +144,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             }
         }
     }
-    state.readiness.set_draining();
-    // Pending batches go out and every subscription ends after what it has queued.
-    broker.shutdown();
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
-    let data_listeners: Vec<&Arc<ListenerStats>> = state
-        .listeners
-        .iter()
-        .filter(|listener| listener.name != "http")
-        .collect();
-    for listener in data_listeners {
-        drain(listener, deadline).await;
-    }
-    let _ = resp_task.await;
-    let _ = native_task.await;
-    if let Some(quic_task) = quic_task {
-        let _ = quic_task.await;
-    }
-    flusher.abort();
-    ops_shutdown.trigger();
-    let _ = ops_task.await;
-    for listener in state
-        .listeners
-        .iter()
-        .filter(|listener| listener.name == "http")
-    {
-        drain(listener, deadline).await;
-    }
+    drain_all(&state, tasks, &ops_shutdown, deadline).await;
     drop(data_dir);
     tracing::info!("shutdown complete");
     Ok(())
@@ -248,6 +226,46 @@ fn resp_settings(config: &Config) -> resp::RespSettings {
         },
         max_output_buffer_bytes: size(config.resp.max_output_buffer_bytes),
         idle_timeout: config.resp.idle_timeout,
+    }
+}
+
+/// The tasks of a running server, stopped in this order by [`drain_all`].
+struct Tasks {
+    /// The data listeners' accept loops.
+    data: Vec<tokio::task::JoinHandle<()>>,
+    /// The broker's batch flusher.
+    flusher: tokio::task::JoinHandle<()>,
+    /// The operations listener.
+    ops: tokio::task::JoinHandle<()>,
+}
+
+/// The drain: `/ready` turns 503, the broker flushes and ends subscriptions,
+/// the data listeners' connections finish, then the operations listener's,
+/// all bounded by `deadline`.
+async fn drain_all(
+    state: &ServerState,
+    tasks: Tasks,
+    ops_shutdown: &Shutdown,
+    deadline: tokio::time::Instant,
+) {
+    state.readiness.set_draining();
+    // Pending batches go out and every subscription ends after what it has queued.
+    state.broker.shutdown();
+    let (ops, data): (Vec<_>, Vec<_>) = state
+        .listeners
+        .iter()
+        .partition(|listener| listener.name == "http");
+    for listener in data {
+        drain(listener, deadline).await;
+    }
+    for task in tasks.data {
+        let _ = task.await;
+    }
+    tasks.flusher.abort();
+    ops_shutdown.trigger();
+    let _ = tasks.ops.await;
+    for listener in ops {
+        drain(listener, deadline).await;
     }
 }
 
