@@ -1,11 +1,12 @@
-//! `quiver-bench`: Quiver's load generator. One subcommand per job (`log` today; `pubsub`
-//! and `cache` join it), each printing a human summary or one JSON object (`--json`).
+//! `quiver-bench`: Quiver's load generator. One subcommand per job (`log`, `pubsub`;
+//! `cache` joins them), each printing a human summary or one JSON object (`--json`).
 //!
 //! It is never a dependency of anything; competitor client crates belong here only.
 
 use clap::{Parser, Subcommand};
 
 mod log;
+mod pubsub;
 
 /// Load generator and side-by-side comparisons for Quiver.
 #[derive(Debug, Parser)]
@@ -19,10 +20,13 @@ struct Cli {
 enum Command {
     /// Append/read throughput and latency of the embedded log (in-process).
     Log(log::LogArgs),
+    /// Pub/sub fan-out throughput and end-to-end latency against quiver://, nats:// or redis://.
+    Pubsub(pubsub::PubsubArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Log(args) => log::run(&args),
+        Command::Pubsub(args) => pubsub::run(&args),
     }
 }

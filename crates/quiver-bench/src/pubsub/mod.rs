@@ -1,0 +1,291 @@
+//! `quiver-bench pubsub`: M subscribers, each on its own connection, subscribe to one
+//! stream (subject); N publishers publish `total` messages of `payload` bytes in batches
+//! of K. Every payload starts with its send time (8 bytes, little-endian ns since the run's
+//! base instant) and a phase byte (warm-up or measured), so every subscriber records the
+//! end-to-end latency of each measured message into an HDR histogram. The same shape runs
+//! against every target, so peers are measured the same way in one run.
+
+mod report;
+mod target;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use clap::Args;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use report::{Shape, SubscriberStats};
+use target::{Delivery, Kind, Publisher, Subscriber};
+
+/// Longest a whole run may last before it is aborted with an error.
+const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long subscribers may keep receiving after the last publish before what they have
+/// not received counts as lost.
+const DRAIN_GRACE: Duration = Duration::from_secs(3);
+/// Bytes at the start of every payload: the send time (u64 ns) and the phase byte.
+const HEADER_BYTES: usize = 9;
+/// Phase byte of a warm-up message (excluded from every figure).
+const PHASE_WARMUP: u8 = 1;
+/// Phase byte of a measured message.
+const PHASE_MEASURED: u8 = 0;
+/// Largest `--payload`: a sane ceiling below every target's message limit (NATS: 1 MiB).
+const MAX_PAYLOAD_BYTES: usize = 512 * 1024;
+/// Largest `--batch`: Quiver's publish batches and NATS flushes stay well below 64 MiB.
+const MAX_BATCH: usize = 4096;
+
+#[derive(Debug, Args)]
+pub struct PubsubArgs {
+    /// `quiver://host:port`, `nats://host:port` or `redis://host:port`.
+    #[arg(long)]
+    target: String,
+    /// Publishing connections.
+    #[arg(long, default_value_t = 1)]
+    publishers: usize,
+    /// Subscribing connections, one subscription each.
+    #[arg(long, default_value_t = 1)]
+    subscribers: usize,
+    /// Payload size in bytes (at least 9: send time + phase).
+    #[arg(long, default_value_t = 256)]
+    payload: usize,
+    /// Messages per publish batch (NATS: publishes per flush).
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    /// Measured messages, across all publishers.
+    #[arg(long, default_value_t = 100_000)]
+    total: u64,
+    /// Warm-up messages published first, across all publishers, excluded from the figures.
+    #[arg(long, default_value_t = 10_000)]
+    warmup: u64,
+    /// Pace publishing to this many messages per second in all (for latency runs).
+    #[arg(long)]
+    rate: Option<u64>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &PubsubArgs) -> anyhow::Result<()> {
+    let kind = Kind::of(&args.target)?;
+    validate(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let shape = Shape {
+        target: args.target.clone(),
+        publishers: args.publishers,
+        subscribers: args.subscribers,
+        payload_bytes: args.payload,
+        batch: args.batch,
+        total: args.total,
+        warmup: args.warmup,
+        rate: args.rate,
+    };
+    let (stats, publish_secs) = runtime.block_on(async {
+        tokio::time::timeout(RUN_TIMEOUT, drive(kind, &shape))
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "the run did not finish within {} s; lower --total or raise --rate",
+                    RUN_TIMEOUT.as_secs()
+                )
+            })?
+    })?;
+    report::print(&shape, &stats, publish_secs, args.json);
+    Ok(())
+}
+
+fn validate(args: &PubsubArgs) -> anyhow::Result<()> {
+    if !(HEADER_BYTES..=MAX_PAYLOAD_BYTES).contains(&args.payload) {
+        bail!(
+            "--payload {} is out of range: {HEADER_BYTES}..={MAX_PAYLOAD_BYTES} bytes (the first {HEADER_BYTES} carry the send time and phase)",
+            args.payload
+        );
+    }
+    if !(1..=MAX_BATCH).contains(&args.batch) {
+        bail!("--batch {} is out of range: 1..={MAX_BATCH}", args.batch);
+    }
+    if args.publishers == 0 || args.subscribers == 0 {
+        bail!("--publishers and --subscribers must be at least 1");
+    }
+    if args.total == 0 {
+        bail!("--total must be at least 1");
+    }
+    if let Some(rate) = args.rate {
+        if rate == 0 {
+            bail!("--rate must be at least 1 msg/s (omit it to publish as fast as possible)");
+        }
+        let paced_secs = (args.total + args.warmup) / rate;
+        if paced_secs >= RUN_TIMEOUT.as_secs() {
+            bail!(
+                "--total {} plus --warmup {} at --rate {rate} takes {paced_secs} s, longer than a run may last ({} s)",
+                args.total,
+                args.warmup,
+                RUN_TIMEOUT.as_secs()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Connects everyone, publishes, waits for the deliveries; returns each subscriber's
+/// stats and how long publishing took.
+async fn drive(kind: Kind, shape: &Shape) -> anyhow::Result<(Vec<SubscriberStats>, f64)> {
+    let base = Instant::now();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut subscribers = JoinSet::new();
+    for _ in 0..shape.subscribers {
+        let subscriber = Subscriber::connect(kind, &shape.target).await?;
+        subscribers.spawn(receive(subscriber, base, shape.total, stop_rx.clone()));
+    }
+    let mut publishers = Vec::with_capacity(shape.publishers);
+    for _ in 0..shape.publishers {
+        publishers.push(Publisher::connect(kind, &shape.target).await?);
+    }
+    let publish_start = Instant::now();
+    let mut publishing = JoinSet::new();
+    for (index, publisher) in publishers.into_iter().enumerate() {
+        let plan = Plan {
+            warmup: share(shape.warmup, shape.publishers, index),
+            measured: share(shape.total, shape.publishers, index),
+            payload_bytes: shape.payload_bytes,
+            batch: shape.batch,
+            interval_per_msg: shape
+                .rate
+                .map(|rate| Duration::from_secs_f64(shape.publishers as f64 / rate as f64)),
+        };
+        publishing.spawn(publish(publisher, plan, base));
+    }
+    while let Some(result) = publishing.join_next().await {
+        result.context("a publisher task panicked")??;
+    }
+    let publish_secs = publish_start.elapsed().as_secs_f64();
+    let mut stats = Vec::with_capacity(shape.subscribers);
+    let drained = tokio::time::timeout(DRAIN_GRACE, async {
+        while let Some(result) = subscribers.join_next().await {
+            stats.push(result.context("a subscriber task panicked")?);
+        }
+        anyhow::Ok(())
+    })
+    .await;
+    if let Ok(result) = drained {
+        result?;
+    } else {
+        // Whatever has not arrived by now counts as lost.
+        let _ = stop_tx.send(true);
+        while let Some(result) = subscribers.join_next().await {
+            stats.push(result.context("a subscriber task panicked")?);
+        }
+    }
+    Ok((stats, publish_secs))
+}
+
+/// `count` split over `parts`: part `index`'s share, the remainder going to the first.
+fn share(count: u64, parts: usize, index: usize) -> u64 {
+    let parts = parts as u64;
+    let index = index as u64;
+    count / parts + u64::from(index < count % parts)
+}
+
+/// What one publisher sends.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    warmup: u64,
+    measured: u64,
+    payload_bytes: usize,
+    batch: usize,
+    /// Time between messages of this publisher when paced.
+    interval_per_msg: Option<Duration>,
+}
+
+async fn publish(publisher: Publisher, plan: Plan, base: Instant) -> anyhow::Result<()> {
+    let start = tokio::time::Instant::now();
+    let mut sent = 0u64;
+    for (phase, count) in [(PHASE_WARMUP, plan.warmup), (PHASE_MEASURED, plan.measured)] {
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(plan.batch as u64);
+            if let Some(interval) = plan.interval_per_msg {
+                tokio::time::sleep_until(start + interval.mul_f64(sent as f64)).await;
+            }
+            let payloads = (0..n)
+                .map(|_| payload(plan.payload_bytes, phase, base))
+                .collect();
+            publisher.publish(payloads).await?;
+            left -= n;
+            sent += n;
+        }
+    }
+    Ok(())
+}
+
+/// A payload of `bytes` bytes: send time (ns since `base`, little-endian), phase, zeros.
+fn payload(bytes: usize, phase: u8, base: Instant) -> Bytes {
+    let mut buf = vec![0u8; bytes];
+    let sent_ns = u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    buf[..8].copy_from_slice(&sent_ns.to_le_bytes());
+    buf[8] = phase;
+    Bytes::from(buf)
+}
+
+/// Receives until `total` measured messages arrived, the subscription ended, or `stop`.
+async fn receive(
+    mut subscriber: Subscriber,
+    base: Instant,
+    total: u64,
+    mut stop: watch::Receiver<bool>,
+) -> SubscriberStats {
+    let mut stats = SubscriberStats::new();
+    while stats.received < total {
+        let delivery = tokio::select! {
+            delivery = subscriber.next() => delivery,
+            _ = stop.changed() => break,
+        };
+        match delivery {
+            Delivery::Payload(bytes) => {
+                let now_ns = u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                let Some(header) = bytes.get(..HEADER_BYTES) else {
+                    continue;
+                };
+                if header[8] != PHASE_MEASURED {
+                    continue;
+                }
+                let sent_ns = u64::from_le_bytes(header[..8].try_into().expect("slice of 8 bytes"));
+                stats.record(sent_ns, now_ns);
+            }
+            Delivery::Lag(missed) => {
+                stats.lag_events += 1;
+                stats.lag_missed += missed;
+            }
+            Delivery::Ended(reason) => {
+                stats.ended = Some(reason);
+                break;
+            }
+        }
+    }
+    stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_to_the_count() {
+        for (count, parts) in [(10, 3), (7, 7), (3, 5), (100_000, 4)] {
+            let sum: u64 = (0..parts).map(|i| share(count, parts, i)).sum();
+            assert_eq!(sum, count);
+        }
+    }
+
+    #[test]
+    fn payload_carries_time_and_phase() {
+        let base = Instant::now();
+        let bytes = payload(16, PHASE_WARMUP, base);
+        assert_eq!(bytes.len(), 16);
+        assert_eq!(bytes[8], PHASE_WARMUP);
+        assert!(bytes[9..].iter().all(|&b| b == 0));
+    }
+}

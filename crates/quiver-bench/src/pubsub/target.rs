@@ -1,0 +1,218 @@
+//! The systems `quiver-bench pubsub` can drive, behind two small enums: a publisher
+//! connection and a subscriber connection. Each target maps the same load shape onto its
+//! own client: Quiver through `quiver-client` (one `publish_batch` per batch, acked
+//! `accepted`), NATS through `async-nats` (K publishes, then a flush), Redis through the
+//! `redis` crate (K `PUBLISH` in one pipeline, waiting for the replies).
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use quiver_client::{Client, ClientOptions, SubscribeOptions, Subscription, SubscriptionEvent};
+
+/// Stream every Quiver publisher writes and every subscriber reads.
+const QUIVER_STREAM: &str = "bench/pubsub/events";
+/// Subject every NATS publisher writes and every subscriber reads.
+const NATS_SUBJECT: &str = "bench.pubsub.events";
+/// Channel every Redis publisher writes and every subscriber reads.
+const REDIS_CHANNEL: &str = "bench.pubsub.events";
+/// Longest a Quiver request (a publish batch) may wait for its ack: longer than any
+/// `block` timeout the server may apply, shorter than the whole run.
+const QUIVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Messages `async-nats` buffers per subscription before it drops (its slow-consumer
+/// limit); large so a burst of fan-out is not cut by the client, the same order as the
+/// Quiver client's buffering.
+const NATS_SUBSCRIPTION_CAPACITY: usize = 1 << 20;
+
+/// Which system a `--target` URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Quiver,
+    Nats,
+    Redis,
+}
+
+impl Kind {
+    /// The kind of `url`, from its scheme.
+    pub fn of(url: &str) -> anyhow::Result<Kind> {
+        if url.starts_with("quiver://") {
+            Ok(Kind::Quiver)
+        } else if url.starts_with("nats://") {
+            Ok(Kind::Nats)
+        } else if url.starts_with("redis://") {
+            Ok(Kind::Redis)
+        } else {
+            bail!(
+                "unsupported --target {url:?}: expected quiver://host:port, nats://host:port or redis://host:port"
+            )
+        }
+    }
+}
+
+/// One publishing connection.
+pub enum Publisher {
+    Quiver(Client),
+    Nats(async_nats::Client),
+    Redis(redis::aio::MultiplexedConnection),
+}
+
+impl Publisher {
+    pub async fn connect(kind: Kind, url: &str) -> anyhow::Result<Publisher> {
+        Ok(match kind {
+            Kind::Quiver => Publisher::Quiver(connect_quiver(url).await?),
+            Kind::Nats => Publisher::Nats(connect_nats(url).await?),
+            Kind::Redis => Publisher::Redis(
+                redis_client(url)?
+                    .get_multiplexed_async_connection()
+                    .await
+                    .with_context(|| format!("connecting to {url}"))?,
+            ),
+        })
+    }
+
+    /// Publishes `payloads` as one batch: for Quiver one `PublishBatch` (or `Publish` for
+    /// a single message) waiting for the `accepted` ack; for NATS one publish each, then a
+    /// flush.
+    pub async fn publish(&self, payloads: Vec<Bytes>) -> anyhow::Result<()> {
+        match self {
+            Publisher::Quiver(client) => {
+                if payloads.len() == 1 {
+                    let payload = payloads.into_iter().next().expect("len is 1");
+                    client.publish(QUIVER_STREAM, payload).await?;
+                } else {
+                    client.publish_batch(QUIVER_STREAM, payloads).await?;
+                }
+            }
+            Publisher::Nats(client) => {
+                for payload in payloads {
+                    client.publish(NATS_SUBJECT, payload).await?;
+                }
+                client.flush().await?;
+            }
+            Publisher::Redis(connection) => {
+                let mut pipe = redis::pipe();
+                for payload in &payloads {
+                    pipe.cmd("PUBLISH")
+                        .arg(REDIS_CHANNEL)
+                        .arg(&payload[..])
+                        .ignore();
+                }
+                pipe.query_async::<()>(&mut connection.clone()).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a subscriber receives next.
+pub enum Delivery {
+    Payload(Bytes),
+    /// The server says this many messages were not delivered to this subscriber.
+    Lag(u64),
+    /// Nothing more will come; why.
+    Ended(String),
+}
+
+/// One subscribing connection with its live subscription.
+pub enum Subscriber {
+    Quiver {
+        _client: Client,
+        subscription: Subscription,
+    },
+    Nats {
+        _client: async_nats::Client,
+        subscriber: async_nats::Subscriber,
+    },
+    Redis(redis::aio::PubSubStream),
+}
+
+impl Subscriber {
+    /// Connects and subscribes; returns once the server has the subscription.
+    pub async fn connect(kind: Kind, url: &str) -> anyhow::Result<Subscriber> {
+        Ok(match kind {
+            Kind::Quiver => {
+                let client = connect_quiver(url).await?;
+                let subscription = client
+                    .subscribe(QUIVER_STREAM, SubscribeOptions::default())
+                    .await
+                    .with_context(|| format!("subscribing to {QUIVER_STREAM}"))?;
+                Subscriber::Quiver {
+                    _client: client,
+                    subscription,
+                }
+            }
+            Kind::Nats => {
+                let client = connect_nats(url).await?;
+                let subscriber = client.subscribe(NATS_SUBJECT).await?;
+                // A flush round trip: the SUB is on the wire before anyone publishes.
+                client.flush().await?;
+                Subscriber::Nats {
+                    _client: client,
+                    subscriber,
+                }
+            }
+            Kind::Redis => {
+                let mut pubsub = redis_client(url)?
+                    .get_async_pubsub()
+                    .await
+                    .with_context(|| format!("connecting to {url}"))?;
+                // Returns once the server confirmed the subscription.
+                pubsub.subscribe(REDIS_CHANNEL).await?;
+                Subscriber::Redis(pubsub.into_on_message())
+            }
+        })
+    }
+
+    pub async fn next(&mut self) -> Delivery {
+        match self {
+            Subscriber::Quiver { subscription, .. } => loop {
+                match subscription.next().await {
+                    Some(SubscriptionEvent::Event(event)) => {
+                        return Delivery::Payload(event.payload);
+                    }
+                    Some(SubscriptionEvent::Lag { missed }) => return Delivery::Lag(missed),
+                    Some(SubscriptionEvent::Ended { message, .. }) => {
+                        return Delivery::Ended(message);
+                    }
+                    Some(SubscriptionEvent::Resubscribed) => {
+                        return Delivery::Ended("connection lost and made again".to_owned());
+                    }
+                    Some(_) => {}
+                    None => return Delivery::Ended("subscription closed".to_owned()),
+                }
+            },
+            Subscriber::Nats { subscriber, .. } => match subscriber.next().await {
+                Some(message) => Delivery::Payload(message.payload),
+                None => Delivery::Ended("subscription closed".to_owned()),
+            },
+            Subscriber::Redis(messages) => match messages.next().await {
+                Some(message) => {
+                    Delivery::Payload(Bytes::copy_from_slice(message.get_payload_bytes()))
+                }
+                None => Delivery::Ended("subscription closed".to_owned()),
+            },
+        }
+    }
+}
+
+async fn connect_quiver(url: &str) -> anyhow::Result<Client> {
+    let options = ClientOptions::default()
+        .reconnect(false)
+        .request_timeout(QUIVER_REQUEST_TIMEOUT);
+    Client::connect_with(url, options)
+        .await
+        .with_context(|| format!("connecting to {url}"))
+}
+
+async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
+    async_nats::ConnectOptions::new()
+        .subscription_capacity(NATS_SUBSCRIPTION_CAPACITY)
+        .connect(url)
+        .await
+        .with_context(|| format!("connecting to {url}"))
+}
+
+fn redis_client(url: &str) -> anyhow::Result<redis::Client> {
+    redis::Client::open(url).with_context(|| format!("bad --target {url:?}"))
+}
