@@ -252,9 +252,24 @@ impl Client {
         stream: &str,
         payloads: impl IntoIterator<Item = P>,
     ) -> Result<PublishAck, RequestError> {
+        let ack = self
+            .publish_batch_with(stream, payloads, AckMode::Accepted)
+            .await?;
+        Ok(ack.expect("an `accepted` publish is answered with an ack"))
+    }
+
+    /// Publishes `payloads` as one unit with the given ack mode. With
+    /// [`AckMode::None`] it returns once the batch is queued for the socket (`None`);
+    /// otherwise it waits for the ack the mode promises.
+    pub async fn publish_batch_with<P: Into<Bytes>>(
+        &self,
+        stream: &str,
+        payloads: impl IntoIterator<Item = P>,
+        ack: AckMode,
+    ) -> Result<Option<PublishAck>, RequestError> {
         let batch = PublishBatch {
             stream: stream_name(stream)?,
-            ack: AckMode::Accepted,
+            ack,
             messages: payloads
                 .into_iter()
                 .map(|payload| Message {
@@ -263,8 +278,11 @@ impl Client {
                 })
                 .collect(),
         };
+        if ack == AckMode::None {
+            return self.shared.connection().send(&batch).await.map(|()| None);
+        }
         let reply = self.shared.connection().request(&batch).await?;
-        publish_ack(reply, "PublishBatch")
+        publish_ack(reply, "PublishBatch").map(Some)
     }
 
     /// Subscribes to every stream `pattern` matches (`acme/orders/created`,

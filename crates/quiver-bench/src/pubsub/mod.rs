@@ -16,7 +16,7 @@ use clap::Args;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use report::{Shape, SubscriberStats};
+use report::{QuiverAck, Shape, SubscriberStats};
 use target::{Delivery, Kind, Publisher, Subscriber};
 
 /// Longest a whole run may last before it is aborted with an error.
@@ -61,6 +61,10 @@ pub struct PubsubArgs {
     /// Pace publishing to this many messages per second in all (for latency runs).
     #[arg(long)]
     rate: Option<u64>,
+    /// Quiver only: wait for each batch's `accepted` ack (one batch in flight per
+    /// publisher) or publish with ack `none`, as a NATS core publish does.
+    #[arg(long, value_enum, default_value = "accepted")]
+    quiver_ack: QuiverAck,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -82,6 +86,7 @@ pub fn run(args: &PubsubArgs) -> anyhow::Result<()> {
         total: args.total,
         warmup: args.warmup,
         rate: args.rate,
+        quiver_ack: args.quiver_ack,
     };
     let (stats, publish_secs) = runtime.block_on(async {
         tokio::time::timeout(RUN_TIMEOUT, drive(kind, &shape))
@@ -142,7 +147,7 @@ async fn drive(kind: Kind, shape: &Shape) -> anyhow::Result<(Vec<SubscriberStats
     }
     let mut publishers = Vec::with_capacity(shape.publishers);
     for _ in 0..shape.publishers {
-        publishers.push(Publisher::connect(kind, &shape.target).await?);
+        publishers.push(Publisher::connect(kind, &shape.target, shape.quiver_ack).await?);
     }
     let publish_start = Instant::now();
     let mut publishing = JoinSet::new();

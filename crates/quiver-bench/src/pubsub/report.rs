@@ -60,6 +60,17 @@ pub struct Shape {
     pub total: u64,
     pub warmup: u64,
     pub rate: Option<u64>,
+    /// Quiver publishers wait for each batch's `accepted` ack, or not at all.
+    pub quiver_ack: QuiverAck,
+}
+
+/// How a Quiver publisher acknowledges a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuiverAck {
+    /// Wait for the broker's `accepted` ack: one batch in flight per publisher.
+    Accepted,
+    /// Fire and forget, like a NATS core publish: the next batch follows at once.
+    None,
 }
 
 /// Prints the summary of `stats` (one per subscriber), as JSON or text.
@@ -96,6 +107,7 @@ pub fn print(shape: &Shape, stats: &[SubscriberStats], publish_secs: f64, as_jso
             "total": shape.total,
             "warmup": shape.warmup,
             "rate": shape.rate,
+            "quiver_ack": format!("{:?}", shape.quiver_ack).to_lowercase(),
             "expected": expected,
             "received": received,
             "lost": lost,

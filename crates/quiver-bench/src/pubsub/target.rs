@@ -9,7 +9,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use quiver_client::{Client, ClientOptions, SubscribeOptions, Subscription, SubscriptionEvent};
+use quiver_client::{
+    AckMode, Client, ClientOptions, SubscribeOptions, Subscription, SubscriptionEvent,
+};
+
+use super::report::QuiverAck;
 
 /// Stream every Quiver publisher writes and every subscriber reads.
 const QUIVER_STREAM: &str = "bench/pubsub/events";
@@ -52,15 +56,19 @@ impl Kind {
 
 /// One publishing connection.
 pub enum Publisher {
-    Quiver(Client),
+    Quiver(Client, QuiverAck),
     Nats(async_nats::Client),
     Redis(redis::aio::MultiplexedConnection),
 }
 
 impl Publisher {
-    pub async fn connect(kind: Kind, url: &str) -> anyhow::Result<Publisher> {
+    pub async fn connect(
+        kind: Kind,
+        url: &str,
+        quiver_ack: QuiverAck,
+    ) -> anyhow::Result<Publisher> {
         Ok(match kind {
-            Kind::Quiver => Publisher::Quiver(connect_quiver(url).await?),
+            Kind::Quiver => Publisher::Quiver(connect_quiver(url).await?, quiver_ack),
             Kind::Nats => Publisher::Nats(connect_nats(url).await?),
             Kind::Redis => Publisher::Redis(
                 redis_client(url)?
@@ -76,13 +84,18 @@ impl Publisher {
     /// flush.
     pub async fn publish(&self, payloads: Vec<Bytes>) -> anyhow::Result<()> {
         match self {
-            Publisher::Quiver(client) => {
+            Publisher::Quiver(client, QuiverAck::Accepted) => {
                 if payloads.len() == 1 {
                     let payload = payloads.into_iter().next().expect("len is 1");
                     client.publish(QUIVER_STREAM, payload).await?;
                 } else {
                     client.publish_batch(QUIVER_STREAM, payloads).await?;
                 }
+            }
+            Publisher::Quiver(client, QuiverAck::None) => {
+                client
+                    .publish_batch_with(QUIVER_STREAM, payloads, AckMode::None)
+                    .await?;
             }
             Publisher::Nats(client) => {
                 for payload in payloads {
