@@ -8,7 +8,7 @@ use quiver_wire::{
 };
 
 use super::writer::Outgoing;
-use crate::resp::unix_ms;
+use crate::clock::unix_ms;
 
 /// The database native cache frames address (Redis's default database).
 const NATIVE_DB: usize = 0;

@@ -242,9 +242,7 @@ fn server(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
         }
         ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
         ServerCommand::Time => {
-            let micros = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |since| since.as_micros());
+            let micros = crate::clock::unix_micros();
             write::write_array_len(out, 2);
             write::write_bulk(out, (micros / 1_000_000).to_string().as_bytes());
             write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());

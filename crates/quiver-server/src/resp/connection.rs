@@ -21,7 +21,8 @@ use tokio::sync::Notify;
 use super::clients::ClientHandle;
 use super::exec::{DataCtx, Outcome, execute_data};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
-use super::{PROTECTED_MODE_REPLY, RespShared, commands, transaction, unix_ms};
+use super::{PROTECTED_MODE_REPLY, RespShared, commands, transaction};
+use crate::clock::unix_ms;
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 

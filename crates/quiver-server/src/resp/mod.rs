@@ -24,6 +24,7 @@ use quiver_resp::Limits;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
+use crate::clock::unix_ms;
 use crate::serve::listener::Listener;
 use crate::serve::shutdown::Shutdown;
 use blocking::Waiters;
@@ -150,15 +151,6 @@ async fn active_expiry(keyspace: Arc<Keyspace>, shutdown: Shutdown) {
         }
         keyspace.active_expire(unix_ms(), ACTIVE_EXPIRE_BUDGET);
     }
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before 1970).
-pub(crate) fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use super::commands;
 use super::connection::{Connection, Flow};
 use super::exec::{DataCtx, Outcome, execute_data};
 use super::session::Multi;
-use super::unix_ms;
+use crate::clock::unix_ms;
 
 /// Runs a transaction command (MULTI, EXEC, DISCARD, WATCH, UNWATCH).
 pub(super) fn execute(
