@@ -76,6 +76,10 @@ const PROFILE_NAMES: &[&str] = &["balanced", "latency", "throughput", "low-memor
 /// so the bound keeps a flood of clients from exhausting memory.
 const MAX_CONNECTIONS_LIMIT: u64 = 1_000_000;
 
+/// Most connection threads a listener may ask for: far beyond any core count
+/// that benefits, low enough that a typo cannot exhaust the process's threads.
+const MAX_IO_THREADS: u64 = 256;
+
 /// Largest socket buffer that may be asked for: the kernel takes an `int` and
 /// doubles it, and anything beyond this is memory no single connection needs.
 const SOCKET_BUFFER_LIMIT: u64 = 256 << 20;
@@ -180,6 +184,16 @@ pub const KEYS: &[Key] = &[
         default: "1GiB",
         profiles: &[(Profile::LowMemory, "64MiB")],
         doc: "Bytes one client may buffer without completing a request (Redis `client-query-buffer-limit`).",
+    },
+    Key {
+        name: "resp.io_threads",
+        kind: Kind::Integer {
+            min: 0,
+            max: MAX_IO_THREADS,
+        },
+        default: "0",
+        profiles: &[(Profile::LowMemory, "1")],
+        doc: "Threads that serve RESP connections, each with its own event loop; a connection stays on one thread. 0 means one per CPU core.",
     },
     Key {
         name: "resp.max_bulk_len",

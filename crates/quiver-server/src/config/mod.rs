@@ -81,6 +81,8 @@ pub struct RespConfig {
     pub max_output_buffer_bytes: u64,
     pub max_query_buffer_bytes: u64,
     pub max_bulk_len_bytes: u64,
+    /// Connection threads; 0: one per core.
+    pub io_threads: u32,
 }
 
 /// The native-protocol listener and its authentication.
@@ -259,6 +261,7 @@ impl Config {
                 max_output_buffer_bytes: bytes("resp.max_output_buffer"),
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
+                io_threads: small("resp.io_threads"),
             },
             native: NativeConfig {
                 listener: ListenerConfig {

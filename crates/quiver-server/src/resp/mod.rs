@@ -25,6 +25,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::clock::unix_ms;
+use crate::serve::io_threads::IoThreads;
 use crate::serve::listener::Listener;
 use crate::serve::shutdown::Shutdown;
 use blocking::Waiters;
@@ -119,17 +120,27 @@ fn is_loopback(ip: IpAddr) -> bool {
 /// What a client refused by protected mode is told, in the spirit of Redis's text.
 const PROTECTED_MODE_REPLY: &[u8] = b"-DENIED Quiver is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. To accept connections from other computers, do one of: 1) set a password (resp.requirepass, or CONFIG SET requirepass from the loopback interface); 2) turn protected mode off (resp.protected_mode = false, or CONFIG SET protected-mode no from the loopback interface) after making sure the port is not reachable from the internet.\r\n";
 
-/// Serves RESP on `listener` until `shutdown` fires; expires keys in the
-/// background meanwhile.
-pub async fn serve_resp(listener: Listener, shared: Arc<RespShared>, shutdown: Shutdown) {
+/// Serves RESP on `listener` until `shutdown` fires, each connection on one
+/// of `threads`; expires keys in the background meanwhile.
+pub async fn serve_resp(
+    listener: Listener,
+    threads: Arc<IoThreads>,
+    shared: Arc<RespShared>,
+    shutdown: Shutdown,
+) {
     let expiry = tokio::spawn(active_expiry(
         Arc::clone(&shared.keyspace),
         shutdown.clone(),
     ));
-    let handle = |stream, peer, guard| {
-        connection::serve(stream, peer, guard, Arc::clone(&shared), shutdown.clone())
+    let handle = {
+        let shutdown = shutdown.clone();
+        move |stream, peer, guard| {
+            connection::serve(stream, peer, guard, Arc::clone(&shared), shutdown.clone())
+        }
     };
-    listener.run(shutdown.clone(), handle, refuse).await;
+    listener
+        .run_on(&threads, shutdown.clone(), handle, refuse)
+        .await;
     let _ = expiry.await;
 }
 

@@ -14,6 +14,7 @@ use socket2::{Domain, Protocol, SockRef, Socket, TcpKeepalive, Type};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
+use super::io_threads::IoThreads;
 use super::shutdown::Shutdown;
 use crate::config::{ListenerConfig, NetConfig};
 
@@ -147,6 +148,42 @@ impl Listener {
         R: Fn(TcpStream, u32) -> RF,
         RF: Future<Output = ()> + Send + 'static,
     {
+        let admit = |stream, peer, guard| {
+            tokio::spawn(handle(stream, peer, guard));
+        };
+        self.accept_loop(shutdown, admit, refuse).await;
+    }
+
+    /// As [`Listener::run`], but each admitted connection runs on one of `threads`
+    /// instead of the accepting runtime.
+    pub async fn run_on<H, HF, R, RF>(
+        self,
+        threads: &IoThreads,
+        shutdown: Shutdown,
+        handle: H,
+        refuse: R,
+    ) where
+        H: Fn(TcpStream, SocketAddr, ConnectionGuard) -> HF + Clone + Send + 'static,
+        HF: Future<Output = ()> + Send + 'static,
+        R: Fn(TcpStream, u32) -> RF,
+        RF: Future<Output = ()> + Send + 'static,
+    {
+        let name = self.stats.name;
+        let admit = |stream, peer, guard| {
+            let handle = handle.clone();
+            if let Err(error) = threads.adopt(stream, move |stream| handle(stream, peer, guard)) {
+                tracing::warn!(listener = name, %peer, %error, "connection dropped: not movable to a connection thread");
+            }
+        };
+        self.accept_loop(shutdown, admit, refuse).await;
+    }
+
+    async fn accept_loop<A, R, RF>(self, shutdown: Shutdown, admit: A, refuse: R)
+    where
+        A: Fn(TcpStream, SocketAddr, ConnectionGuard),
+        R: Fn(TcpStream, u32) -> RF,
+        RF: Future<Output = ()> + Send + 'static,
+    {
         loop {
             let accepted = tokio::select! {
                 accepted = self.tcp.accept() => accepted,
@@ -165,9 +202,7 @@ impl Listener {
                 tracing::debug!(listener = self.stats.name, %peer, %error, "socket options not applied");
             }
             match self.stats.admit(&self.slots) {
-                Some(guard) => {
-                    tokio::spawn(handle(stream, peer, guard));
-                }
+                Some(guard) => admit(stream, peer, guard),
                 None => {
                     tracing::warn!(
                         listener = self.stats.name,

@@ -3,6 +3,7 @@
 //! timeout and return (the binary then exits 0).
 
 pub mod data_dir;
+pub mod io_threads;
 pub mod listener;
 pub mod shutdown;
 pub mod state;
@@ -24,6 +25,7 @@ use quiver_resp::Limits;
 use crate::config::{Config, ListenerConfig};
 use crate::{http, native, quic, resp};
 use data_dir::{DataDir, DataDirError};
+use io_threads::IoThreads;
 use listener::{Listener, ListenerStats};
 use shutdown::Shutdown;
 use state::{Readiness, ServerState};
@@ -43,6 +45,8 @@ pub enum ServeError {
     },
     #[error(transparent)]
     Quic(#[from] quic::QuicError),
+    #[error("cannot start the connection threads: {0}")]
+    Threads(io::Error),
     #[error("cannot install signal handlers: {0}")]
     Signals(io::Error),
     #[error("invalid cache settings: {0}")]
@@ -61,6 +65,13 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let keyspace = Arc::new(Keyspace::new(cache_config(&config))?);
     let http_listener = bind("http", "http.addr", &config.http, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
+    let resp_threads = Arc::new(
+        IoThreads::start("resp", resp_thread_count(&config)).map_err(ServeError::Threads)?,
+    );
+    tracing::debug!(
+        threads = resp_threads.count(),
+        "RESP connection threads started"
+    );
     let native_listener = bind("native", "native.addr", &config.native.listener, &config)?;
     let quic_listener = bind_quic(&config, data_dir.path())?;
     let broker = Broker::new(broker_config(&config)?);
@@ -112,6 +123,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         data: [
             tokio::spawn(resp::serve_resp(
                 resp_listener,
+                Arc::clone(&resp_threads),
                 resp_shared,
                 shutdown.clone(),
             )),
@@ -146,6 +158,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
+    // Only now: dropping the threads ends whatever connection outlived the drain.
+    drop(resp_threads);
     drop(data_dir);
     tracing::info!("shutdown complete");
     Ok(())
@@ -214,6 +228,14 @@ fn broker_config(config: &Config) -> Result<BrokerConfig, quiver_core::streams::
         default_stream,
         ..BrokerConfig::default()
     })
+}
+
+/// `resp.io_threads`, with 0 meaning one per core.
+fn resp_thread_count(config: &Config) -> usize {
+    match config.resp.io_threads {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        threads => threads as usize,
+    }
 }
 
 fn resp_settings(config: &Config) -> resp::RespSettings {
