@@ -34,6 +34,14 @@ const MAX_GATHER_BYTES: usize = 256 << 10;
 /// Initial read buffer; it grows to hold one whole frame.
 const READ_BUFFER_BYTES: usize = 64 << 10;
 
+/// How long a connection whose client was dropped keeps running to write what was queued
+/// and read the replies to it, waiting for the server to close its side. Past it the
+/// connection is cut, whatever is still queued.
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a [`Waiter::Callback`] is called with: the reply, or why there is none.
+pub type Callback = Box<dyn FnOnce(Result<Frame, RequestError>) + Send>;
+
 /// Who waits for the reply to a request.
 enum Waiter {
     /// A plain request.
@@ -44,6 +52,21 @@ enum Waiter {
         reply: oneshot::Sender<Result<Frame, RequestError>>,
         deliveries: mpsc::Sender<SubItem>,
     },
+    /// A request whose sender does not wait: called once, from the reader, with the reply
+    /// (or from whoever closes the connection, with the reason).
+    Callback(Callback),
+}
+
+impl Waiter {
+    /// Hands `result` to whoever waits.
+    fn answer(self, result: Result<Frame, RequestError>) {
+        match self {
+            Waiter::Reply(reply) | Waiter::Subscribe { reply, .. } => {
+                let _ = reply.send(result);
+            }
+            Waiter::Callback(callback) => callback(result),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -52,6 +75,23 @@ struct Routes {
     subscriptions: HashMap<u32, mpsc::Sender<SubItem>>,
     /// Set when the connection is over; new requests fail with it.
     closed: Option<String>,
+    /// Set when the client is gone and the connection is finishing: new requests are
+    /// refused, replies to earlier ones are still routed.
+    finishing: bool,
+}
+
+impl Routes {
+    /// Why a new request cannot be sent, if it cannot.
+    fn refusal(&self) -> Option<RequestError> {
+        if let Some(reason) = &self.closed {
+            return Some(RequestError::Disconnected {
+                reason: reason.clone(),
+            });
+        }
+        self.finishing.then(|| RequestError::Disconnected {
+            reason: "the client was closed".to_owned(),
+        })
+    }
 }
 
 /// A live connection, shared by the client and its subscriptions.
@@ -66,6 +106,10 @@ pub struct Connection {
     end_subscriptions_on_close: bool,
     /// Becomes true when the connection ends.
     closed_signal: watch::Sender<bool>,
+    /// Becomes true when the client is gone: the writer writes what is queued and shuts
+    /// its side down, the reader reads until the server closes (at most
+    /// [`CLOSE_TIMEOUT`]).
+    finish_signal: watch::Sender<bool>,
     /// The reader and writer tasks, stopped when the client goes away.
     tasks: Mutex<Vec<AbortHandle>>,
     /// Bumped whenever a subscription is registered, so that a QUIC delivery stream whose
@@ -161,11 +205,13 @@ impl Connection {
             request_timeout: params.request_timeout,
             end_subscriptions_on_close: params.end_subscriptions_on_close,
             closed_signal: watch::Sender::new(false),
+            finish_signal: watch::Sender::new(false),
             tasks: Mutex::default(),
             registered: watch::Sender::new(0),
             quic,
         });
-        let writer = tokio::spawn(write_loop(writer, queue));
+        let finish = connection.finish_signal.subscribe();
+        let writer = tokio::spawn(write_loop(writer, queue, finish));
         let reader = tokio::spawn(read_loop(reader, leftover, Arc::clone(&connection)));
         *connection
             .tasks
@@ -202,6 +248,10 @@ impl Connection {
     /// Closes the socket now: stops the reader and writer tasks.
     pub fn abort(&self) {
         self.close("the client was dropped".to_owned());
+        self.stop_tasks();
+    }
+
+    fn stop_tasks(&self) {
         for task in self
             .tasks
             .lock()
@@ -210,6 +260,16 @@ impl Connection {
         {
             task.abort();
         }
+    }
+
+    /// Ends the connection once what is queued is written: new requests are refused, the
+    /// writer writes every queued frame and shuts its side down, and the reader goes on
+    /// routing replies until the server closes its side (it does once it has handled
+    /// every frame), at most [`CLOSE_TIMEOUT`]. What a client queued before it was dropped
+    /// (a publish with ack `none`, an unsubscribe) thus reaches the server.
+    pub fn finish(&self) {
+        self.routes().finishing = true;
+        self.finish_signal.send_replace(true);
     }
 
     /// Sends `frame` and waits for its reply (an Error reply becomes
@@ -240,10 +300,8 @@ impl Connection {
         let mut buf = BytesMut::new();
         let id = {
             let mut routes = self.routes();
-            if let Some(reason) = &routes.closed {
-                return Err(RequestError::Disconnected {
-                    reason: reason.clone(),
-                });
+            if let Some(refusal) = routes.refusal() {
+                return Err(refusal);
             }
             let id = self.fresh_id(&routes);
             quiver_wire::encode(id, frame, &mut buf).map_err(RequestError::Encode)?;
@@ -266,16 +324,43 @@ impl Connection {
         }
     }
 
+    /// Sends `frame` and returns once it is queued for the socket; `callback` is called
+    /// exactly once: by the reader with the reply, or with the reason there is none (the
+    /// request could not be sent, the connection ended). It is not bounded by the request
+    /// timeout: the caller bounds its own wait.
+    pub async fn request_then<F: FramePayload>(&self, frame: &F, callback: Callback) {
+        let mut buf = BytesMut::new();
+        let id = {
+            let mut routes = self.routes();
+            if let Some(refusal) = routes.refusal() {
+                drop(routes);
+                return callback(Err(refusal));
+            }
+            let id = self.fresh_id(&routes);
+            if let Err(error) = quiver_wire::encode(id, frame, &mut buf) {
+                drop(routes);
+                return callback(Err(RequestError::Encode(error)));
+            }
+            routes.pending.insert(id, Waiter::Callback(callback));
+            id
+        };
+        if self.out.send(buf.freeze()).await.is_err() {
+            // Unless the connection's close already answered it.
+            let waiter = self.routes().pending.remove(&id);
+            if let Some(waiter) = waiter {
+                waiter.answer(Err(self.disconnected()));
+            }
+        }
+    }
+
     /// Sends `frame` without waiting for a reply (Publish with ack `none`; a failure
     /// reply is logged by the reader).
     pub async fn send<F: FramePayload>(&self, frame: &F) -> Result<(), RequestError> {
         let mut buf = BytesMut::new();
         let id = {
             let routes = self.routes();
-            if let Some(reason) = &routes.closed {
-                return Err(RequestError::Disconnected {
-                    reason: reason.clone(),
-                });
+            if let Some(refusal) = routes.refusal() {
+                return Err(refusal);
             }
             self.fresh_id(&routes)
         };
@@ -323,21 +408,19 @@ impl Connection {
         if routes.closed.is_some() {
             return;
         }
-        for (_, waiter) in routes.pending.drain() {
-            let error = Err(RequestError::Disconnected {
-                reason: reason.clone(),
-            });
-            let _ = match waiter {
-                Waiter::Reply(reply) | Waiter::Subscribe { reply, .. } => reply.send(error),
-            };
-        }
+        let waiters: Vec<Waiter> = routes.pending.drain().map(|(_, waiter)| waiter).collect();
         for (_, deliveries) in routes.subscriptions.drain() {
             if self.end_subscriptions_on_close {
                 let _ = deliveries.try_send(SubItem::Disconnected(reason.clone()));
             }
         }
-        routes.closed = Some(reason);
+        routes.closed = Some(reason.clone());
         drop(routes);
+        for waiter in waiters {
+            waiter.answer(Err(RequestError::Disconnected {
+                reason: reason.clone(),
+            }));
+        }
         if let Some(quic) = &self.quic {
             quic.close();
         }
@@ -406,12 +489,26 @@ where
     }
 }
 
-async fn write_loop<W>(mut socket: W, mut queue: mpsc::Receiver<Bytes>)
-where
+/// Writes queued frames until the connection ends, or, once `finish` is true, until the
+/// queue is empty; then shuts the write side down.
+async fn write_loop<W>(
+    mut socket: W,
+    mut queue: mpsc::Receiver<Bytes>,
+    mut finish: watch::Receiver<bool>,
+) where
     W: AsyncWrite + Unpin,
 {
     let mut buf = BytesMut::with_capacity(MAX_GATHER_BYTES);
-    while let Some(first) = queue.recv().await {
+    loop {
+        let first = tokio::select! {
+            biased;
+            first = queue.recv() => first,
+            // Polled only when the queue is empty: everything queued has been written.
+            _ = finish.wait_for(|finish| *finish) => None,
+        };
+        let Some(first) = first else {
+            break;
+        };
         buf.extend_from_slice(&first);
         while buf.len() < MAX_GATHER_BYTES {
             match queue.try_recv() {
@@ -432,14 +529,30 @@ where
     R: AsyncRead + Unpin,
 {
     buf.reserve(READ_BUFFER_BYTES);
+    let mut finish = connection.finish_signal.subscribe();
+    let mut deadline = None;
     let reason = loop {
         let envelope = match quiver_wire::decode_next(&mut buf) {
             Ok(Some(envelope)) => envelope,
-            Ok(None) => match socket.read_buf(&mut buf).await {
-                Ok(0) => break "the server closed the connection".to_owned(),
-                Ok(_) => continue,
-                Err(error) => break format!("read failed: {error}"),
-            },
+            Ok(None) => {
+                let read = tokio::select! {
+                    read = socket.read_buf(&mut buf) => read,
+                    _ = finish.wait_for(|finish| *finish), if deadline.is_none() => {
+                        deadline = Some(tokio::time::Instant::now() + CLOSE_TIMEOUT);
+                        continue;
+                    }
+                    () = sleep_until_some(deadline) => {
+                        connection.close("the server did not close within the close timeout".to_owned());
+                        connection.stop_tasks();
+                        return;
+                    }
+                };
+                match read {
+                    Ok(0) => break "the server closed the connection".to_owned(),
+                    Ok(_) => continue,
+                    Err(error) => break format!("read failed: {error}"),
+                }
+            }
             Err(error) => break format!("the server sent a bad frame: {error}"),
         };
         if let Some(reason) = route(&connection, envelope).await {
@@ -448,6 +561,14 @@ where
     };
     tracing::debug!(%reason, "quiver connection closed");
     connection.close(reason);
+}
+
+/// Sleeps until `deadline`, or forever when there is none.
+async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Routes one frame; `Some(reason)` ends the connection.
@@ -545,6 +666,10 @@ fn answer(connection: &Connection, request_id: u32, frame: Frame) {
                 connection.registered.send_modify(|count| *count += 1);
             }
             reply
+        }
+        Waiter::Callback(callback) => {
+            drop(routes);
+            return callback(result);
         }
     };
     let _ = reply.send(result);

@@ -124,3 +124,59 @@ impl RequestError {
         }
     }
 }
+
+/// Why a [`Publisher`](crate::Publisher) operation failed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublisherError {
+    /// The stream name is outside the grammar.
+    #[error("invalid stream name: {0}")]
+    InvalidName(NameError),
+    /// A [`PublisherOptions`](crate::PublisherOptions) value out of range.
+    #[error("publisher option {option} = {value} is out of range; expected {min} to {max}")]
+    InvalidOption {
+        /// The option.
+        option: &'static str,
+        /// The value given.
+        value: u64,
+        /// Smallest allowed.
+        min: u64,
+        /// Largest allowed.
+        max: u64,
+    },
+    /// A payload larger than one message may be.
+    #[error("a message of {bytes} bytes was not taken; at most {max} bytes per message")]
+    MessageTooLarge {
+        /// The payload's size.
+        bytes: usize,
+        /// The protocol's limit.
+        max: usize,
+    },
+    /// Earlier batches were not published: the server refused them, or the connection
+    /// was lost before they were acknowledged (they may or may not have been taken).
+    /// Reported once; messages published before and after them are unaffected.
+    #[error("{messages} messages in {batches} batches were not published: {source}")]
+    NotPublished {
+        /// Messages in the failed batches.
+        messages: u64,
+        /// Failed batches.
+        batches: u64,
+        /// Why the first of them failed.
+        source: RequestError,
+    },
+    /// No in-flight batch was acknowledged within the client's request timeout.
+    #[error("no acknowledgement within {after:?} with {in_flight} batches in flight")]
+    Timeout {
+        /// The request timeout.
+        after: Duration,
+        /// Batches still unacknowledged.
+        in_flight: usize,
+    },
+    /// With ack `none`, the round trip that confirms the server has taken every batch
+    /// failed.
+    #[error("could not confirm that the server took the batches: {source}")]
+    Unconfirmed {
+        /// Why the confirming Ping failed.
+        source: RequestError,
+    },
+}

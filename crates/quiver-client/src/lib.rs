@@ -54,12 +54,32 @@
 //! # }
 //! ```
 //!
-//! Not yet: a linger-batching publisher.
+//! For throughput, a [`Publisher`] batches on the client (by count, bytes and a linger
+//! delay) and keeps several batches in flight, so one publisher is not held to one batch
+//! per round trip:
+//!
+//! ```no_run
+//! use quiver_client::{Client, PublisherOptions};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::connect("quiver://127.0.0.1:7070").await?;
+//! let publisher = client.publisher("acme/metrics/cpu", PublisherOptions::default())?;
+//! for i in 0..100_000 {
+//!     publisher.publish(format!("sample {i}")).await?;
+//! }
+//! publisher.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Dropping the last handle on a client (the client, its clones, its subscriptions and
+//! publishers) writes what was queued for the server, then closes the connection.
 
 #![forbid(unsafe_code)]
 
 mod connection;
 mod error;
+mod publisher;
 mod quic;
 mod reconnect;
 mod subscription;
@@ -76,7 +96,10 @@ use quiver_wire::{
 };
 use tokio::sync::mpsc;
 
-pub use error::{ConnectError, RequestError};
+pub use error::{ConnectError, PublisherError, RequestError};
+pub use publisher::{
+    MAX_IN_FLIGHT_BATCHES, MAX_LINGER, MAX_PUBLISHER_BATCH_BYTES, Publisher, PublisherOptions,
+};
 pub use quiver_wire::{AckMode, Capabilities, ErrorCode, PublishAck};
 pub use subscription::{Event, SubscribeOptions, Subscription, SubscriptionEvent};
 pub use tls::ServerTrust;
@@ -283,6 +306,17 @@ impl Client {
         }
         let reply = self.shared.connection().request(&batch).await?;
         publish_ack(reply, "PublishBatch").map(Some)
+    }
+
+    /// A [`Publisher`] to `stream`: client-side batching with several batches in flight
+    /// on this connection. Call it from within the tokio runtime (it starts the
+    /// publisher's linger task).
+    pub fn publisher(
+        &self,
+        stream: &str,
+        options: PublisherOptions,
+    ) -> Result<Publisher, PublisherError> {
+        Publisher::new(self, stream, options)
     }
 
     /// Subscribes to every stream `pattern` matches (`acme/orders/created`,

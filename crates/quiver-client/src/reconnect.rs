@@ -128,8 +128,10 @@ impl Shared {
 }
 
 impl Drop for Shared {
+    /// The client and its subscriptions are gone: the connection writes what they queued
+    /// (publishes with ack `none`, unsubscribes) and then closes.
     fn drop(&mut self) {
-        lock(&self.current).abort();
+        lock(&self.current).finish();
     }
 }
 

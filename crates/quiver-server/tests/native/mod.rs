@@ -6,6 +6,7 @@ mod cache;
 mod frames;
 mod policy;
 mod process;
+mod publisher;
 mod quic;
 mod reconnect;
 mod streams;

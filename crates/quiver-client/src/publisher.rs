@@ -1,0 +1,603 @@
+//! [`Publisher`]: publishes to one stream with client-side batching and several batches in
+//! flight on the client's one connection.
+//!
+//! `publish` only buffers. A batch is sealed when it holds `max_batch_events` messages or
+//! `max_batch_bytes` bytes, or when `linger` has passed since its first message, and only
+//! while fewer than `max_in_flight_batches` sealed batches are unacknowledged; a sealed
+//! batch is sent at once. When every in-flight slot is taken, messages keep collecting
+//! (batches grow under load) until the buffer is full, and only then does `publish` wait.
+//!
+//! Order: batches are sealed in publish order and sent in seal order (one send at a time,
+//! under `sending`), and the server handles one connection's frames in arrival order, so a
+//! publisher's messages get increasing sequence numbers however many batches are in
+//! flight. Acks come back to a callback on the connection's reader, which frees the slot,
+//! seals what became due, and records failures, reported by the next `publish` or `flush`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use quiver_wire::limits::{MAX_BATCH_COUNT, MAX_MESSAGE_LEN};
+use quiver_wire::{AckMode, Frame, Headers, Message, Ping, PublishBatch, StreamName};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::Client;
+use crate::error::{PublisherError, RequestError};
+
+/// Largest `max_batch_bytes`: half a frame (`MAX_FRAME_LEN` is 8 MiB), so a full batch plus
+/// the per-message framing always fits one PublishBatch; the broker seals its own delivery
+/// batches at 4 MiB too.
+pub const MAX_PUBLISHER_BATCH_BYTES: usize = 4 << 20;
+
+/// Most batches one publisher may have unacknowledged: each holds a slot in the
+/// connection's table of pending requests and its messages in memory.
+pub const MAX_IN_FLIGHT_BATCHES: usize = 1024;
+
+/// Longest `linger`: past a second, batching costs more latency than any live stream wants
+/// (the broker's own delivery delay has the same bound).
+pub const MAX_LINGER: Duration = Duration::from_secs(1);
+
+/// How a [`Publisher`] batches and how many batches it keeps in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PublisherOptions {
+    /// How long a batch may wait for more messages after its first before it is sent.
+    /// Zero: sent as soon as an in-flight slot is free (batches still form while every
+    /// slot is taken).
+    pub linger: Duration,
+    /// Most messages per batch (1 to `MAX_BATCH_COUNT`, 4096).
+    pub max_batch_events: usize,
+    /// Most payload bytes per batch (1 to [`MAX_PUBLISHER_BATCH_BYTES`]); a single larger
+    /// message is sent as a batch of its own.
+    pub max_batch_bytes: usize,
+    /// Most batches sent and not yet acknowledged (1 to [`MAX_IN_FLIGHT_BATCHES`]). With
+    /// ack `none` a batch counts until it is queued for the socket.
+    pub max_in_flight_batches: usize,
+    /// What the server promises before it acks a batch.
+    pub ack: AckMode,
+}
+
+impl Default for PublisherOptions {
+    /// No linger, batches of at most 256 messages and 1 MiB (the broker's default delivery
+    /// batch), 8 batches in flight, ack `accepted`.
+    fn default() -> Self {
+        PublisherOptions {
+            linger: Duration::ZERO,
+            max_batch_events: 256,
+            max_batch_bytes: 1 << 20,
+            max_in_flight_batches: 8,
+            ack: AckMode::Accepted,
+        }
+    }
+}
+
+impl PublisherOptions {
+    /// Sets [`Self::linger`].
+    pub fn linger(mut self, linger: Duration) -> Self {
+        self.linger = linger;
+        self
+    }
+
+    /// Sets [`Self::max_batch_events`].
+    pub fn max_batch_events(mut self, events: usize) -> Self {
+        self.max_batch_events = events;
+        self
+    }
+
+    /// Sets [`Self::max_batch_bytes`].
+    pub fn max_batch_bytes(mut self, bytes: usize) -> Self {
+        self.max_batch_bytes = bytes;
+        self
+    }
+
+    /// Sets [`Self::max_in_flight_batches`].
+    pub fn max_in_flight_batches(mut self, batches: usize) -> Self {
+        self.max_in_flight_batches = batches;
+        self
+    }
+
+    /// Sets [`Self::ack`].
+    pub fn ack(mut self, ack: AckMode) -> Self {
+        self.ack = ack;
+        self
+    }
+
+    fn validate(&self) -> Result<(), PublisherError> {
+        let check = |option, value: u64, min: u64, max: u64| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(PublisherError::InvalidOption {
+                    option,
+                    value,
+                    min,
+                    max,
+                })
+            }
+        };
+        let linger_us = u64::try_from(self.linger.as_micros()).unwrap_or(u64::MAX);
+        check("linger_us", linger_us, 0, MAX_LINGER.as_micros() as u64)?;
+        check(
+            "max_batch_events",
+            self.max_batch_events as u64,
+            1,
+            MAX_BATCH_COUNT as u64,
+        )?;
+        check(
+            "max_batch_bytes",
+            self.max_batch_bytes as u64,
+            1,
+            MAX_PUBLISHER_BATCH_BYTES as u64,
+        )?;
+        check(
+            "max_in_flight_batches",
+            self.max_in_flight_batches as u64,
+            1,
+            MAX_IN_FLIGHT_BATCHES as u64,
+        )
+    }
+}
+
+const _: () = assert!(
+    MAX_PUBLISHER_BATCH_BYTES + MAX_BATCH_COUNT * 4 + 512 <= quiver_wire::limits::MAX_FRAME_LEN
+);
+
+/// Batches that were not published, not yet reported.
+#[derive(Debug)]
+struct Failures {
+    messages: u64,
+    batches: u64,
+    first: RequestError,
+}
+
+/// What a publisher's tasks and its ack callbacks share.
+#[derive(Debug, Default)]
+struct State {
+    /// Messages not yet sealed into a batch.
+    buffer: Vec<Message>,
+    buffer_bytes: usize,
+    /// When the buffer's first message came.
+    first_at: Option<Instant>,
+    /// Batches sealed, in order, not yet handed to the connection.
+    sealed: VecDeque<Vec<Message>>,
+    /// Sealed batches not yet acknowledged (those in `sealed` included).
+    outstanding: usize,
+    /// Set by `flush` and on close: seal the buffer without waiting for the linger.
+    urgent: bool,
+    /// Set when the publisher is dropped: the linger task sends what is left and stops.
+    closing: bool,
+    /// Whether the linger task is sleeping until a deadline or will be woken by an ack, so
+    /// that a new buffer needs no wake-up: the task looks at the buffer when it wakes, and
+    /// its deadline is never later than a newer buffer's.
+    armed: bool,
+    failures: Option<Failures>,
+}
+
+/// The state and its wake-ups; held by the ack callbacks too (never the client).
+#[derive(Debug)]
+struct Tracker {
+    options: PublisherOptions,
+    state: Mutex<State>,
+    /// Told when an in-flight slot frees or a batch is sealed (publishers waiting for
+    /// room, `flush` waiting for acks).
+    progress: Notify,
+    /// Told when the linger task has something to do.
+    work: Notify,
+}
+
+impl Tracker {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn is_full(&self, state: &State) -> bool {
+        state.buffer.len() >= self.options.max_batch_events
+            || state.buffer_bytes >= self.options.max_batch_bytes
+    }
+
+    /// Seals the buffer while it is due (full, lingered long enough, urgent) and a slot is
+    /// free; returns whether anything was sealed.
+    fn seal_due(&self, state: &mut State, now: Instant) -> bool {
+        if state.buffer.is_empty() || state.outstanding >= self.options.max_in_flight_batches {
+            return false;
+        }
+        let lingered = state
+            .first_at
+            .is_some_and(|first| now >= first + self.options.linger);
+        if !(lingered || state.urgent || state.closing || self.is_full(state)) {
+            return false;
+        }
+        self.seal(state);
+        true
+    }
+
+    /// Seals the buffer into a batch (a slot must be free).
+    fn seal(&self, state: &mut State) {
+        let capacity = self.options.max_batch_events.min(64);
+        let batch = std::mem::replace(&mut state.buffer, Vec::with_capacity(capacity));
+        state.buffer_bytes = 0;
+        state.first_at = None;
+        state.outstanding += 1;
+        state.sealed.push_back(batch);
+    }
+
+    /// A sent batch of `messages` is done: acked, refused, or never sent.
+    fn complete(&self, messages: usize, result: Result<(), RequestError>) {
+        let sealed = {
+            let mut state = self.lock();
+            state.outstanding -= 1;
+            if let Err(error) = result {
+                match &mut state.failures {
+                    Some(failures) => {
+                        failures.messages += messages as u64;
+                        failures.batches += 1;
+                    }
+                    None => {
+                        state.failures = Some(Failures {
+                            messages: messages as u64,
+                            batches: 1,
+                            first: error,
+                        });
+                    }
+                }
+            }
+            self.seal_due(&mut state, Instant::now())
+        };
+        self.progress.notify_waiters();
+        if sealed {
+            self.work.notify_one();
+        }
+    }
+
+    /// The failures not yet reported, as the error to report.
+    fn take_failures(state: &mut State) -> Option<PublisherError> {
+        state
+            .failures
+            .take()
+            .map(|failures| PublisherError::NotPublished {
+                messages: failures.messages,
+                batches: failures.batches,
+                source: failures.first,
+            })
+    }
+}
+
+/// What [`Publisher::buffer`] did with a payload.
+enum Buffered {
+    /// Buffered; `sealed`: batches wait to be sent; `wake`: the linger task must set a
+    /// timer.
+    Taken { sealed: bool, wake: bool },
+    /// Not taken: the buffer is full and every slot is in flight.
+    NoRoom { in_flight: usize },
+}
+
+/// What a publisher and its linger task share.
+struct Inner {
+    client: Client,
+    stream: StreamName,
+    tracker: Arc<Tracker>,
+    /// Held while sealed batches are handed to the connection, so they go in seal order.
+    sending: tokio::sync::Mutex<()>,
+}
+
+impl Inner {
+    /// Hands every sealed batch to the connection, in order.
+    async fn send_sealed(&self) {
+        let _sending = self.sending.lock().await;
+        loop {
+            let Some(messages) = self.tracker.lock().sealed.pop_front() else {
+                return;
+            };
+            self.send(messages).await;
+        }
+    }
+
+    async fn send(&self, messages: Vec<Message>) {
+        let count = messages.len();
+        let ack = self.tracker.options.ack;
+        let batch = PublishBatch {
+            stream: self.stream.clone(),
+            ack,
+            messages,
+        };
+        let connection = self.client.shared.connection();
+        if ack == AckMode::None {
+            let result = connection.send(&batch).await;
+            self.tracker.complete(count, result);
+            return;
+        }
+        let tracker = Arc::clone(&self.tracker);
+        let callback = Box::new(move |reply: Result<Frame, RequestError>| {
+            let result = reply.and_then(|frame| match frame {
+                Frame::PublishAck(ack) if ack.count as usize == count => Ok(()),
+                other => Err(RequestError::UnexpectedReply {
+                    request: "PublishBatch",
+                    got: format!("{:?}", other.frame_type()),
+                }),
+            });
+            tracker.complete(count, result);
+        });
+        connection.request_then(&batch, callback).await;
+    }
+
+    /// Seals what is buffered (waiting for a free slot), sends it, and waits until no
+    /// batch is in flight, at most the client's request timeout.
+    async fn flush(&self) -> Result<(), PublisherError> {
+        let timeout = self.client.shared.connection().request_timeout();
+        let deadline = Instant::now() + timeout;
+        loop {
+            let progress = self.tracker.progress.notified();
+            tokio::pin!(progress);
+            progress.as_mut().enable();
+            let (empty, sealed, outstanding) = {
+                let mut state = self.tracker.lock();
+                state.urgent = true;
+                let sealed = self.tracker.seal_due(&mut state, Instant::now());
+                (state.buffer.is_empty(), sealed, state.outstanding)
+            };
+            if sealed {
+                self.send_sealed().await;
+                continue;
+            }
+            if empty && outstanding == 0 {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, progress).await.is_err() {
+                self.tracker.lock().urgent = false;
+                return Err(PublisherError::Timeout {
+                    after: timeout,
+                    in_flight: outstanding,
+                });
+            }
+        }
+        let failures = {
+            let mut state = self.tracker.lock();
+            state.urgent = false;
+            Tracker::take_failures(&mut state)
+        };
+        if let Some(error) = failures {
+            return Err(error);
+        }
+        if self.tracker.options.ack == AckMode::None {
+            // The server handles a connection's frames in order: once the Ping is
+            // answered, every batch sent before it has been taken (or refused, which only
+            // the server's log and this client's debug log say with ack `none`).
+            match self.client.shared.connection().request(&Ping).await {
+                Ok(_) => {}
+                Err(source) => {
+                    return Err(PublisherError::Unconfirmed { source });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Publishes to one stream in batches, with several batches in flight on the client's
+/// connection. Made by [`Client::publisher`].
+///
+/// [`publish`](Self::publish) returns once the message is buffered; it waits only when
+/// `max_in_flight_batches` batches are unacknowledged and the buffer is full
+/// (backpressure). Messages reach the stream in the order they were published, however
+/// many batches are in flight. A batch the server refuses (or that the connection lost) is
+/// reported by the next `publish` or [`flush`](Self::flush) as
+/// [`PublisherError::NotPublished`], which says how many messages it concerned; messages
+/// published before and after it are unaffected.
+///
+/// [`close`](Self::close) flushes and reports. Dropping a publisher sends what it buffered
+/// (from a task of its own, without waiting for acks; failures are then only logged at
+/// debug level), so call `close` or `flush` to know the outcome. Batches sent on a
+/// connection that is then lost are reported as not published; the publisher goes on over
+/// the reconnected connection.
+///
+/// ```no_run
+/// use std::time::Duration;
+///
+/// use quiver_client::{AckMode, Client, PublisherOptions};
+///
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = Client::connect("quiver://127.0.0.1:7070").await?;
+/// let options = PublisherOptions::default()
+///     .linger(Duration::from_millis(1))
+///     .max_batch_events(64)
+///     .max_batch_bytes(256 << 10)
+///     .max_in_flight_batches(8)
+///     .ack(AckMode::Accepted);
+/// let publisher = client.publisher("acme/orders/created", options)?;
+/// for i in 0..10_000 {
+///     publisher.publish(format!("order {i}")).await?;
+/// }
+/// // Sends the rest and waits until every batch is acknowledged.
+/// publisher.close().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Publisher {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publisher")
+            .field("stream", &self.inner.stream.as_str())
+            .field("options", &self.inner.tracker.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Publisher {
+    pub(crate) fn new(
+        client: &Client,
+        stream: &str,
+        options: PublisherOptions,
+    ) -> Result<Publisher, PublisherError> {
+        options.validate()?;
+        let stream = StreamName::new(stream).map_err(PublisherError::InvalidName)?;
+        let tracker = Arc::new(Tracker {
+            options,
+            state: Mutex::default(),
+            progress: Notify::new(),
+            work: Notify::new(),
+        });
+        let inner = Arc::new(Inner {
+            client: client.clone(),
+            stream,
+            tracker,
+            sending: tokio::sync::Mutex::new(()),
+        });
+        tokio::spawn(linger(Arc::clone(&inner)));
+        Ok(Publisher { inner })
+    }
+
+    /// The stream this publisher writes to.
+    pub fn stream(&self) -> &str {
+        self.inner.stream.as_str()
+    }
+
+    /// Buffers `payload` for the next batch; waits only while the buffer is full and
+    /// every in-flight slot is taken (at most the client's request timeout, then
+    /// [`PublisherError::Timeout`]). An earlier batch's failure is returned instead, and
+    /// this payload is then not taken.
+    pub async fn publish(&self, payload: impl Into<Bytes>) -> Result<(), PublisherError> {
+        let payload = payload.into();
+        if payload.len() > MAX_MESSAGE_LEN {
+            return Err(PublisherError::MessageTooLarge {
+                bytes: payload.len(),
+                max: MAX_MESSAGE_LEN,
+            });
+        }
+        let tracker = &self.inner.tracker;
+        let mut payload = Some(payload);
+        let mut deadline = None;
+        loop {
+            let progress = tracker.progress.notified();
+            tokio::pin!(progress);
+            progress.as_mut().enable();
+            match self.buffer(&mut payload)? {
+                Buffered::Taken { sealed, wake } => {
+                    if wake {
+                        tracker.work.notify_one();
+                    }
+                    if sealed {
+                        self.inner.send_sealed().await;
+                    }
+                    return Ok(());
+                }
+                Buffered::NoRoom { in_flight } => {
+                    let timeout = self.inner.client.shared.connection().request_timeout();
+                    let at = *deadline.get_or_insert_with(|| Instant::now() + timeout);
+                    if tokio::time::timeout_at(at, progress).await.is_err() {
+                        return Err(PublisherError::Timeout {
+                            after: timeout,
+                            in_flight,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes `payload` into the buffer (sealing the buffer first when it has no room for
+    /// it and a slot is free), or says there is no room.
+    fn buffer(&self, payload: &mut Option<Bytes>) -> Result<Buffered, PublisherError> {
+        let tracker = &self.inner.tracker;
+        let options = tracker.options;
+        let mut state = tracker.lock();
+        if let Some(error) = Tracker::take_failures(&mut state) {
+            return Err(error);
+        }
+        let size = payload.as_ref().map_or(0, Bytes::len);
+        let fits = state.buffer.is_empty()
+            || (state.buffer.len() < options.max_batch_events
+                && state.buffer_bytes + size <= options.max_batch_bytes);
+        if !fits {
+            if state.outstanding >= options.max_in_flight_batches {
+                return Ok(Buffered::NoRoom {
+                    in_flight: state.outstanding,
+                });
+            }
+            tracker.seal(&mut state);
+        }
+        let now = Instant::now();
+        if state.buffer.is_empty() {
+            state.first_at = Some(now);
+        }
+        state.buffer_bytes += size;
+        state.buffer.push(Message {
+            headers: Headers::new(),
+            payload: payload
+                .take()
+                .expect("taken only once, then the caller returns"),
+        });
+        tracker.seal_due(&mut state, now);
+        // A lingering buffer needs the linger task's timer.
+        let wake = !state.buffer.is_empty() && !state.armed;
+        state.armed |= wake;
+        Ok(Buffered::Taken {
+            sealed: !state.sealed.is_empty(),
+            wake,
+        })
+    }
+
+    /// Sends what is buffered and waits until every sent batch is acknowledged (with ack
+    /// `none`: taken by the server, as a Ping round trip shows), at most the client's
+    /// request timeout. Returns the first failure not yet reported, naming how many
+    /// messages failed.
+    pub async fn flush(&self) -> Result<(), PublisherError> {
+        self.inner.flush().await
+    }
+
+    /// Flushes, then stops the publisher.
+    pub async fn close(self) -> Result<(), PublisherError> {
+        self.inner.flush().await
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        self.inner.tracker.lock().closing = true;
+        self.inner.tracker.work.notify_one();
+    }
+}
+
+/// The linger task: seals a buffer whose linger has passed, sends what acks sealed, and
+/// once the publisher is dropped sends what is left and ends.
+async fn linger(inner: Arc<Inner>) {
+    let tracker = &inner.tracker;
+    loop {
+        let work = tracker.work.notified();
+        tokio::pin!(work);
+        work.as_mut().enable();
+        let (has_sealed, deadline, done) = {
+            let mut state = tracker.lock();
+            tracker.seal_due(&mut state, Instant::now());
+            let deadline = state.first_at.map(|first| first + tracker.options.linger);
+            state.armed = deadline.is_some();
+            let done = state.closing && state.buffer.is_empty() && state.sealed.is_empty();
+            (!state.sealed.is_empty(), deadline, done)
+        };
+        if has_sealed {
+            inner.send_sealed().await;
+            continue;
+        }
+        if done {
+            break;
+        }
+        match deadline {
+            // Past the deadline with no free slot: an ack will seal it and wake this task.
+            Some(at) if at > Instant::now() => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    () = &mut work => {}
+                }
+            }
+            _ => work.await,
+        }
+    }
+    let failures = Tracker::take_failures(&mut tracker.lock());
+    if let Some(error) = failures {
+        tracing::debug!(%error, stream = %inner.stream.as_str(), "a dropped publisher's batches were not all published");
+    }
+}
