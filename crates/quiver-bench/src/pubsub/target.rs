@@ -1,16 +1,20 @@
 //! The systems `quiver-bench pubsub` can drive, behind two small enums: a publisher
 //! connection and a subscriber connection. Each target maps the same load shape onto its
-//! own client: Quiver through `quiver-client` (one `publish_batch` per batch, acked
-//! `accepted`), NATS through `async-nats` (K publishes, then a flush), Redis through the
-//! `redis` crate (K `PUBLISH` in one pipeline, waiting for the replies).
+//! own client: Quiver through `quiver-client`'s batching [`quiver_client::Publisher`] (one
+//! PublishBatch of K messages per batch, up to [`QUIVER_IN_FLIGHT_BATCHES`] of them
+//! unacknowledged at once), NATS through `async-nats` (K publishes, then a flush), Redis
+//! through the `redis` crate (K `PUBLISH` in one pipeline, waiting for the replies).
+//! `quiver://` is Quiver over TCP, `quiver+quic://host:port?fingerprint=<hex>` over QUIC.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use quiver_client::{
-    AckMode, Client, ClientOptions, SubscribeOptions, Subscription, SubscriptionEvent,
+    AckMode, Client, ClientOptions, MAX_PUBLISHER_BATCH_BYTES, PublisherOptions, SubscribeOptions,
+    Subscription, SubscriptionEvent,
 };
 
 use super::report::QuiverAck;
@@ -28,6 +32,16 @@ const QUIVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// limit); large so a burst of fan-out is not cut by the client, the same order as the
 /// Quiver client's buffering.
 const NATS_SUBSCRIPTION_CAPACITY: usize = 1 << 20;
+/// Batches one Quiver publisher keeps unacknowledged. One would hold a publisher to one
+/// batch per round trip (client and server then take turns idling); a few keep the
+/// server's read loop busy while acks travel back. More than this buys nothing on
+/// loopback and only deepens the queues; NATS publishers, which never wait for acks,
+/// are bounded by their client's write buffer instead.
+const QUIVER_IN_FLIGHT_BATCHES: usize = 8;
+/// How long a Quiver batch that is not full may wait for more messages: only the last
+/// batch of a phase is ever partial (each publish call hands over a whole batch), so this
+/// only bounds how long that one waits.
+const QUIVER_LINGER: Duration = Duration::from_millis(1);
 
 /// Which system a `--target` URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +54,7 @@ pub enum Kind {
 impl Kind {
     /// The kind of `url`, from its scheme.
     pub fn of(url: &str) -> anyhow::Result<Kind> {
-        if url.starts_with("quiver://") {
+        if url.starts_with("quiver://") || url.starts_with("quiver+quic://") {
             Ok(Kind::Quiver)
         } else if url.starts_with("nats://") {
             Ok(Kind::Nats)
@@ -48,15 +62,40 @@ impl Kind {
             Ok(Kind::Redis)
         } else {
             bail!(
-                "unsupported --target {url:?}: expected quiver://host:port, nats://host:port or redis://host:port"
+                "unsupported --target {url:?}: expected quiver://host:port, quiver+quic://host:port?fingerprint=<hex>, nats://host:port or redis://host:port"
             )
         }
     }
 }
 
+/// A Quiver publishing connection: the batching publisher is made on the first publish,
+/// whose batch size is the run's `--batch` (every call but a phase's last hands over
+/// that many messages).
+pub struct QuiverPublisher {
+    client: Client,
+    ack: AckMode,
+    publisher: OnceLock<quiver_client::Publisher>,
+}
+
+impl QuiverPublisher {
+    fn publisher(&self, batch: usize) -> anyhow::Result<&quiver_client::Publisher> {
+        if let Some(publisher) = self.publisher.get() {
+            return Ok(publisher);
+        }
+        let options = PublisherOptions::default()
+            .max_batch_events(batch)
+            .max_batch_bytes(MAX_PUBLISHER_BATCH_BYTES)
+            .max_in_flight_batches(QUIVER_IN_FLIGHT_BATCHES)
+            .linger(QUIVER_LINGER)
+            .ack(self.ack);
+        let publisher = self.client.publisher(QUIVER_STREAM, options)?;
+        Ok(self.publisher.get_or_init(|| publisher))
+    }
+}
+
 /// One publishing connection.
 pub enum Publisher {
-    Quiver(Client, QuiverAck),
+    Quiver(QuiverPublisher),
     Nats(async_nats::Client),
     Redis(redis::aio::MultiplexedConnection),
 }
@@ -68,7 +107,14 @@ impl Publisher {
         quiver_ack: QuiverAck,
     ) -> anyhow::Result<Publisher> {
         Ok(match kind {
-            Kind::Quiver => Publisher::Quiver(connect_quiver(url).await?, quiver_ack),
+            Kind::Quiver => Publisher::Quiver(QuiverPublisher {
+                client: connect_quiver(url).await?,
+                ack: match quiver_ack {
+                    QuiverAck::Accepted => AckMode::Accepted,
+                    QuiverAck::None => AckMode::None,
+                },
+                publisher: OnceLock::new(),
+            }),
             Kind::Nats => Publisher::Nats(connect_nats(url).await?),
             Kind::Redis => Publisher::Redis(
                 redis_client(url)?
@@ -79,23 +125,17 @@ impl Publisher {
         })
     }
 
-    /// Publishes `payloads` as one batch: for Quiver one `PublishBatch` (or `Publish` for
-    /// a single message) waiting for the `accepted` ack; for NATS one publish each, then a
-    /// flush.
+    /// Publishes `payloads` as one batch: for Quiver into the batching publisher, whose
+    /// batch is full (and sent) once it holds them, returning without waiting for the ack
+    /// unless [`QUIVER_IN_FLIGHT_BATCHES`] batches are unacknowledged (a refused batch is
+    /// reported by a later call); for NATS one publish each, then a flush.
     pub async fn publish(&self, payloads: Vec<Bytes>) -> anyhow::Result<()> {
         match self {
-            Publisher::Quiver(client, QuiverAck::Accepted) => {
-                if payloads.len() == 1 {
-                    let payload = payloads.into_iter().next().expect("len is 1");
-                    client.publish(QUIVER_STREAM, payload).await?;
-                } else {
-                    client.publish_batch(QUIVER_STREAM, payloads).await?;
+            Publisher::Quiver(quiver) => {
+                let publisher = quiver.publisher(payloads.len())?;
+                for payload in payloads {
+                    publisher.publish(payload).await?;
                 }
-            }
-            Publisher::Quiver(client, QuiverAck::None) => {
-                client
-                    .publish_batch_with(QUIVER_STREAM, payloads, AckMode::None)
-                    .await?;
             }
             Publisher::Nats(client) => {
                 for payload in payloads {
