@@ -499,12 +499,14 @@ async fn write_loop<W>(
     W: AsyncWrite + Unpin,
 {
     let mut buf = BytesMut::with_capacity(MAX_GATHER_BYTES);
+    let finished = finish.wait_for(|finish| *finish);
+    tokio::pin!(finished);
     loop {
         let first = tokio::select! {
             biased;
             first = queue.recv() => first,
             // Polled only when the queue is empty: everything queued has been written.
-            _ = finish.wait_for(|finish| *finish) => None,
+            _ = &mut finished => None,
         };
         let Some(first) = first else {
             break;
@@ -530,6 +532,8 @@ where
 {
     buf.reserve(READ_BUFFER_BYTES);
     let mut finish = connection.finish_signal.subscribe();
+    let finished = finish.wait_for(|finish| *finish);
+    tokio::pin!(finished);
     let mut deadline = None;
     let reason = loop {
         let envelope = match quiver_wire::decode_next(&mut buf) {
@@ -537,7 +541,7 @@ where
             Ok(None) => {
                 let read = tokio::select! {
                     read = socket.read_buf(&mut buf) => read,
-                    _ = finish.wait_for(|finish| *finish), if deadline.is_none() => {
+                    _ = &mut finished, if deadline.is_none() => {
                         deadline = Some(tokio::time::Instant::now() + CLOSE_TIMEOUT);
                         continue;
                     }

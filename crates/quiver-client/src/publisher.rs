@@ -197,20 +197,25 @@ impl Tracker {
             || state.buffer_bytes >= self.options.max_batch_bytes
     }
 
-    /// Seals the buffer while it is due (full, lingered long enough, urgent) and a slot is
-    /// free; returns whether anything was sealed.
-    fn seal_due(&self, state: &mut State, now: Instant) -> bool {
+    /// Seals the buffer if it is due (full, lingered long enough, urgent) and a slot is
+    /// free; returns whether it did. `now` is read only when the linger decides; `None`
+    /// leaves a non-zero linger to the linger task (so `publish` reads no clock).
+    fn seal_due(&self, state: &mut State, now: Option<Instant>) -> bool {
         if state.buffer.is_empty() || state.outstanding >= self.options.max_in_flight_batches {
             return false;
         }
-        let lingered = state
-            .first_at
-            .is_some_and(|first| now >= first + self.options.linger);
-        if !(lingered || state.urgent || state.closing || self.is_full(state)) {
-            return false;
+        let due = state.urgent
+            || state.closing
+            || self.is_full(state)
+            || self.options.linger.is_zero()
+            || match (now, state.first_at) {
+                (Some(now), Some(first)) => now >= first + self.options.linger,
+                _ => false,
+            };
+        if due {
+            self.seal(state);
         }
-        self.seal(state);
-        true
+        due
     }
 
     /// Seals the buffer into a batch (a slot must be free).
@@ -243,7 +248,7 @@ impl Tracker {
                     }
                 }
             }
-            self.seal_due(&mut state, Instant::now())
+            self.seal_due(&mut state, Some(Instant::now()))
         };
         self.progress.notify_waiters();
         if sealed {
@@ -334,7 +339,7 @@ impl Inner {
             let (empty, sealed, outstanding) = {
                 let mut state = self.tracker.lock();
                 state.urgent = true;
-                let sealed = self.tracker.seal_due(&mut state, Instant::now());
+                let sealed = self.tracker.seal_due(&mut state, None);
                 (state.buffer.is_empty(), sealed, state.outstanding)
             };
             if sealed {
@@ -472,20 +477,14 @@ impl Publisher {
         let mut payload = Some(payload);
         let mut deadline = None;
         loop {
-            let progress = tracker.progress.notified();
-            tokio::pin!(progress);
-            progress.as_mut().enable();
-            match self.buffer(&mut payload)? {
-                Buffered::Taken { sealed, wake } => {
-                    if wake {
-                        tracker.work.notify_one();
-                    }
-                    if sealed {
-                        self.inner.send_sealed().await;
-                    }
-                    return Ok(());
-                }
-                Buffered::NoRoom { in_flight } => {
+            let mut buffered = self.buffer(&mut payload)?;
+            if let Buffered::NoRoom { in_flight } = buffered {
+                // Registered before looking again, so a slot freed in between is not missed.
+                let progress = tracker.progress.notified();
+                tokio::pin!(progress);
+                progress.as_mut().enable();
+                buffered = self.buffer(&mut payload)?;
+                if let Buffered::NoRoom { .. } = buffered {
                     let timeout = self.inner.client.shared.connection().request_timeout();
                     let at = *deadline.get_or_insert_with(|| Instant::now() + timeout);
                     if tokio::time::timeout_at(at, progress).await.is_err() {
@@ -494,8 +493,18 @@ impl Publisher {
                             in_flight,
                         });
                     }
+                    continue;
                 }
             }
+            if let Buffered::Taken { sealed, wake } = buffered {
+                if wake {
+                    tracker.work.notify_one();
+                }
+                if sealed {
+                    self.inner.send_sealed().await;
+                }
+            }
+            return Ok(());
         }
     }
 
@@ -520,9 +529,8 @@ impl Publisher {
             }
             tracker.seal(&mut state);
         }
-        let now = Instant::now();
         if state.buffer.is_empty() {
-            state.first_at = Some(now);
+            state.first_at = Some(Instant::now());
         }
         state.buffer_bytes += size;
         state.buffer.push(Message {
@@ -531,7 +539,7 @@ impl Publisher {
                 .take()
                 .expect("taken only once, then the caller returns"),
         });
-        tracker.seal_due(&mut state, now);
+        tracker.seal_due(&mut state, None);
         // A lingering buffer needs the linger task's timer.
         let wake = !state.buffer.is_empty() && !state.armed;
         state.armed |= wake;
@@ -572,7 +580,7 @@ async fn linger(inner: Arc<Inner>) {
         work.as_mut().enable();
         let (has_sealed, deadline, done) = {
             let mut state = tracker.lock();
-            tracker.seal_due(&mut state, Instant::now());
+            tracker.seal_due(&mut state, Some(Instant::now()));
             let deadline = state.first_at.map(|first| first + tracker.options.linger);
             state.armed = deadline.is_some();
             let done = state.closing && state.buffer.is_empty() && state.sealed.is_empty();

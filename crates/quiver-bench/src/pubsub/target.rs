@@ -32,6 +32,13 @@ const QUIVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// limit); large so a burst of fan-out is not cut by the client, the same order as the
 /// Quiver client's buffering.
 const NATS_SUBSCRIPTION_CAPACITY: usize = 1 << 20;
+/// Events each Quiver subscription may have queued on the server before its stream's
+/// slow-subscriber policy applies. The server's default (8192 events) is a quarter of
+/// what its default byte bound (8 MiB) holds at 256 B; a run with several batches in
+/// flight per publisher fills that in ~7 ms of a subscriber not being scheduled on a busy
+/// machine. nats-server lets a subscriber's connection have 64 MiB pending, so asking for
+/// 32768 events (the byte bound still applies) keeps the two comparable.
+const QUIVER_QUEUE_EVENTS: u32 = 32 * 1024;
 /// Batches one Quiver publisher keeps unacknowledged. One would hold a publisher to one
 /// batch per round trip (client and server then take turns idling); a few keep the
 /// server's read loop busy while acks travel back. More than this buys nothing on
@@ -187,7 +194,10 @@ impl Subscriber {
             Kind::Quiver => {
                 let client = connect_quiver(url).await?;
                 let subscription = client
-                    .subscribe(QUIVER_STREAM, SubscribeOptions::default())
+                    .subscribe(
+                        QUIVER_STREAM,
+                        SubscribeOptions::default().queue_capacity(QUIVER_QUEUE_EVENTS),
+                    )
                     .await
                     .with_context(|| format!("subscribing to {QUIVER_STREAM}"))?;
                 Subscriber::Quiver {
