@@ -144,6 +144,9 @@ pub enum PublisherError {
         /// Largest allowed.
         max: u64,
     },
+    /// Headers outside the protocol's limits (count, key or value length, empty key).
+    #[error("the message was not taken: its headers: {0}")]
+    InvalidHeaders(EncodeError),
     /// A payload larger than one message may be.
     #[error("a message of {bytes} bytes was not taken; at most {max} bytes per message")]
     MessageTooLarge {

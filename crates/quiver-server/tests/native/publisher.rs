@@ -93,18 +93,27 @@ async fn linger_sends_a_partial_batch(transport: Transport) {
     let publisher = client
         .publisher("acme/p/linger", options)
         .expect("publisher");
-    for i in 0..3 {
+    for i in 0..2 {
         publisher.publish(format!("m{i}")).await.expect("publish");
     }
+    publisher
+        .publish_with_headers(&[("trace", b"t2")], "m2")
+        .await
+        .expect("publish with headers");
     // No flush: the linger sends the three as one batch.
-    let got = events(&mut sub, 3).await;
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        match next(&mut sub).await {
+            SubscriptionEvent::Event(event) => got.push(event),
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+    let payloads: Vec<&[u8]> = got.iter().map(|event| &event.payload[..]).collect();
+    assert_eq!(payloads, [&b"m0"[..], b"m1", b"m2"]);
+    assert!(got[0].headers.is_empty());
     assert_eq!(
-        got,
-        [
-            (0, "m0".to_owned()),
-            (1, "m1".to_owned()),
-            (2, "m2".to_owned())
-        ]
+        got[2].headers,
+        [("trace".to_owned(), bytes::Bytes::from_static(b"t2"))]
     );
     assert_eq!(
         server.broker.stats().totals.batches,
@@ -339,6 +348,25 @@ async fn options_out_of_range_are_refused_by_name() {
         .publisher("acme/*/x", PublisherOptions::default())
         .expect_err("a pattern is not a stream");
     assert!(matches!(error, PublisherError::InvalidName(_)));
+    let publisher = client
+        .publisher("acme/p/x", PublisherOptions::default())
+        .expect("publisher");
+    let error = publisher
+        .publish_with_headers(&[("", b"v")], "p")
+        .await
+        .expect_err("an empty header key");
+    assert!(
+        matches!(error, PublisherError::InvalidHeaders(_)),
+        "{error}"
+    );
+    let error = publisher
+        .publish(vec![0u8; quiver_wire::limits::MAX_MESSAGE_LEN + 1])
+        .await
+        .expect_err("too large");
+    assert!(
+        matches!(error, PublisherError::MessageTooLarge { .. }),
+        "{error}"
+    );
 }
 
 super::over_both!(

@@ -13,261 +13,22 @@
 //! flight. Acks come back to a callback on the connection's reader, which frees the slot,
 //! seals what became due, and records failures, reported by the next `publish` or `flush`.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+mod options;
+mod tracker;
+
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use quiver_wire::limits::{MAX_BATCH_COUNT, MAX_MESSAGE_LEN};
+use quiver_wire::limits::MAX_MESSAGE_LEN;
 use quiver_wire::{AckMode, Frame, Headers, Message, Ping, PublishBatch, StreamName};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+pub use options::{MAX_IN_FLIGHT_BATCHES, MAX_LINGER, MAX_PUBLISHER_BATCH_BYTES, PublisherOptions};
+
 use crate::Client;
 use crate::error::{PublisherError, RequestError};
-
-/// Largest `max_batch_bytes`: half a frame (`MAX_FRAME_LEN` is 8 MiB), so a full batch plus
-/// the per-message framing always fits one PublishBatch; the broker seals its own delivery
-/// batches at 4 MiB too.
-pub const MAX_PUBLISHER_BATCH_BYTES: usize = 4 << 20;
-
-/// Most batches one publisher may have unacknowledged: each holds a slot in the
-/// connection's table of pending requests and its messages in memory.
-pub const MAX_IN_FLIGHT_BATCHES: usize = 1024;
-
-/// Longest `linger`: past a second, batching costs more latency than any live stream wants
-/// (the broker's own delivery delay has the same bound).
-pub const MAX_LINGER: Duration = Duration::from_secs(1);
-
-/// How a [`Publisher`] batches and how many batches it keeps in flight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PublisherOptions {
-    /// How long a batch may wait for more messages after its first before it is sent.
-    /// Zero: sent as soon as an in-flight slot is free (batches still form while every
-    /// slot is taken).
-    pub linger: Duration,
-    /// Most messages per batch (1 to `MAX_BATCH_COUNT`, 4096).
-    pub max_batch_events: usize,
-    /// Most payload bytes per batch (1 to [`MAX_PUBLISHER_BATCH_BYTES`]); a single larger
-    /// message is sent as a batch of its own.
-    pub max_batch_bytes: usize,
-    /// Most batches sent and not yet acknowledged (1 to [`MAX_IN_FLIGHT_BATCHES`]). With
-    /// ack `none` a batch counts until it is queued for the socket.
-    pub max_in_flight_batches: usize,
-    /// What the server promises before it acks a batch.
-    pub ack: AckMode,
-}
-
-impl Default for PublisherOptions {
-    /// No linger, batches of at most 256 messages and 1 MiB (the broker's default delivery
-    /// batch), 8 batches in flight, ack `accepted`.
-    fn default() -> Self {
-        PublisherOptions {
-            linger: Duration::ZERO,
-            max_batch_events: 256,
-            max_batch_bytes: 1 << 20,
-            max_in_flight_batches: 8,
-            ack: AckMode::Accepted,
-        }
-    }
-}
-
-impl PublisherOptions {
-    /// Sets [`Self::linger`].
-    pub fn linger(mut self, linger: Duration) -> Self {
-        self.linger = linger;
-        self
-    }
-
-    /// Sets [`Self::max_batch_events`].
-    pub fn max_batch_events(mut self, events: usize) -> Self {
-        self.max_batch_events = events;
-        self
-    }
-
-    /// Sets [`Self::max_batch_bytes`].
-    pub fn max_batch_bytes(mut self, bytes: usize) -> Self {
-        self.max_batch_bytes = bytes;
-        self
-    }
-
-    /// Sets [`Self::max_in_flight_batches`].
-    pub fn max_in_flight_batches(mut self, batches: usize) -> Self {
-        self.max_in_flight_batches = batches;
-        self
-    }
-
-    /// Sets [`Self::ack`].
-    pub fn ack(mut self, ack: AckMode) -> Self {
-        self.ack = ack;
-        self
-    }
-
-    fn validate(&self) -> Result<(), PublisherError> {
-        let check = |option, value: u64, min: u64, max: u64| {
-            if (min..=max).contains(&value) {
-                Ok(())
-            } else {
-                Err(PublisherError::InvalidOption {
-                    option,
-                    value,
-                    min,
-                    max,
-                })
-            }
-        };
-        let linger_us = u64::try_from(self.linger.as_micros()).unwrap_or(u64::MAX);
-        check("linger_us", linger_us, 0, MAX_LINGER.as_micros() as u64)?;
-        check(
-            "max_batch_events",
-            self.max_batch_events as u64,
-            1,
-            MAX_BATCH_COUNT as u64,
-        )?;
-        check(
-            "max_batch_bytes",
-            self.max_batch_bytes as u64,
-            1,
-            MAX_PUBLISHER_BATCH_BYTES as u64,
-        )?;
-        check(
-            "max_in_flight_batches",
-            self.max_in_flight_batches as u64,
-            1,
-            MAX_IN_FLIGHT_BATCHES as u64,
-        )
-    }
-}
-
-const _: () = assert!(
-    MAX_PUBLISHER_BATCH_BYTES + MAX_BATCH_COUNT * 4 + 512 <= quiver_wire::limits::MAX_FRAME_LEN
-);
-
-/// Batches that were not published, not yet reported.
-#[derive(Debug)]
-struct Failures {
-    messages: u64,
-    batches: u64,
-    first: RequestError,
-}
-
-/// What a publisher's tasks and its ack callbacks share.
-#[derive(Debug, Default)]
-struct State {
-    /// Messages not yet sealed into a batch.
-    buffer: Vec<Message>,
-    buffer_bytes: usize,
-    /// When the buffer's first message came.
-    first_at: Option<Instant>,
-    /// Batches sealed, in order, not yet handed to the connection.
-    sealed: VecDeque<Vec<Message>>,
-    /// Sealed batches not yet acknowledged (those in `sealed` included).
-    outstanding: usize,
-    /// Set by `flush` and on close: seal the buffer without waiting for the linger.
-    urgent: bool,
-    /// Set when the publisher is dropped: the linger task sends what is left and stops.
-    closing: bool,
-    /// Whether the linger task is sleeping until a deadline or will be woken by an ack, so
-    /// that a new buffer needs no wake-up: the task looks at the buffer when it wakes, and
-    /// its deadline is never later than a newer buffer's.
-    armed: bool,
-    failures: Option<Failures>,
-}
-
-/// The state and its wake-ups; held by the ack callbacks too (never the client).
-#[derive(Debug)]
-struct Tracker {
-    options: PublisherOptions,
-    state: Mutex<State>,
-    /// Told when an in-flight slot frees or a batch is sealed (publishers waiting for
-    /// room, `flush` waiting for acks).
-    progress: Notify,
-    /// Told when the linger task has something to do.
-    work: Notify,
-}
-
-impl Tracker {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn is_full(&self, state: &State) -> bool {
-        state.buffer.len() >= self.options.max_batch_events
-            || state.buffer_bytes >= self.options.max_batch_bytes
-    }
-
-    /// Seals the buffer if it is due (full, lingered long enough, urgent) and a slot is
-    /// free; returns whether it did. `now` is read only when the linger decides; `None`
-    /// leaves a non-zero linger to the linger task (so `publish` reads no clock).
-    fn seal_due(&self, state: &mut State, now: Option<Instant>) -> bool {
-        if state.buffer.is_empty() || state.outstanding >= self.options.max_in_flight_batches {
-            return false;
-        }
-        let due = state.urgent
-            || state.closing
-            || self.is_full(state)
-            || self.options.linger.is_zero()
-            || match (now, state.first_at) {
-                (Some(now), Some(first)) => now >= first + self.options.linger,
-                _ => false,
-            };
-        if due {
-            self.seal(state);
-        }
-        due
-    }
-
-    /// Seals the buffer into a batch (a slot must be free).
-    fn seal(&self, state: &mut State) {
-        let capacity = self.options.max_batch_events.min(64);
-        let batch = std::mem::replace(&mut state.buffer, Vec::with_capacity(capacity));
-        state.buffer_bytes = 0;
-        state.first_at = None;
-        state.outstanding += 1;
-        state.sealed.push_back(batch);
-    }
-
-    /// A sent batch of `messages` is done: acked, refused, or never sent.
-    fn complete(&self, messages: usize, result: Result<(), RequestError>) {
-        let sealed = {
-            let mut state = self.lock();
-            state.outstanding -= 1;
-            if let Err(error) = result {
-                match &mut state.failures {
-                    Some(failures) => {
-                        failures.messages += messages as u64;
-                        failures.batches += 1;
-                    }
-                    None => {
-                        state.failures = Some(Failures {
-                            messages: messages as u64,
-                            batches: 1,
-                            first: error,
-                        });
-                    }
-                }
-            }
-            self.seal_due(&mut state, Some(Instant::now()))
-        };
-        self.progress.notify_waiters();
-        if sealed {
-            self.work.notify_one();
-        }
-    }
-
-    /// The failures not yet reported, as the error to report.
-    fn take_failures(state: &mut State) -> Option<PublisherError> {
-        state
-            .failures
-            .take()
-            .map(|failures| PublisherError::NotPublished {
-                messages: failures.messages,
-                batches: failures.batches,
-                source: failures.first,
-            })
-    }
-}
+use tracker::Tracker;
 
 /// What [`Publisher::buffer`] did with a payload.
 enum Buffered {
@@ -466,24 +227,52 @@ impl Publisher {
     /// [`PublisherError::Timeout`]). An earlier batch's failure is returned instead, and
     /// this payload is then not taken.
     pub async fn publish(&self, payload: impl Into<Bytes>) -> Result<(), PublisherError> {
-        let payload = payload.into();
+        self.publish_message(Headers::new(), 0, payload.into())
+            .await
+    }
+
+    /// Like [`publish`](Self::publish), with headers (keys and values within the
+    /// protocol's header limits, else [`PublisherError::InvalidHeaders`]).
+    pub async fn publish_with_headers(
+        &self,
+        headers: &[(&str, &[u8])],
+        payload: impl Into<Bytes>,
+    ) -> Result<(), PublisherError> {
+        let encoded =
+            Headers::from_pairs(headers.iter().copied()).map_err(PublisherError::InvalidHeaders)?;
+        let header_bytes = headers
+            .iter()
+            .map(|(key, value)| key.len() + value.len())
+            .sum();
+        self.publish_message(encoded, header_bytes, payload.into())
+            .await
+    }
+
+    async fn publish_message(
+        &self,
+        headers: Headers,
+        header_bytes: usize,
+        payload: Bytes,
+    ) -> Result<(), PublisherError> {
         if payload.len() > MAX_MESSAGE_LEN {
             return Err(PublisherError::MessageTooLarge {
                 bytes: payload.len(),
                 max: MAX_MESSAGE_LEN,
             });
         }
+        let size = payload.len() + header_bytes;
+        let message = Message { headers, payload };
         let tracker = &self.inner.tracker;
-        let mut payload = Some(payload);
+        let mut message = Some(message);
         let mut deadline = None;
         loop {
-            let mut buffered = self.buffer(&mut payload)?;
+            let mut buffered = self.buffer(&mut message, size)?;
             if let Buffered::NoRoom { in_flight } = buffered {
                 // Registered before looking again, so a slot freed in between is not missed.
                 let progress = tracker.progress.notified();
                 tokio::pin!(progress);
                 progress.as_mut().enable();
-                buffered = self.buffer(&mut payload)?;
+                buffered = self.buffer(&mut message, size)?;
                 if let Buffered::NoRoom { .. } = buffered {
                     let timeout = self.inner.client.shared.connection().request_timeout();
                     let at = *deadline.get_or_insert_with(|| Instant::now() + timeout);
@@ -508,16 +297,19 @@ impl Publisher {
         }
     }
 
-    /// Takes `payload` into the buffer (sealing the buffer first when it has no room for
-    /// it and a slot is free), or says there is no room.
-    fn buffer(&self, payload: &mut Option<Bytes>) -> Result<Buffered, PublisherError> {
+    /// Takes `message` (of `size` bytes) into the buffer (sealing the buffer first when it
+    /// has no room for it and a slot is free), or says there is no room.
+    fn buffer(
+        &self,
+        message: &mut Option<Message>,
+        size: usize,
+    ) -> Result<Buffered, PublisherError> {
         let tracker = &self.inner.tracker;
         let options = tracker.options;
         let mut state = tracker.lock();
         if let Some(error) = Tracker::take_failures(&mut state) {
             return Err(error);
         }
-        let size = payload.as_ref().map_or(0, Bytes::len);
         let fits = state.buffer.is_empty()
             || (state.buffer.len() < options.max_batch_events
                 && state.buffer_bytes + size <= options.max_batch_bytes);
@@ -533,12 +325,11 @@ impl Publisher {
             state.first_at = Some(Instant::now());
         }
         state.buffer_bytes += size;
-        state.buffer.push(Message {
-            headers: Headers::new(),
-            payload: payload
+        state.buffer.push(
+            message
                 .take()
                 .expect("taken only once, then the caller returns"),
-        });
+        );
         tracker.seal_due(&mut state, None);
         // A lingering buffer needs the linger task's timer.
         let wake = !state.buffer.is_empty() && !state.armed;
