@@ -10,10 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use quiver_wire::{
-    Capabilities, Envelope, ErrorFrame, Frame, FramePayload, Hello, HelloOk, Pong, Unsubscribe,
-    VERSION,
-};
+use quiver_wire::{Capabilities, Envelope, Frame, FramePayload, Hello, HelloOk, VERSION};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -24,6 +21,11 @@ use crate::quic;
 use crate::subscription::SubItem;
 use crate::tls::ServerTrust;
 use crate::url::{Target, Transport};
+
+mod io;
+
+pub use io::delivery;
+use io::{read_loop, write_loop};
 
 /// Frames queued for the writer before requesters wait.
 const WRITE_QUEUE_FRAMES: usize = 1024;
@@ -487,194 +489,4 @@ where
             ));
         }
     }
-}
-
-/// Writes queued frames until the connection ends, or, once `finish` is true, until the
-/// queue is empty; then shuts the write side down.
-async fn write_loop<W>(
-    mut socket: W,
-    mut queue: mpsc::Receiver<Bytes>,
-    mut finish: watch::Receiver<bool>,
-) where
-    W: AsyncWrite + Unpin,
-{
-    let mut buf = BytesMut::with_capacity(MAX_GATHER_BYTES);
-    let finished = finish.wait_for(|finish| *finish);
-    tokio::pin!(finished);
-    loop {
-        let first = tokio::select! {
-            biased;
-            first = queue.recv() => first,
-            // Polled only when the queue is empty: everything queued has been written.
-            _ = &mut finished => None,
-        };
-        let Some(first) = first else {
-            break;
-        };
-        buf.extend_from_slice(&first);
-        while buf.len() < MAX_GATHER_BYTES {
-            match queue.try_recv() {
-                Ok(next) => buf.extend_from_slice(&next),
-                Err(_) => break,
-            }
-        }
-        if socket.write_all(&buf).await.is_err() {
-            return;
-        }
-        buf.clear();
-    }
-    let _ = socket.shutdown().await;
-}
-
-async fn read_loop<R>(mut socket: R, mut buf: BytesMut, connection: Arc<Connection>)
-where
-    R: AsyncRead + Unpin,
-{
-    buf.reserve(READ_BUFFER_BYTES);
-    let mut finish = connection.finish_signal.subscribe();
-    let finished = finish.wait_for(|finish| *finish);
-    tokio::pin!(finished);
-    let mut deadline = None;
-    let reason = loop {
-        let envelope = match quiver_wire::decode_next(&mut buf) {
-            Ok(Some(envelope)) => envelope,
-            Ok(None) => {
-                let read = tokio::select! {
-                    read = socket.read_buf(&mut buf) => read,
-                    _ = &mut finished, if deadline.is_none() => {
-                        deadline = Some(tokio::time::Instant::now() + CLOSE_TIMEOUT);
-                        continue;
-                    }
-                    () = sleep_until_some(deadline) => {
-                        connection.close("the server did not close within the close timeout".to_owned());
-                        connection.stop_tasks();
-                        return;
-                    }
-                };
-                match read {
-                    Ok(0) => break "the server closed the connection".to_owned(),
-                    Ok(_) => continue,
-                    Err(error) => break format!("read failed: {error}"),
-                }
-            }
-            Err(error) => break format!("the server sent a bad frame: {error}"),
-        };
-        if let Some(reason) = route(&connection, envelope).await {
-            break reason;
-        }
-    };
-    tracing::debug!(%reason, "quiver connection closed");
-    connection.close(reason);
-}
-
-/// Sleeps until `deadline`, or forever when there is none.
-async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Routes one frame; `Some(reason)` ends the connection.
-async fn route(connection: &Connection, envelope: Envelope) -> Option<String> {
-    let Envelope { request_id, frame } = envelope;
-    let frame = match delivery(frame) {
-        Ok((id, item)) => {
-            if let Some(target) = connection.delivery_target(id, &item) {
-                // Waiting here is backpressure: a subscription that is not read slows this
-                // connection's reads, and the server's slow-subscriber policy takes over.
-                let _ = target.send(item).await;
-            }
-            return None;
-        }
-        Err(frame) => frame,
-    };
-    match frame {
-        Frame::Ping(_) => {
-            let mut buf = BytesMut::new();
-            if quiver_wire::encode(request_id, &Pong, &mut buf).is_ok() {
-                let _ = connection.out.send(buf.freeze()).await;
-            }
-            None
-        }
-        Frame::Goodbye(goodbye) => Some(format!(
-            "the server said goodbye: {}: {}",
-            goodbye.code, goodbye.message
-        )),
-        Frame::Error(error) if request_id == 0 || error.code.closes_connection() => Some(format!(
-            "the server closed the connection: {}: {}",
-            error.code, error.message
-        )),
-        reply => {
-            answer(connection, request_id, reply);
-            None
-        }
-    }
-}
-
-/// A subscription delivery as (subscription id, item), or the frame when it is not one.
-pub fn delivery(frame: Frame) -> Result<(u32, SubItem), Frame> {
-    match frame {
-        Frame::EventBatch(batch) => Ok((batch.subscription_id, SubItem::Batch(batch.body))),
-        Frame::Lag(lag) => Ok((lag.subscription_id, SubItem::Lag(lag.missed))),
-        Frame::SubscriptionEnded(ended) => Ok((
-            ended.subscription_id,
-            SubItem::Ended(ended.code, ended.message),
-        )),
-        other => Err(other),
-    }
-}
-
-impl Connection {
-    /// Where subscription `id`'s `item` goes (`None`: nobody holds it); an end removes
-    /// the route.
-    pub fn delivery_target(&self, id: u32, item: &SubItem) -> Option<mpsc::Sender<SubItem>> {
-        let mut routes = self.routes();
-        if matches!(item, SubItem::Ended(..)) {
-            routes.subscriptions.remove(&id)
-        } else {
-            routes.subscriptions.get(&id).cloned()
-        }
-    }
-}
-
-fn answer(connection: &Connection, request_id: u32, frame: Frame) {
-    let mut routes = connection.routes();
-    let Some(waiter) = routes.pending.remove(&request_id) else {
-        match &frame {
-            Frame::Error(ErrorFrame { code, message }) => {
-                tracing::warn!(request_id, %code, %message, "the server refused a request sent without a reply");
-            }
-            // The Subscribe timed out before this came: end the subscription nobody holds.
-            Frame::Subscribed(subscribed) => {
-                drop(routes);
-                connection.try_send(&Unsubscribe {
-                    subscription_id: subscribed.subscription_id,
-                });
-            }
-            _ => {}
-        }
-        return;
-    };
-    let result = match frame {
-        Frame::Error(ErrorFrame { code, message }) => Err(RequestError::Server { code, message }),
-        other => Ok(other),
-    };
-    let reply = match waiter {
-        Waiter::Reply(reply) => reply,
-        Waiter::Subscribe { reply, deliveries } => {
-            if let Ok(Frame::Subscribed(subscribed)) = &result {
-                routes
-                    .subscriptions
-                    .insert(subscribed.subscription_id, deliveries);
-                connection.registered.send_modify(|count| *count += 1);
-            }
-            reply
-        }
-        Waiter::Callback(callback) => {
-            drop(routes);
-            return callback(result);
-        }
-    };
-    let _ = reply.send(result);
 }
