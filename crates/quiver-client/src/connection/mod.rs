@@ -270,8 +270,16 @@ impl Connection {
     /// every frame), at most [`CLOSE_TIMEOUT`]. What a client queued before it was dropped
     /// (a publish with ack `none`, an unsubscribe) thus reaches the server.
     pub fn finish(&self) {
-        self.routes().finishing = true;
+        let closed = {
+            let mut routes = self.routes();
+            routes.finishing = true;
+            routes.closed.is_some()
+        };
         self.finish_signal.send_replace(true);
+        if closed {
+            // Nothing is left to write or read: stop whatever task still runs.
+            self.stop_tasks();
+        }
     }
 
     /// Sends `frame` and waits for its reply (an Error reply becomes
