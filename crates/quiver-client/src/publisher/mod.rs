@@ -369,13 +369,17 @@ async fn linger(inner: Arc<Inner>) {
         let work = tracker.work.notified();
         tokio::pin!(work);
         work.as_mut().enable();
-        let (has_sealed, deadline, done) = {
+        let (has_sealed, timer, done) = {
             let mut state = tracker.lock();
-            tracker.seal_due(&mut state, Some(Instant::now()));
+            let now = Instant::now();
+            tracker.seal_due(&mut state, Some(now));
             let deadline = state.first_at.map(|first| first + tracker.options.linger);
+            // A buffer still there past its deadline waits for a slot: an ack seals it.
+            let timer = deadline.filter(|at| *at > now);
             state.armed = deadline.is_some();
+            state.waiting_for_slot = deadline.is_some() && timer.is_none();
             let done = state.closing && state.buffer.is_empty() && state.sealed.is_empty();
-            (!state.sealed.is_empty(), deadline, done)
+            (!state.sealed.is_empty(), timer, done)
         };
         if has_sealed {
             inner.send_sealed().await;
@@ -384,15 +388,14 @@ async fn linger(inner: Arc<Inner>) {
         if done {
             break;
         }
-        match deadline {
-            // Past the deadline with no free slot: an ack will seal it and wake this task.
-            Some(at) if at > Instant::now() => {
+        match timer {
+            Some(at) => {
                 tokio::select! {
                     () = tokio::time::sleep_until(at) => {}
                     () = &mut work => {}
                 }
             }
-            _ => work.await,
+            None => work.await,
         }
     }
     let failures = Tracker::take_failures(&mut tracker.lock());

@@ -40,6 +40,9 @@ pub(crate) struct State {
     /// that a new buffer needs no wake-up: the task looks at the buffer when it wakes, and
     /// its deadline is never later than a newer buffer's.
     pub(crate) armed: bool,
+    /// Whether the linger task waits, with no timer, for a slot to free (its buffer is
+    /// past its linger): an ack then wakes it.
+    pub(crate) waiting_for_slot: bool,
     pub(crate) failures: Option<Failures>,
 }
 
@@ -98,7 +101,7 @@ impl Tracker {
 
     /// A sent batch of `messages` is done: acked, refused, or never sent.
     pub(crate) fn complete(&self, messages: usize, result: Result<(), RequestError>) {
-        let sealed = {
+        let wake = {
             let mut state = self.lock();
             state.outstanding -= 1;
             if let Err(error) = result {
@@ -116,10 +119,20 @@ impl Tracker {
                     }
                 }
             }
-            self.seal_due(&mut state, Some(Instant::now()))
+            let sealed = self.seal_due(&mut state, Some(Instant::now()));
+            if sealed || !state.waiting_for_slot {
+                sealed
+            } else {
+                // The linger task waits without a timer for a slot, which is now free; its
+                // buffer was sealed since. A newer buffer, not yet due, needs the task to
+                // set its timer; with none, the next publish must wake the task.
+                state.waiting_for_slot = false;
+                state.armed = !state.buffer.is_empty();
+                state.armed
+            }
         };
         self.progress.notify_waiters();
-        if sealed {
+        if wake {
             self.work.notify_one();
         }
     }
@@ -134,5 +147,116 @@ impl Tracker {
                 batches: failures.batches,
                 source: failures.first,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use quiver_wire::{ErrorCode, Headers};
+
+    use super::*;
+
+    fn tracker(linger: Duration, events: usize, in_flight: usize) -> Tracker {
+        Tracker {
+            options: PublisherOptions::default()
+                .linger(linger)
+                .max_batch_events(events)
+                .max_in_flight_batches(in_flight),
+            state: Mutex::default(),
+            progress: Notify::new(),
+            work: Notify::new(),
+        }
+    }
+
+    fn push(state: &mut State, now: Instant) {
+        if state.buffer.is_empty() {
+            state.first_at = Some(now);
+        }
+        state.buffer_bytes += 1;
+        state.buffer.push(Message {
+            headers: Headers::new(),
+            payload: Bytes::from_static(b"x"),
+        });
+    }
+
+    #[test]
+    fn a_full_buffer_is_sealed_only_while_a_slot_is_free() {
+        let tracker = tracker(Duration::from_secs(1), 2, 1);
+        let now = Instant::now();
+        let mut state = tracker.lock();
+        push(&mut state, now);
+        assert!(
+            !tracker.seal_due(&mut state, Some(now)),
+            "neither full nor lingered"
+        );
+        push(&mut state, now);
+        assert!(tracker.seal_due(&mut state, None), "full");
+        assert_eq!((state.outstanding, state.sealed.len()), (1, 1));
+        push(&mut state, now);
+        push(&mut state, now);
+        assert!(!tracker.seal_due(&mut state, None), "full, but no slot");
+        drop(state);
+        tracker.complete(2, Ok(()));
+        let state = tracker.lock();
+        assert_eq!(
+            state.outstanding, 1,
+            "the ack sealed the full buffer into the slot"
+        );
+        assert!(state.buffer.is_empty());
+        assert_eq!(state.sealed.len(), 2);
+    }
+
+    #[test]
+    fn the_linger_decides_only_when_asked_with_a_time() {
+        let tracker = tracker(Duration::from_millis(5), 100, 4);
+        let start = Instant::now();
+        let mut state = tracker.lock();
+        push(&mut state, start);
+        assert!(
+            !tracker.seal_due(&mut state, None),
+            "publish leaves it to the task"
+        );
+        assert!(
+            !tracker.seal_due(&mut state, Some(start)),
+            "not lingered yet"
+        );
+        let later = start + Duration::from_millis(5);
+        assert!(tracker.seal_due(&mut state, Some(later)), "lingered");
+        push(&mut state, later);
+        state.urgent = true;
+        assert!(tracker.seal_due(&mut state, None), "flush does not wait");
+    }
+
+    #[test]
+    fn failures_are_counted_and_reported_once() {
+        let tracker = tracker(Duration::ZERO, 10, 4);
+        tracker.lock().outstanding = 3;
+        let refused = RequestError::Server {
+            code: ErrorCode::UNSUPPORTED,
+            message: "no".to_owned(),
+        };
+        tracker.complete(7, Err(refused.clone()));
+        tracker.complete(5, Ok(()));
+        tracker.complete(
+            3,
+            Err(RequestError::Timeout {
+                after: Duration::from_secs(1),
+            }),
+        );
+        let mut state = tracker.lock();
+        assert_eq!(state.outstanding, 0);
+        let reported = Tracker::take_failures(&mut state).expect("failures");
+        assert_eq!(
+            reported,
+            PublisherError::NotPublished {
+                messages: 10,
+                batches: 2,
+                source: refused,
+            }
+        );
+        assert_eq!(Tracker::take_failures(&mut state), None);
     }
 }
