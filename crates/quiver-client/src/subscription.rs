@@ -55,8 +55,9 @@ impl SubscribeOptions {
 /// One event of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
-    /// The stream it was published to (a wildcard subscription sees many).
-    pub stream: String,
+    /// The stream it was published to (a wildcard subscription sees many); shared by the
+    /// events of one delivered batch.
+    pub stream: Arc<str>,
     /// The stream's sequence number: increasing, with gaps where events were missed.
     pub sequence: u64,
     /// When the broker accepted it, in ms since the Unix epoch.
@@ -184,10 +185,10 @@ impl Subscription {
     }
 
     fn unpack(&mut self, body: &EventBatchBody) {
-        let stream = body.stream().as_str().to_owned();
+        let stream: Arc<str> = Arc::from(body.stream().as_str());
         for event in body.events() {
             self.ready.push_back(Event {
-                stream: stream.clone(),
+                stream: Arc::clone(&stream),
                 sequence: event.sequence,
                 timestamp_ms: event.timestamp_ms,
                 headers: event

@@ -32,7 +32,7 @@ async fn a_subscriber_receives_what_is_published_in_order(transport: Transport) 
     for i in 0..100u64 {
         match next(&mut sub).await {
             SubscriptionEvent::Event(event) => {
-                assert_eq!(event.stream, "acme/orders/created");
+                assert_eq!(&*event.stream, "acme/orders/created");
                 assert_eq!(event.payload, format!("m{i}"));
                 sequences.push(event.sequence);
             }
