@@ -1,10 +1,11 @@
-//! `quiver-bench`: Quiver's load generator. One subcommand per job (`log`, `pubsub`;
-//! `cache` joins them), each printing a human summary or one JSON object (`--json`).
+//! `quiver-bench`: Quiver's load generator. One subcommand per job (`log`, `pubsub`,
+//! `cache`), each printing a human summary or one JSON object (`--json`).
 //!
 //! It is never a dependency of anything; competitor client crates belong here only.
 
 use clap::{Parser, Subcommand};
 
+mod cache;
 mod log;
 mod pubsub;
 
@@ -22,11 +23,14 @@ enum Command {
     Log(log::LogArgs),
     /// Pub/sub fan-out throughput and end-to-end latency against quiver://, nats:// or redis://.
     Pubsub(pubsub::PubsubArgs),
+    /// Cache SET / GET throughput and latency against quiver://, quiver+quic:// or redis://.
+    Cache(cache::CacheArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Log(args) => log::run(&args),
         Command::Pubsub(args) => pubsub::run(&args),
+        Command::Cache(args) => cache::run(&args),
     }
 }
