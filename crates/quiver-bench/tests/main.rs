@@ -2,4 +2,5 @@
 //! QUIC listeners on 127.0.0.1 port 0), with small counts so the suite stays quick.
 
 mod cache;
+mod pubsub;
 mod support;

@@ -5,9 +5,11 @@
 //! end-to-end latency of each measured message into an HDR histogram. The same shape runs
 //! against every target, so peers are measured the same way in one run.
 
+mod matrix;
 mod report;
 mod target;
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -16,7 +18,7 @@ use clap::Args;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use report::{QuiverAck, Shape, SubscriberStats};
+use report::{QuiverAck, Shape, SubscriberStats, is_count_only};
 use target::{Delivery, Kind, Publisher, Subscriber};
 
 /// Longest a whole run may last before it is aborted with an error.
@@ -37,16 +39,19 @@ const MAX_BATCH: usize = 4096;
 
 #[derive(Debug, Args)]
 pub struct PubsubArgs {
-    /// `quiver://host:port`, `nats://host:port` or `redis://host:port`.
-    #[arg(long)]
-    target: String,
+    /// `quiver://host:port`, `nats://host:port` or `redis://host:port`. With `--matrix`,
+    /// repeat it or give a comma list: every target runs every cell (the first is the
+    /// reference of the ratios).
+    #[arg(long, required = true, value_delimiter = ',')]
+    target: Vec<String>,
     /// Publishing connections.
     #[arg(long, default_value_t = 1)]
     publishers: usize,
     /// Subscribing connections, one subscription each.
     #[arg(long, default_value_t = 1)]
     subscribers: usize,
-    /// Payload size in bytes (at least 9: send time + phase).
+    /// Payload size in bytes: at least 9 (send time + phase), or 0 to only count
+    /// deliveries (no latency figures).
     #[arg(long, default_value_t = 256)]
     payload: usize,
     /// Messages per publish batch (NATS: publishes per flush).
@@ -68,17 +73,45 @@ pub struct PubsubArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Run the comparison matrix instead of one run: fan-out {1, 10} x payload
+    /// {0, 256, 1024, 4096} x batch {1, 64} against every --target, targets alternating
+    /// within each cell; --subscribers, --payload and --batch are set by the matrix.
+    /// Writes JSON (every round), a Markdown table and SVG charts to --out.
+    #[arg(long)]
+    matrix: bool,
+    /// Matrix: rounds per cell and target (the figures are the medians).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Matrix: directory for pubsub-matrix.json, pubsub-matrix.md and the SVG charts.
+    #[arg(long, default_value = "docs/benchmarks")]
+    out: PathBuf,
+    /// Matrix: a line written into the Markdown and JSON (peer versions, date).
+    #[arg(long)]
+    note: Option<String>,
 }
 
 pub fn run(args: &PubsubArgs) -> anyhow::Result<()> {
-    let kind = Kind::of(&args.target)?;
+    let kinds = args
+        .target
+        .iter()
+        .map(|url| Kind::of(url))
+        .collect::<anyhow::Result<Vec<Kind>>>()?;
     validate(args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
+    if args.matrix {
+        return matrix::run(&runtime, args, &kinds);
+    }
+    let [kind] = kinds[..] else {
+        bail!(
+            "{} targets given: one run drives one --target (use --matrix to compare several)",
+            kinds.len()
+        );
+    };
     let shape = Shape {
-        target: args.target.clone(),
+        target: args.target[0].clone(),
         publishers: args.publishers,
         subscribers: args.subscribers,
         payload_bytes: args.payload,
@@ -88,8 +121,20 @@ pub fn run(args: &PubsubArgs) -> anyhow::Result<()> {
         rate: args.rate,
         quiver_ack: args.quiver_ack,
     };
-    let (stats, publish_secs) = runtime.block_on(async {
-        tokio::time::timeout(RUN_TIMEOUT, drive(kind, &shape))
+    let (stats, publish_secs) = run_once(&runtime, kind, &shape)?;
+    report::print(&shape, &stats, publish_secs, args.json);
+    Ok(())
+}
+
+/// One run of `shape` against `kind`, bounded by [`RUN_TIMEOUT`]: each subscriber's
+/// stats and how long publishing took.
+fn run_once(
+    runtime: &tokio::runtime::Runtime,
+    kind: Kind,
+    shape: &Shape,
+) -> anyhow::Result<(Vec<SubscriberStats>, f64)> {
+    runtime.block_on(async {
+        tokio::time::timeout(RUN_TIMEOUT, drive(kind, shape))
             .await
             .map_err(|_| {
                 anyhow::anyhow!(
@@ -97,15 +142,13 @@ pub fn run(args: &PubsubArgs) -> anyhow::Result<()> {
                     RUN_TIMEOUT.as_secs()
                 )
             })?
-    })?;
-    report::print(&shape, &stats, publish_secs, args.json);
-    Ok(())
+    })
 }
 
 fn validate(args: &PubsubArgs) -> anyhow::Result<()> {
-    if !(HEADER_BYTES..=MAX_PAYLOAD_BYTES).contains(&args.payload) {
+    if !is_count_only(args.payload) && !(HEADER_BYTES..=MAX_PAYLOAD_BYTES).contains(&args.payload) {
         bail!(
-            "--payload {} is out of range: {HEADER_BYTES}..={MAX_PAYLOAD_BYTES} bytes (the first {HEADER_BYTES} carry the send time and phase)",
+            "--payload {} is out of range: 0 (count only, no latency) or {HEADER_BYTES}..={MAX_PAYLOAD_BYTES} bytes (the first {HEADER_BYTES} carry the send time and phase)",
             args.payload
         );
     }
@@ -117,6 +160,13 @@ fn validate(args: &PubsubArgs) -> anyhow::Result<()> {
     }
     if args.total == 0 {
         bail!("--total must be at least 1");
+    }
+    if args.matrix && !(1..=matrix::MAX_ROUNDS).contains(&args.rounds) {
+        bail!(
+            "--rounds {} is out of range: 1..={}",
+            args.rounds,
+            matrix::MAX_ROUNDS
+        );
     }
     if let Some(rate) = args.rate {
         if rate == 0 {
@@ -143,7 +193,12 @@ async fn drive(kind: Kind, shape: &Shape) -> anyhow::Result<(Vec<SubscriberStats
     let mut subscribers = JoinSet::new();
     for _ in 0..shape.subscribers {
         let subscriber = Subscriber::connect(kind, &shape.target).await?;
-        subscribers.spawn(receive(subscriber, base, shape.total, stop_rx.clone()));
+        let count = Count {
+            warmup: shape.warmup,
+            measured: shape.total,
+            count_only: is_count_only(shape.payload_bytes),
+        };
+        subscribers.spawn(receive(subscriber, base, count, stop_rx.clone()));
     }
     let mut publishers = Vec::with_capacity(shape.publishers);
     for _ in 0..shape.publishers {
@@ -226,8 +281,12 @@ async fn publish(publisher: Publisher, plan: Plan, base: Instant) -> anyhow::Res
     Ok(())
 }
 
-/// A payload of `bytes` bytes: send time (ns since `base`, little-endian), phase, zeros.
+/// A payload of `bytes` bytes: send time (ns since `base`, little-endian), phase, zeros;
+/// empty for a count-only run.
 fn payload(bytes: usize, phase: u8, base: Instant) -> Bytes {
+    if is_count_only(bytes) {
+        return Bytes::new();
+    }
     let mut buf = vec![0u8; bytes];
     let sent_ns = u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX);
     buf[..8].copy_from_slice(&sent_ns.to_le_bytes());
@@ -235,15 +294,28 @@ fn payload(bytes: usize, phase: u8, base: Instant) -> Bytes {
     Bytes::from(buf)
 }
 
-/// Receives until `total` measured messages arrived, the subscription ended, or `stop`.
+/// What a subscriber counts.
+#[derive(Debug, Clone, Copy)]
+struct Count {
+    /// Warm-up messages published first (count-only runs skip this many deliveries).
+    warmup: u64,
+    /// Measured messages it should receive.
+    measured: u64,
+    /// Payloads are empty: no send time and no phase, so the first `warmup` deliveries
+    /// count as the warm-up (publish order is kept per stream) and no latency is known.
+    count_only: bool,
+}
+
+/// Receives until every measured message arrived, the subscription ended, or `stop`.
 async fn receive(
     mut subscriber: Subscriber,
     base: Instant,
-    total: u64,
+    count: Count,
     mut stop: watch::Receiver<bool>,
 ) -> SubscriberStats {
     let mut stats = SubscriberStats::new();
-    while stats.received < total {
+    let mut warmup_left = if count.count_only { count.warmup } else { 0 };
+    while stats.received < count.measured {
         let delivery = tokio::select! {
             delivery = subscriber.next() => delivery,
             _ = stop.changed() => break,
@@ -251,6 +323,14 @@ async fn receive(
         match delivery {
             Delivery::Payload(bytes) => {
                 let now_ns = u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                if count.count_only {
+                    if warmup_left > 0 {
+                        warmup_left -= 1;
+                    } else {
+                        stats.arrived(now_ns);
+                    }
+                    continue;
+                }
                 let Some(header) = bytes.get(..HEADER_BYTES) else {
                     continue;
                 };
@@ -292,5 +372,6 @@ mod tests {
         assert_eq!(bytes.len(), 16);
         assert_eq!(bytes[8], PHASE_WARMUP);
         assert!(bytes[9..].iter().all(|&b| b == 0));
+        assert!(payload(0, PHASE_MEASURED, base).is_empty());
     }
 }
