@@ -132,7 +132,10 @@ pub struct Provenance {
 
 fn write(args: &PubsubArgs, labels: &[String], cells: &[Cell], runs: &[Run]) -> anyhow::Result<()> {
     let provenance = Provenance {
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: std::env::args()
+            .map(|arg| shell_quoted(&arg))
+            .collect::<Vec<_>>()
+            .join(" "),
         machine: machine(),
         note: args.note.clone(),
         rounds: args.rounds,
@@ -199,6 +202,16 @@ fn save(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
 }
 
+/// `arg` as a POSIX shell reads it back: bare when it is plain, else in single quotes.
+fn shell_quoted(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
 /// `nproc` and the CPU model line, as `lscpu` would say them.
 fn machine() -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -216,6 +229,18 @@ fn machine() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_are_quoted_for_the_shell_only_when_needed() {
+        assert_eq!(shell_quoted("--total"), "--total");
+        assert_eq!(
+            shell_quoted("quiver://127.0.0.1:7070"),
+            "quiver://127.0.0.1:7070"
+        );
+        assert_eq!(shell_quoted("a b; c"), "'a b; c'");
+        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
+        assert_eq!(shell_quoted(""), "''");
+    }
 
     #[test]
     fn the_matrix_has_every_cell_once() {
