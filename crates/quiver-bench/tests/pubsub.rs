@@ -1,7 +1,35 @@
 //! `quiver-bench pubsub --matrix` against the in-process server with tiny counts: every
 //! cell runs, nothing is lost, and the JSON, Markdown and SVG files are written.
 
-use crate::support::{Server, bench};
+use crate::support::{Server, bench, bench_json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_run_reports_latency_unless_payloads_are_empty() {
+    let server = Server::start();
+    let url = server.tcp_url();
+    for (payload, count_only) in [("64", false), ("0", true)] {
+        let report = bench_json(&[
+            "pubsub",
+            "--target",
+            &url,
+            "--subscribers",
+            "2",
+            "--payload",
+            payload,
+            "--batch",
+            "8",
+            "--total",
+            "200",
+            "--warmup",
+            "40",
+        ])
+        .await;
+        assert_eq!(report["expected"], 400, "{report}");
+        assert_eq!(report["received"], 400, "{report}");
+        assert_eq!(report["lost"], 0, "{report}");
+        assert_eq!(report["p99_us"].is_null(), count_only, "{report}");
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_matrix_writes_every_cell_and_its_files() {
