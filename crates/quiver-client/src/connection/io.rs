@@ -54,7 +54,6 @@ pub(super) async fn read_loop<R>(mut socket: R, mut buf: BytesMut, connection: A
 where
     R: AsyncRead + Unpin,
 {
-    buf.reserve(READ_BUFFER_BYTES);
     let mut finish = connection.finish_signal.subscribe();
     let finished = finish.wait_for(|finish| *finish);
     tokio::pin!(finished);
@@ -63,6 +62,12 @@ where
         let envelope = match quiver_wire::decode_next(&mut buf) {
             Ok(Some(envelope)) => envelope,
             Ok(None) => {
+                // Decoded frames keep slices of the buffer alive, so `read_buf` may find it
+                // shared and full; ask for a whole read's worth of room, never just a few
+                // bytes (which would cost one system call per few bytes).
+                if buf.capacity() - buf.len() < READ_BUFFER_BYTES / 4 {
+                    buf.reserve(READ_BUFFER_BYTES);
+                }
                 let read = tokio::select! {
                     read = socket.read_buf(&mut buf) => read,
                     _ = &mut finished, if deadline.is_none() => {
