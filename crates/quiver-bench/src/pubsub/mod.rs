@@ -39,7 +39,8 @@ const MAX_BATCH: usize = 4096;
 
 #[derive(Debug, Args)]
 pub struct PubsubArgs {
-    /// `quiver://host:port`, `nats://host:port` or `redis://host:port`. With `--matrix`,
+    /// `quiver://host:port`, `quiver+quic://host:port?fingerprint=<hex>`, `nats://host:port`
+    /// or `redis://host:port`. With `--matrix`,
     /// repeat it or give a comma list: every target runs every cell (the first is the
     /// reference of the ratios).
     #[arg(long, required = true, value_delimiter = ',')]
@@ -278,7 +279,7 @@ async fn publish(publisher: Publisher, plan: Plan, base: Instant) -> anyhow::Res
             sent += n;
         }
     }
-    Ok(())
+    publisher.finish().await
 }
 
 /// A payload of `bytes` bytes: send time (ns since `base`, little-endian), phase, zeros;

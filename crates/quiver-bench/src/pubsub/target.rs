@@ -165,6 +165,21 @@ impl Publisher {
         }
         Ok(())
     }
+
+    /// Ends publishing: a Quiver publisher sends what it still buffers and waits for
+    /// every ack, so a refused final batch is an error here rather than lost silently.
+    pub async fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Publisher::Quiver(quiver) => {
+                if let Some(publisher) = quiver.publisher.into_inner() {
+                    publisher.close().await?;
+                }
+            }
+            Publisher::Nats(client) => client.flush().await?,
+            Publisher::Redis(_) => {}
+        }
+        Ok(())
+    }
 }
 
 /// What a subscriber receives next.
