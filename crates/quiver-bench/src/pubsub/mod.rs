@@ -67,8 +67,9 @@ pub struct PubsubArgs {
     /// Pace publishing to this many messages per second in all (for latency runs).
     #[arg(long)]
     rate: Option<u64>,
-    /// Quiver only: wait for each batch's `accepted` ack (one batch in flight per
-    /// publisher) or publish with ack `none`, as a NATS core publish does.
+    /// Quiver only: ask for each batch's `accepted` ack (a publisher keeps at most 8
+    /// batches, or 512 messages when batches are small, unacknowledged) or publish with
+    /// ack `none`, as a NATS core publish does.
     #[arg(long, value_enum, default_value = "accepted")]
     quiver_ack: QuiverAck,
     /// Print one JSON object instead of text.

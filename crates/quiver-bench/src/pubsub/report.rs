@@ -74,7 +74,7 @@ pub struct Shape {
 /// How a Quiver publisher acknowledges a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum QuiverAck {
-    /// Wait for the broker's `accepted` ack: one batch in flight per publisher.
+    /// The broker's `accepted` ack for every batch, with a bounded number unacknowledged.
     Accepted,
     /// Fire and forget, like a NATS core publish: the next batch follows at once.
     None,

@@ -1,8 +1,8 @@
 //! The systems `quiver-bench pubsub` can drive, behind two small enums: a publisher
 //! connection and a subscriber connection. Each target maps the same load shape onto its
 //! own client: Quiver through `quiver-client`'s batching [`quiver_client::Publisher`] (one
-//! PublishBatch of K messages per batch, up to [`QUIVER_IN_FLIGHT_BATCHES`] of them
-//! unacknowledged at once), NATS through `async-nats` (K publishes, then a flush), Redis
+//! PublishBatch of K messages per batch, several of them unacknowledged at once, see
+//! [`in_flight_batches`]), NATS through `async-nats` (K publishes, then a flush), Redis
 //! through the `redis` crate (K `PUBLISH` in one pipeline, waiting for the replies).
 //! `quiver://` is Quiver over TCP, `quiver+quic://host:port?fingerprint=<hex>` over QUIC.
 
@@ -13,8 +13,8 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use quiver_client::{
-    AckMode, Client, ClientOptions, MAX_PUBLISHER_BATCH_BYTES, PublisherOptions, SubscribeOptions,
-    Subscription, SubscriptionEvent,
+    AckMode, Client, ClientOptions, MAX_IN_FLIGHT_BATCHES, MAX_PUBLISHER_BATCH_BYTES,
+    PublisherOptions, SubscribeOptions, Subscription, SubscriptionEvent,
 };
 
 use super::report::QuiverAck;
@@ -39,18 +39,29 @@ const NATS_SUBSCRIPTION_CAPACITY: usize = 1 << 20;
 /// machine. nats-server lets a subscriber's connection have 64 MiB pending, so asking for
 /// 32768 events (the byte bound still applies) keeps the two comparable.
 const QUIVER_QUEUE_EVENTS: u32 = 32 * 1024;
-/// Batches one Quiver publisher keeps unacknowledged. One would hold a publisher to one
-/// batch per round trip (client and server then take turns idling); a few keep the
+/// Batches one Quiver publisher keeps unacknowledged at least. One would hold a publisher
+/// to one batch per round trip (client and server then take turns idling); a few keep the
 /// server's read loop busy while acks travel back. On the 2-core development machine
 /// (fan-out 1, 256 B, batches of 64) 2 reached 0.73-0.89 M msgs/s, 8 1.0-1.56 M, and 32 no
 /// more but let the publisher outrun the subscriber until its queue overflowed (events
 /// lost under `drop_old`). NATS publishers, which never wait for acks, are bounded by
 /// their client's write buffer instead.
 const QUIVER_IN_FLIGHT_BATCHES: usize = 8;
+/// Messages one Quiver publisher keeps unacknowledged when its batches are small: what 8
+/// batches of 64 hold, so `--batch 1` (each message its own acked publish, as each NATS
+/// message is flushed on its own) is not held to 8 messages per round trip.
+const QUIVER_IN_FLIGHT_MESSAGES: usize = QUIVER_IN_FLIGHT_BATCHES * 64;
 /// How long a Quiver batch that is not full may wait for more messages: only the last
 /// batch of a phase is ever partial (each publish call hands over a whole batch), so this
 /// only bounds how long that one waits.
 const QUIVER_LINGER: Duration = Duration::from_millis(1);
+
+/// Batches in flight for batches of `batch` messages: at least [`QUIVER_IN_FLIGHT_BATCHES`],
+/// and enough to keep [`QUIVER_IN_FLIGHT_MESSAGES`] messages unacknowledged.
+fn in_flight_batches(batch: usize) -> usize {
+    (QUIVER_IN_FLIGHT_MESSAGES / batch.max(1))
+        .clamp(QUIVER_IN_FLIGHT_BATCHES, MAX_IN_FLIGHT_BATCHES)
+}
 
 /// Which system a `--target` URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +105,7 @@ impl QuiverPublisher {
         let options = PublisherOptions::default()
             .max_batch_events(batch)
             .max_batch_bytes(MAX_PUBLISHER_BATCH_BYTES)
-            .max_in_flight_batches(QUIVER_IN_FLIGHT_BATCHES)
+            .max_in_flight_batches(in_flight_batches(batch))
             .linger(QUIVER_LINGER)
             .ack(self.ack);
         let publisher = self.client.publisher(QUIVER_STREAM, options)?;
@@ -136,7 +147,7 @@ impl Publisher {
 
     /// Publishes `payloads` as one batch: for Quiver into the batching publisher, whose
     /// batch is full (and sent) once it holds them, returning without waiting for the ack
-    /// unless [`QUIVER_IN_FLIGHT_BATCHES`] batches are unacknowledged (a refused batch is
+    /// unless [`in_flight_batches`] batches are unacknowledged (a refused batch is
     /// reported by a later call); for NATS one publish each, then a flush.
     pub async fn publish(&self, payloads: Vec<Bytes>) -> anyhow::Result<()> {
         match self {
@@ -295,4 +306,18 @@ async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
 
 fn redis_client(url: &str) -> anyhow::Result<redis::Client> {
     redis::Client::open(url).with_context(|| format!("bad --target {url:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_batches_keep_as_many_messages_in_flight_as_eight_batches_of_64() {
+        assert_eq!(in_flight_batches(1), 512);
+        assert_eq!(in_flight_batches(16), 32);
+        assert_eq!(in_flight_batches(64), 8);
+        assert_eq!(in_flight_batches(4096), 8);
+        assert_eq!(in_flight_batches(0), 512);
+    }
 }

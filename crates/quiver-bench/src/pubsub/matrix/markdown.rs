@@ -31,7 +31,7 @@ pub fn render(provenance: &Provenance, labels: &[String], rows: &[Row]) -> Strin
         "- publishing: a Quiver publisher sends each batch as one PublishBatch (Publish for batch 1) with ack `{}`{}; a NATS publisher sends the batch's messages, then flushes (no ack); a Redis publisher pipelines the batch's PUBLISH commands and waits for the replies.",
         provenance.quiver_ack,
         if provenance.quiver_ack == "accepted" {
-            ", waiting for it before the next batch (one batch in flight per publisher)"
+            ", keeping up to 8 batches unacknowledged per publisher (more when batches are under 64 messages, up to 512 messages)"
         } else {
             ", not waiting"
         }
