@@ -30,19 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 nice cargo build --release -q -p quiver-server -p quiver-bench
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-work=$(mktemp -d)
-quiver_pid=
-redis_pid=
-stop() {
-    [ -n "$quiver_pid" ] && kill "$quiver_pid" 2>/dev/null && wait "$quiver_pid" 2>/dev/null
-    [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap stop EXIT
+. "$root/scripts/servers.sh"
 
 native=$(free_port)
 quic=$(free_port)
@@ -51,10 +39,10 @@ redis=$(free_port)
     --quic-addr "127.0.0.1:$quic" --resp-addr "127.0.0.1:$(free_port)" \
     --http-addr "127.0.0.1:$(free_port)" --log-format json --log-level info \
     2>"$work/quiver.log" &
-quiver_pid=$!
+started $!
 redis-server --port "$redis" --bind 127.0.0.1 --save '' --appendonly no \
     --daemonize no >"$work/redis.log" 2>&1 &
-redis_pid=$!
+started $!
 
 fingerprint=
 for _ in $(seq 100); do

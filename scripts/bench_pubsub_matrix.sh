@@ -24,39 +24,16 @@ bin=${CARGO_TARGET_DIR:-target}/release
 
 nice cargo build --release -q -p quiver-server -p quiver-bench
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_port() {
-    for _ in $(seq 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    echo "nothing listens on 127.0.0.1:$1" >&2
-    return 1
-}
-
-work=$(mktemp -d)
-quiver_pid=
-nats_pid=
-stop() {
-    [ -n "$quiver_pid" ] && kill "$quiver_pid" 2>/dev/null && wait "$quiver_pid" 2>/dev/null
-    [ -n "$nats_pid" ] && kill "$nats_pid" 2>/dev/null && wait "$nats_pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap stop EXIT
+. "$root/scripts/servers.sh"
 
 native=$(free_port)
 nats=$(free_port)
 "$bin/quiver" serve --data-dir "$work/data" --native-addr "127.0.0.1:$native" \
     --quic-addr "127.0.0.1:$(free_port)" --resp-addr "127.0.0.1:$(free_port)" \
     --http-addr "127.0.0.1:$(free_port)" --log-level warn 2>"$work/quiver.log" &
-quiver_pid=$!
+started $!
 nats-server -a 127.0.0.1 -p "$nats" >"$work/nats.log" 2>&1 &
-nats_pid=$!
+started $!
 wait_port "$native"
 wait_port "$nats"
 

@@ -1,0 +1,33 @@
+# Shared by the benchmark scripts (sourced, not run): a work directory removed on exit,
+# free loopback ports, waiting for a listener, and stopping every server the script
+# started in the background and recorded with `started $!`.
+
+work=$(mktemp -d)
+server_pids=()
+
+started() {
+    server_pids+=("$1")
+}
+
+stop_servers() {
+    for pid in "${server_pids[@]}"; do
+        kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap stop_servers EXIT
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+    for _ in $(seq 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "nothing listens on 127.0.0.1:$1" >&2
+    return 1
+}
