@@ -77,6 +77,7 @@ pub async fn run<R, W, D>(
         out,
         session: None,
         publisher: Publisher::new(shared),
+        publish_replies: Vec::new(),
         deliveries,
     };
     let mut buf = BytesMut::with_capacity(READ_BUFFER_BYTES);
@@ -103,20 +104,17 @@ pub async fn run<R, W, D>(
             Ok(_) => {}
         }
         loop {
-            match quiver_wire::decode_next(&mut buf) {
+            let flow = match quiver_wire::decode_next(&mut buf) {
                 Ok(None) => break,
-                Ok(Some(envelope)) => {
-                    if connection.handle(envelope).await == Flow::Close {
-                        break 'read;
-                    }
-                }
-                Err(error) => {
-                    if connection.bad_frame(&error, peer).await == Flow::Close {
-                        break 'read;
-                    }
-                }
+                Ok(Some(envelope)) => connection.handle(envelope).await,
+                Err(error) => connection.bad_frame(&error, peer).await,
+            };
+            if flow == Flow::Close {
+                connection.send_publish_replies().await;
+                break 'read;
             }
         }
+        connection.send_publish_replies().await;
     }
     if let Some(session) = connection.session.as_mut() {
         session.close();
@@ -137,6 +135,8 @@ struct Connection<'a, D> {
     out: WriteQueue,
     session: Option<Session>,
     publisher: Publisher,
+    /// Replies to the publishes of the current read, sent once the read is handled.
+    publish_replies: Vec<Outgoing>,
     deliveries: &'a D,
 }
 
@@ -161,6 +161,20 @@ async fn error(out: &WriteQueue, request_id: u32, code: ErrorCode, message: &str
 }
 
 impl<D: Deliveries> Connection<'_, D> {
+    /// Sends the held publish replies. The publishes woke their subscribers' delivery
+    /// tasks; yielding first lets those write the deliveries before the acks wake this
+    /// connection's writer, so acknowledging a publish does not delay its delivery. Once
+    /// per read, not per publish, so pipelined publishes pay it once.
+    async fn send_publish_replies(&mut self) {
+        if self.publish_replies.is_empty() {
+            return;
+        }
+        tokio::task::yield_now().await;
+        for reply in self.publish_replies.drain(..) {
+            send(&self.out, reply).await;
+        }
+    }
+
     async fn bad_frame(&self, wire_error: &WireError, peer: SocketAddr) -> Flow {
         tracing::debug!(%peer, error = %wire_error, "bad native frame");
         let frame = wire_error.to_error_frame();
@@ -195,6 +209,7 @@ impl<D: Deliveries> Connection<'_, D> {
             out,
             session,
             publisher,
+            publish_replies,
             deliveries,
         } = self;
         let session = session.as_mut().expect("checked just above");
@@ -235,9 +250,7 @@ impl<D: Deliveries> Connection<'_, D> {
                         vec![message],
                     )
                     .await;
-                if let Some(reply) = reply {
-                    send(out, reply).await;
-                }
+                publish_replies.extend(reply);
                 Flow::Continue
             }
             Frame::PublishBatch(batch) => {
@@ -249,9 +262,7 @@ impl<D: Deliveries> Connection<'_, D> {
                 let reply = publisher
                     .publish(shared, request_id, &batch.stream, batch.ack, messages)
                     .await;
-                if let Some(reply) = reply {
-                    send(out, reply).await;
-                }
+                publish_replies.extend(reply);
                 Flow::Continue
             }
             Frame::Subscribe(subscribe) => {
