@@ -29,6 +29,29 @@ pub(crate) fn scan_loop(
     }
 }
 
+/// HSCAN, SSCAN, ZSCAN: walks a value's table with `step` from `cursor` (COUNT `count`) and
+/// returns the next cursor and, made by `item`, the elements whose key matches `pattern`.
+pub(crate) fn scan_elements<T: Keyed, R>(
+    cursor: u64,
+    count: usize,
+    pattern: Option<&[u8]>,
+    mut step: impl FnMut(u64, &mut dyn FnMut(&T)) -> u64,
+    item: impl Fn(&T) -> R,
+) -> (u64, Vec<R>) {
+    let mut items = Vec::new();
+    let mut visited = 0;
+    let next = scan_loop(cursor, count, |c| {
+        let next = step(c, &mut |element: &T| {
+            visited += 1;
+            if pattern.is_none_or(|p| glob_match(p, element.key())) {
+                items.push(item(element));
+            }
+        });
+        (next, visited)
+    });
+    (next, items)
+}
+
 impl Db<'_> {
     /// SCAN: the next cursor (0 when done) and a batch of live keys, filtered by the glob
     /// `pattern` and value type when given. `count` is a hint, as in Redis.

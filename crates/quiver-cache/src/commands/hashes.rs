@@ -5,9 +5,8 @@ use bytes::Bytes;
 
 use super::{out, random_indices};
 use crate::error::OpError;
-use crate::glob::glob_match;
 use crate::keyspace::Db;
-use crate::scan::scan_loop;
+use crate::scan::scan_elements;
 use crate::value::hash::HashValue;
 use crate::value::string::{
     add_f64, add_i64, format_f64, format_i64, int_buf, parse_f64, parse_i64,
@@ -214,18 +213,13 @@ impl Db<'_> {
             let Some(h) = k.view::<HashValue>()? else {
                 return Ok((0, Vec::new()));
             };
-            let mut items = Vec::new();
-            let mut visited = 0;
-            let next = scan_loop(cursor, count, |c| {
-                let n = h.scan_step(c, |f| {
-                    visited += 1;
-                    if pattern.is_none_or(|p| glob_match(p, &f.name)) {
-                        items.push((out(&f.name), out(&f.value)));
-                    }
-                });
-                (n, visited)
-            });
-            Ok((next, items))
+            Ok(scan_elements(
+                cursor,
+                count,
+                pattern,
+                |c, f| h.scan_step(c, f),
+                |f| (out(&f.name), out(&f.value)),
+            ))
         })
     }
 }

@@ -5,9 +5,8 @@ use bytes::Bytes;
 
 use super::{KeyCtx, Kind, distinct_indices, entry_at, locate_all, out, random_indices};
 use crate::error::OpError;
-use crate::glob::glob_match;
 use crate::keyspace::Db;
-use crate::scan::scan_loop;
+use crate::scan::scan_elements;
 use crate::value::Value;
 use crate::value::set::SetValue;
 
@@ -227,18 +226,13 @@ impl Db<'_> {
             let Some(s) = k.view::<SetValue>()? else {
                 return Ok((0, Vec::new()));
             };
-            let mut items = Vec::new();
-            let mut visited = 0;
-            let next = scan_loop(cursor, count, |c| {
-                let n = s.scan_step(c, |m| {
-                    visited += 1;
-                    if pattern.is_none_or(|p| glob_match(p, m)) {
-                        items.push(out(m));
-                    }
-                });
-                (n, visited)
-            });
-            Ok((next, items))
+            Ok(scan_elements(
+                cursor,
+                count,
+                pattern,
+                |c, f| s.scan_step(c, f),
+                |m| out(m),
+            ))
         })
     }
 

@@ -10,9 +10,8 @@ use bytes::Bytes;
 use super::zrange::{Aggregate, ZRangeBy, ZRangeSpec, pairs, select};
 use super::{KeyCtx, Kind, entry_at, locate_all, out};
 use crate::error::OpError;
-use crate::glob::glob_match;
 use crate::keyspace::Db;
-use crate::scan::scan_loop;
+use crate::scan::scan_elements;
 use crate::value::Value;
 use crate::value::set::SetValue;
 use crate::value::zset::{LexBound, ScoreBound, ZSetValue};
@@ -350,18 +349,13 @@ impl Db<'_> {
             let Some(z) = k.view::<ZSetValue>()? else {
                 return Ok((0, Vec::new()));
             };
-            let mut items = Vec::new();
-            let mut visited = 0;
-            let next = scan_loop(cursor, count, |c| {
-                let n = z.scan_step(c, |m| {
-                    visited += 1;
-                    if pattern.is_none_or(|p| glob_match(p, &m.name)) {
-                        items.push((out(&m.name), m.score));
-                    }
-                });
-                (n, visited)
-            });
-            Ok((next, items))
+            Ok(scan_elements(
+                cursor,
+                count,
+                pattern,
+                |c, f| z.scan_step(c, f),
+                |m| (out(&m.name), m.score),
+            ))
         })
     }
 }
