@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::{KeyCtx, out};
+use super::{KeyCtx, index_range, out};
 use crate::error::OpError;
 use crate::keyspace::Db;
 use crate::value::list::ListValue;
@@ -22,21 +22,6 @@ impl ListEnd {
     fn front(self) -> bool {
         self == ListEnd::Left
     }
-}
-
-/// LRANGE's index rules: a clamped inclusive range, or `None` when empty.
-fn list_range(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
-    let len = len as i64;
-    let start = if start < 0 {
-        (len + start).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 { len + stop } else { stop };
-    if start > stop || start >= len {
-        return None;
-    }
-    Some((start as usize, stop.min(len - 1) as usize))
 }
 
 fn list_index(len: usize, index: i64) -> Option<usize> {
@@ -136,7 +121,7 @@ impl Db<'_> {
             let Some(l) = k.view::<ListValue>()? else {
                 return Ok(Vec::new());
             };
-            Ok(match list_range(l.len(), start, stop) {
+            Ok(match index_range(l.len(), start, stop) {
                 None => Vec::new(),
                 Some((a, b)) => l.items().range(a..=b).map(|v| out(v)).collect(),
             })
@@ -240,7 +225,7 @@ impl Db<'_> {
             let Some(l) = k.view::<ListValue>()? else {
                 return Ok(());
             };
-            let keep = list_range(l.len(), start, stop);
+            let keep = index_range(l.len(), start, stop);
             k.modify::<ListValue, _>(false, |l| {
                 l.retain_positions(|i, _| keep.is_some_and(|(a, b)| (a..=b).contains(&i)));
             })?;
@@ -332,11 +317,11 @@ mod tests {
 
     #[test]
     fn range_rules() {
-        assert_eq!(list_range(5, 0, -1), Some((0, 4)));
-        assert_eq!(list_range(5, -100, 100), Some((0, 4)));
-        assert_eq!(list_range(5, 3, 1), None);
-        assert_eq!(list_range(5, 5, 10), None);
-        assert_eq!(list_range(5, -2, -1), Some((3, 4)));
+        assert_eq!(index_range(5, 0, -1), Some((0, 4)));
+        assert_eq!(index_range(5, -100, 100), Some((0, 4)));
+        assert_eq!(index_range(5, 3, 1), None);
+        assert_eq!(index_range(5, 5, 10), None);
+        assert_eq!(index_range(5, -2, -1), Some((3, 4)));
         assert_eq!(list_index(3, -1), Some(2));
         assert_eq!(list_index(3, 3), None);
         assert_eq!(list_index(3, -4), None);

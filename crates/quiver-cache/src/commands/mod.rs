@@ -74,6 +74,22 @@ pub(crate) struct KeyCtx<'s> {
     pub(crate) idx: Option<usize>,
 }
 
+/// Redis's index rules for LRANGE, LTRIM and ZRANGE by rank: negative indices count from
+/// the end, the range is inclusive and clamped; `None` when it is empty.
+pub(super) fn index_range(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 { len + stop } else { stop };
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
 impl<'s> KeyCtx<'s> {
     /// Looks `key` up for a write (no hit/miss counted).
     pub(crate) fn write(

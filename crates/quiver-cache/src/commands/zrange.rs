@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::out;
+use super::{index_range, out};
 use crate::value::zset::{LexBound, ScoreBound, ZItem, ZSetValue};
 
 /// What ZRANGE selects by. For `Score` and `Lex` give the lower bound first even with REV.
@@ -54,26 +54,12 @@ impl Aggregate {
     }
 }
 
-fn rank_range(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
-    let len = len as i64;
-    let start = if start < 0 {
-        (len + start).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 { len + stop } else { stop };
-    if start > stop || start >= len {
-        return None;
-    }
-    Some((start as usize, stop.min(len - 1) as usize))
-}
-
 /// The items a ZRANGE selects, in reply order.
 pub(crate) fn select<'a>(z: &'a ZSetValue, spec: &ZRangeSpec) -> Vec<&'a ZItem> {
     let len = z.len();
     let (first, last) = match &spec.by {
         ZRangeBy::Rank(a, b) => {
-            let Some((a, b)) = rank_range(len, *a, *b) else {
+            let Some((a, b)) = index_range(len, *a, *b) else {
                 return Vec::new();
             };
             return if spec.rev {
