@@ -193,7 +193,7 @@ pub const KEYS: &[Key] = &[
         },
         default: "0",
         profiles: &[(Profile::LowMemory, "1")],
-        doc: "Threads that serve RESP connections, each with its own event loop; a connection stays on one thread. 0 means one per CPU core.",
+        doc: "Most threads that serve RESP connections, each with its own event loop; one serves at first and more join only while they raise the request rate. 0 means one per CPU core.",
     },
     Key {
         name: "resp.max_bulk_len",

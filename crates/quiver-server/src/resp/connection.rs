@@ -1,6 +1,8 @@
 //! One RESP connection: read, decode every complete request, run each, and
 //! write the replies of one read with one `write`. Blocking pops park the
-//! connection until a push, a timeout, `CLIENT KILL` or shutdown.
+//! connection until a push, a timeout, `CLIENT KILL` or shutdown. Between
+//! reads the connection may move, with all its state, to another connection
+//! thread (see `serve::io_threads`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use super::exec::{DataCtx, Outcome, execute_data};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
 use super::{PROTECTED_MODE_REPLY, RespShared, commands, transaction};
 use crate::clock::unix_ms;
+use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 
@@ -51,9 +54,11 @@ pub(super) struct Blocked {
     deadline: Option<Instant>,
 }
 
-/// Why the connection ends.
+/// Why the read loop stopped.
 enum End {
     Closed,
+    /// The connection continues on another connection thread.
+    Move(usize),
 }
 
 /// Runs one accepted connection to its end.
@@ -63,6 +68,7 @@ pub(super) async fn serve(
     guard: ConnectionGuard,
     shared: Arc<RespShared>,
     shutdown: Shutdown,
+    seat: Seat,
 ) {
     if shared.refuses(peer.ip()) {
         let _ = stream.write_all(PROTECTED_MODE_REPLY).await;
@@ -77,7 +83,7 @@ pub(super) async fn serve(
         .fetch_add(1, Ordering::Relaxed);
     let handle = shared.clients.register(id, peer, local);
     let authenticated = shared.runtime().requirepass.is_none();
-    let mut connection = Connection {
+    let connection = Connection {
         session: Session::new(id, peer, authenticated),
         decoder: Decoder::new(if authenticated {
             shared.settings.limits
@@ -89,13 +95,59 @@ pub(super) async fn serve(
         now_ms: unix_ms(),
         clock: Instant::now(),
     };
-    let (reader, writer) = stream.split();
-    let _ = connection.run(reader, writer, &shutdown).await;
-    for watched in connection.session.watched.drain(..) {
-        shared.keyspace.unwatch(&watched);
+    let live = Live {
+        connection,
+        input: BytesMut::with_capacity(READ_CHUNK_BYTES),
+        shutdown,
+        _guard: guard,
+    };
+    drive(live, stream, seat).await;
+}
+
+/// Everything a connection carries from one connection thread to another.
+/// Dropping it ends the connection's registrations.
+struct Live {
+    connection: Connection,
+    /// Received bytes not yet decoded (part of a request, or a pipeline's rest).
+    input: BytesMut,
+    shutdown: Shutdown,
+    _guard: ConnectionGuard,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let shared = &self.connection.shared;
+        for watched in self.connection.session.watched.drain(..) {
+            shared.keyspace.unwatch(&watched);
+        }
+        shared.clients.remove(self.connection.session.id);
     }
-    shared.clients.remove(id);
-    drop(guard);
+}
+
+/// Runs the connection's read loop on the current thread until it ends or
+/// moves to another thread.
+async fn drive(mut live: Live, mut stream: TcpStream, seat: Seat) {
+    let end = {
+        let (reader, writer) = stream.split();
+        let Live {
+            connection,
+            input,
+            shutdown,
+            ..
+        } = &mut live;
+        connection.run(reader, writer, input, shutdown, &seat).await
+    };
+    if let Err(End::Move(target)) = end {
+        relocate(live, stream, seat, target);
+    }
+}
+
+fn relocate(live: Live, stream: TcpStream, seat: Seat, target: usize) {
+    let client = live.connection.session.id;
+    let serve = move |stream, seat| drive(live, stream, seat);
+    if let Err(error) = seat.relocate(target, stream, serve) {
+        tracing::warn!(client, %error, "closing client: could not move it to another connection thread");
+    }
 }
 
 pub(super) struct Connection {
@@ -116,13 +168,15 @@ impl Connection {
         &mut self,
         mut reader: ReadHalf<'_>,
         mut writer: WriteHalf<'_>,
+        input: &mut BytesMut,
         shutdown: &Shutdown,
+        seat: &Seat,
     ) -> Result<(), End> {
-        let mut input = BytesMut::with_capacity(READ_CHUNK_BYTES);
         let mut output = BytesMut::with_capacity(READ_CHUNK_BYTES);
         loop {
+            let mut served = 0;
             loop {
-                let request = match self.decoder.decode(&mut input) {
+                let request = match self.decoder.decode(input) {
                     Ok(Some(request)) => request,
                     Ok(None) => break,
                     Err(error) => {
@@ -138,6 +192,7 @@ impl Connection {
                 if request.is_empty() {
                     continue;
                 }
+                served += 1;
                 match self.handle_request(&request, &mut output) {
                     Flow::Continue => {}
                     Flow::Close => {
@@ -148,7 +203,7 @@ impl Connection {
                         flush(&mut writer, &mut output).await?;
                         let parked = Parked {
                             reader: &mut reader,
-                            input: &mut input,
+                            input,
                             shutdown,
                         };
                         self.block(*blocked, parked, &mut output).await?;
@@ -169,9 +224,13 @@ impl Connection {
                 }
             }
             flush(&mut writer, &mut output).await?;
+            seat.served(served);
             self.handle.update(&self.session);
             if shutdown.is_triggered() {
                 return Err(End::Closed);
+            }
+            if let Some(target) = seat.move_wanted() {
+                return Err(End::Move(target));
             }
             input.reserve(READ_CHUNK_BYTES);
             let idle = self.shared.settings.idle_timeout;
@@ -181,7 +240,7 @@ impl Connection {
                 biased;
                 () = self.handle.kill.notified() => return Err(End::Closed),
                 () = shutdown.wait() => return Err(End::Closed),
-                read = reader.read_buf(&mut input) => read,
+                read = reader.read_buf(input) => read,
                 () = sleep_or_forever(idle) => {
                     tracing::debug!(client = self.session.id, "closing idle client (resp.idle_timeout)");
                     return Err(End::Closed);

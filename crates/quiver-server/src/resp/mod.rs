@@ -134,8 +134,15 @@ pub async fn serve_resp(
     ));
     let handle = {
         let shutdown = shutdown.clone();
-        move |stream, peer, guard| {
-            connection::serve(stream, peer, guard, Arc::clone(&shared), shutdown.clone())
+        move |stream, peer, guard, seat| {
+            connection::serve(
+                stream,
+                peer,
+                guard,
+                Arc::clone(&shared),
+                shutdown.clone(),
+                seat,
+            )
         }
     };
     listener

@@ -1,38 +1,72 @@
 //! Connection threads: each runs its own single-threaded tokio runtime with its
-//! own epoll instance, and a connection handed to one stays there for its whole
-//! life. A request is then read, run and answered on one thread with no
-//! cross-thread wake-up (no futex, no work stealing), the way Redis's event
-//! loop runs, while several such threads still use every core. The keyspace is
-//! sharded, so threads only meet on a shard's lock.
+//! own epoll instance, so a request is read, run and answered on one thread
+//! with no cross-thread wake-up (no futex, no work stealing), the way Redis's
+//! event loop runs. The keyspace is sharded, so threads only meet on a shard's
+//! lock.
+//!
+//! Threads are put to work only when the load needs them. A balancer measures
+//! how busy each thread is: while the active threads keep up, connections stay
+//! on them, and idle threads leave the cores to other processes (a client on
+//! the same machine, for one). When every active thread is saturated, one more
+//! becomes active and takes over a fair share of the connections; when the
+//! load would fit on fewer threads, the last active one hands its connections
+//! back. A connection moves only between requests, with its replies written,
+//! so a move is invisible to the client.
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 use tokio::runtime::{Builder, Handle};
 
+use super::balance::{Change, Load, Sample};
 use super::shutdown::Shutdown;
 
-/// A fixed set of connection threads.
+/// How often the balancer looks at the threads' load.
+const TICK: Duration = Duration::from_millis(20);
+
+/// A fixed set of connection threads, and the balancer that decides how many
+/// of them serve connections.
 #[derive(Debug)]
 pub struct IoThreads {
-    threads: Vec<IoThread>,
+    pool: Arc<Pool>,
     /// Fired when the threads are dropped: each runtime then stops, dropping
-    /// whatever connection task is still on it.
+    /// whatever connection task is still on it, and the balancer exits.
     stop: Shutdown,
+}
+
+#[derive(Debug)]
+struct Pool {
+    threads: Vec<IoThread>,
+    /// Threads `0..active` take new connections; connections on the others
+    /// move to an active thread at their next request.
+    active: AtomicUsize,
 }
 
 #[derive(Debug)]
 struct IoThread {
     runtime: Handle,
-    /// Connections running on this thread, to place a new one on the least busy.
-    connections: Arc<AtomicUsize>,
+    /// Connections running on this thread.
+    connections: AtomicUsize,
+    /// Connections the balancer wants moved off this thread to `move_to`.
+    move_quota: AtomicUsize,
+    move_to: AtomicUsize,
+    /// Requests served on this thread, for the balancer.
+    served: Counter,
 }
 
+/// A counter on a cache line of its own, so threads counting their own work
+/// do not contend.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Counter(AtomicU64);
+
 impl IoThreads {
-    /// Starts `count` threads named `<name>-io-<n>`.
+    /// Starts `count` threads named `<name>-io-<n>` (one active at first) and,
+    /// with more than one, a balancer thread named `<name>-balance`.
     pub fn start(name: &str, count: usize) -> io::Result<IoThreads> {
         let stop = Shutdown::new();
         let threads = (0..count.max(1))
@@ -45,45 +79,41 @@ impl IoThreads {
                     .spawn(move || runtime.block_on(stop.wait()))?;
                 Ok(IoThread {
                     runtime: handle,
-                    connections: Arc::new(AtomicUsize::new(0)),
+                    connections: AtomicUsize::new(0),
+                    move_quota: AtomicUsize::new(0),
+                    move_to: AtomicUsize::new(0),
+                    served: Counter::default(),
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
-        Ok(IoThreads { threads, stop })
+        let pool = Arc::new(Pool {
+            threads,
+            active: AtomicUsize::new(1),
+        });
+        if pool.threads.len() > 1 {
+            let pool = Arc::clone(&pool);
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name(format!("{name}-balance"))
+                .spawn(move || balance(&pool, &stop))?;
+        }
+        Ok(IoThreads { pool, stop })
     }
 
     /// How many threads there are.
     pub fn count(&self) -> usize {
-        self.threads.len()
+        self.pool.threads.len()
     }
 
-    /// Moves `stream` (accepted on another runtime) to the thread with the
-    /// fewest connections and runs `serve(stream)` there.
+    /// Moves `stream` (accepted on another runtime) to the active thread with
+    /// the fewest connections and runs `serve(stream, seat)` there.
     pub fn adopt<F, Fut>(&self, stream: TcpStream, serve: F) -> io::Result<()>
     where
-        F: FnOnce(TcpStream) -> Fut + Send + 'static,
+        F: FnOnce(TcpStream, Seat) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let thread = self
-            .threads
-            .iter()
-            .min_by_key(|thread| thread.connections.load(Ordering::Relaxed))
-            .expect("IoThreads::start creates at least one thread");
-        // Deregisters from the accepting runtime's reactor, so the target
-        // runtime can register it with its own.
-        let stream = stream.into_std()?;
-        let connections = Arc::clone(&thread.connections);
-        connections.fetch_add(1, Ordering::Relaxed);
-        thread.runtime.spawn(async move {
-            let _counted = Counted(connections);
-            match TcpStream::from_std(stream) {
-                Ok(stream) => serve(stream).await,
-                Err(error) => {
-                    tracing::warn!(%error, "could not register a connection with its thread");
-                }
-            }
-        });
-        Ok(())
+        let target = self.pool.least_busy_active();
+        Pool::run_on(&self.pool, target, stream, serve)
     }
 }
 
@@ -93,12 +123,172 @@ impl Drop for IoThreads {
     }
 }
 
-/// Decrements a thread's connection count when its connection task ends.
-struct Counted(Arc<AtomicUsize>);
+impl Pool {
+    fn least_busy_active(&self) -> usize {
+        let active = self.active.load(Ordering::Relaxed);
+        (0..active)
+            .min_by_key(|&index| self.threads[index].connections.load(Ordering::Relaxed))
+            .expect("at least one thread is always active")
+    }
 
-impl Drop for Counted {
+    fn run_on<F, Fut>(pool: &Arc<Pool>, index: usize, stream: TcpStream, serve: F) -> io::Result<()>
+    where
+        F: FnOnce(TcpStream, Seat) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        // Deregisters from the current runtime's reactor, so the target
+        // runtime can register it with its own.
+        let stream = stream.into_std()?;
+        let thread = &pool.threads[index];
+        thread.connections.fetch_add(1, Ordering::Relaxed);
+        let seat = Seat {
+            pool: Arc::clone(pool),
+            index,
+        };
+        thread.runtime.spawn(async move {
+            match TcpStream::from_std(stream) {
+                Ok(stream) => serve(stream, seat).await,
+                Err(error) => {
+                    tracing::warn!(%error, "could not register a connection with its thread");
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// A connection's place on a connection thread; counted in the thread's
+/// connections until dropped.
+#[derive(Debug)]
+pub struct Seat {
+    pool: Arc<Pool>,
+    index: usize,
+}
+
+impl Seat {
+    /// The thread this connection should move to, if the balancer wants it
+    /// moved. Asked between requests; cheap when no move is wanted.
+    pub fn move_wanted(&self) -> Option<usize> {
+        let pool = &self.pool;
+        if self.index >= pool.active.load(Ordering::Relaxed) {
+            return Some(pool.least_busy_active());
+        }
+        let thread = &pool.threads[self.index];
+        thread
+            .move_quota
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(1)
+            })
+            .ok()
+            .map(|_| thread.move_to.load(Ordering::Relaxed))
+    }
+
+    /// Counts `requests` served, for the balancer.
+    pub fn served(&self, requests: u64) {
+        self.pool.threads[self.index]
+            .served
+            .0
+            .fetch_add(requests, Ordering::Relaxed);
+    }
+
+    /// Continues the connection on thread `target`: `stream` leaves this
+    /// thread's reactor and `serve(stream, seat)` runs there.
+    pub fn relocate<F, Fut>(self, target: usize, stream: TcpStream, serve: F) -> io::Result<()>
+    where
+        F: FnOnce(TcpStream, Seat) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let pool = Arc::clone(&self.pool);
+        drop(self);
+        Pool::run_on(&pool, target, stream, serve)
+    }
+}
+
+impl Drop for Seat {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.pool.threads[self.index]
+            .connections
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The balancer's loop: every [`TICK`], samples each thread's busy time and
+/// the requests served, and applies what [`Load`] decides.
+fn balance(pool: &Pool, stop: &Shutdown) {
+    let busy_seconds = |thread: &IoThread| {
+        thread
+            .runtime
+            .metrics()
+            .worker_total_busy_duration(0)
+            .as_secs_f64()
+    };
+    let served = || -> u64 {
+        pool.threads
+            .iter()
+            .map(|thread| thread.served.0.load(Ordering::Relaxed))
+            .sum()
+    };
+    let mut last_busy: Vec<f64> = pool.threads.iter().map(busy_seconds).collect();
+    let mut last_served = served();
+    let mut last_at = Instant::now();
+    let mut load = Load::new(pool.threads.len());
+    while !stop.is_triggered() {
+        std::thread::sleep(TICK);
+        let now = Instant::now();
+        let seconds = now.duration_since(last_at).as_secs_f64();
+        last_at = now;
+        let busy_now: Vec<f64> = pool.threads.iter().map(busy_seconds).collect();
+        let busy: Vec<f64> = busy_now
+            .iter()
+            .zip(&last_busy)
+            .map(|(now, last)| (now - last) / seconds)
+            .collect();
+        last_busy = busy_now;
+        let served_now = served();
+        let requests = served_now.wrapping_sub(last_served);
+        last_served = served_now;
+        let sample = Sample {
+            busy: &busy,
+            requests,
+            seconds,
+        };
+        match load.tick(sample) {
+            Some(Change::Spread { active }) => pool.spread(active),
+            Some(Change::Gather { active }) => pool.gather(active),
+            None => {}
+        }
+    }
+}
+
+impl Pool {
+    /// Makes thread `active - 1` active and asks the others to send it
+    /// enough connections to even out.
+    fn spread(&self, active: usize) {
+        let newcomer = active - 1;
+        let counts: Vec<usize> = self
+            .threads
+            .iter()
+            .map(|thread| thread.connections.load(Ordering::Relaxed))
+            .collect();
+        let fair = counts.iter().sum::<usize>() / active;
+        self.active.store(active, Ordering::Relaxed);
+        for (thread, &count) in self.threads.iter().zip(&counts).take(newcomer) {
+            thread.move_to.store(newcomer, Ordering::Relaxed);
+            thread
+                .move_quota
+                .store(count.saturating_sub(fair), Ordering::Relaxed);
+        }
+        tracing::debug!(active, "connection threads: one more serves connections");
+    }
+
+    /// Makes thread `active` inactive: its connections move to the active
+    /// ones at their next request.
+    fn gather(&self, active: usize) {
+        for thread in &self.threads {
+            thread.move_quota.store(0, Ordering::Relaxed);
+        }
+        self.active.store(active, Ordering::Relaxed);
+        tracing::debug!(active, "connection threads: one fewer serves connections");
     }
 }
 
@@ -107,7 +297,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn adopted_connections_run_on_the_least_busy_thread() {
+    async fn connections_start_on_the_active_threads_and_move_when_asked() {
         let threads = IoThreads::start("test", 2).expect("threads");
         assert_eq!(threads.count(), 2);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -116,29 +306,43 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         let (names, mut seen) = tokio::sync::mpsc::unbounded_channel();
         let mut clients = Vec::new();
-        for _ in 0..4 {
+        for _ in 0..2 {
             clients.push(TcpStream::connect(addr).await.expect("connect"));
             let (stream, _) = listener.accept().await.expect("accept");
             let names = names.clone();
             threads
-                .adopt(stream, move |stream| async move {
-                    let name = std::thread::current().name().map(str::to_owned);
-                    let _ = names.send(name);
-                    // Hold the connection (and the thread's count) until the client leaves.
-                    let mut byte = [0u8; 1];
-                    let _ = tokio::io::AsyncReadExt::read(&mut { stream }, &mut byte).await;
+                .adopt(stream, move |stream, seat| async move {
+                    let _ = names.send(std::thread::current().name().map(str::to_owned));
+                    // Wait until the balancer's decision is made by hand below.
+                    while seat.move_wanted().is_none() {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    let names = names.clone();
+                    seat.relocate(1, stream, move |stream, seat| async move {
+                        let _seat = seat;
+                        let _ = names.send(std::thread::current().name().map(str::to_owned));
+                        let mut byte = [0u8; 1];
+                        let _ = tokio::io::AsyncReadExt::read(&mut { stream }, &mut byte).await;
+                    })
+                    .expect("relocate");
                 })
                 .expect("adopt");
-            // Wait until the task runs so the next placement sees its count.
             let name = seen.recv().await.expect("name").expect("thread name");
-            assert!(name.starts_with("test-io-"), "{name}");
+            assert_eq!(name, "test-io-0", "one thread is active at first");
         }
-        let counts: Vec<_> = threads
+        let pool = &threads.pool;
+        pool.threads[0].move_to.store(1, Ordering::Relaxed);
+        pool.threads[0].move_quota.store(2, Ordering::Relaxed);
+        for _ in 0..2 {
+            let name = seen.recv().await.expect("name").expect("thread name");
+            assert_eq!(name, "test-io-1");
+        }
+        let counts: Vec<_> = pool
             .threads
             .iter()
             .map(|thread| thread.connections.load(Ordering::Relaxed))
             .collect();
-        assert_eq!(counts, vec![2, 2]);
+        assert_eq!(counts, vec![0, 2]);
         drop(clients);
     }
 }

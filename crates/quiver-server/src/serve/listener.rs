@@ -14,7 +14,7 @@ use socket2::{Domain, Protocol, SockRef, Socket, TcpKeepalive, Type};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-use super::io_threads::IoThreads;
+use super::io_threads::{IoThreads, Seat};
 use super::shutdown::Shutdown;
 use crate::config::{ListenerConfig, NetConfig};
 
@@ -163,7 +163,7 @@ impl Listener {
         handle: H,
         refuse: R,
     ) where
-        H: Fn(TcpStream, SocketAddr, ConnectionGuard) -> HF + Clone + Send + 'static,
+        H: Fn(TcpStream, SocketAddr, ConnectionGuard, Seat) -> HF + Clone + Send + 'static,
         HF: Future<Output = ()> + Send + 'static,
         R: Fn(TcpStream, u32) -> RF,
         RF: Future<Output = ()> + Send + 'static,
@@ -171,7 +171,8 @@ impl Listener {
         let name = self.stats.name;
         let admit = |stream, peer, guard| {
             let handle = handle.clone();
-            if let Err(error) = threads.adopt(stream, move |stream| handle(stream, peer, guard)) {
+            let serve = move |stream, seat| handle(stream, peer, guard, seat);
+            if let Err(error) = threads.adopt(stream, serve) {
                 tracing::warn!(listener = name, %peer, %error, "connection dropped: not movable to a connection thread");
             }
         };

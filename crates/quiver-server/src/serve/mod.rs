@@ -2,6 +2,7 @@
 //! serve until SIGINT/SIGTERM, then drain in-flight work up to the drain
 //! timeout and return (the binary then exits 0).
 
+mod balance;
 pub mod data_dir;
 pub mod io_threads;
 pub mod listener;

@@ -1,0 +1,503 @@
+//! How many connection threads should serve connections: a small controller
+//! that climbs towards the count that serves the most requests.
+//!
+//! More threads only help while the active ones are saturated, and even then
+//! only when the load comes from somewhere that can go faster: a single
+//! client process on the same cores, for one, gets slower when another server
+//! thread competes for its core. So the controller tries rather than assumes.
+//! When every active thread is saturated it adds one and keeps it only if
+//! requests per second rose; when more than one is active it now and then
+//! tries one fewer and keeps that if requests per second did not fall. A
+//! failed try is not repeated at once: the wait doubles up to a bound. A load
+//! that plainly fits on fewer threads is gathered without a try.
+//!
+//! Sans-IO: the caller feeds one [`Sample`] per tick and applies the
+//! [`Change`] it gets back.
+
+/// A thread counts as saturated when it is busy this fraction of a tick.
+const SATURATED: f64 = 0.9;
+/// Ticks in a row every active thread must be saturated before one more is
+/// tried.
+const SATURATED_TICKS: u32 = 2;
+/// The active threads are gathered onto one fewer, without a try, when their
+/// total busy time would keep that many threads at most this busy...
+const LIGHT: f64 = 0.5;
+/// ... for this many ticks in a row.
+const LIGHT_TICKS: u32 = 10;
+/// Ticks a try lasts; the first tick after a change is left out of its
+/// measure, while connections move.
+const TRIAL_TICKS: u32 = 6;
+/// Ticks the rate before a change is measured over.
+const WINDOW_TICKS: usize = 5;
+/// An added thread is kept when requests per second rose by this factor.
+const KEEP_SPREAD: f64 = 1.03;
+/// One fewer thread is kept when requests per second stayed above this
+/// factor of what they were.
+const KEEP_GATHER: f64 = 0.97;
+/// Ticks between tries of one fewer thread while more than one is active.
+const PROBE_TICKS: u32 = 50;
+/// A rate this many times higher or lower than at the last decision is a new
+/// load: a higher one may now gain from another thread, a lower one may fit
+/// on fewer, so that kind of try need not wait.
+const NEW_LOAD: f64 = 1.5;
+/// Ticks where the active threads were less busy than this in total are
+/// pauses (between a client's runs, say): no try starts over them and they
+/// count towards no new load.
+const IDLE: f64 = 0.1;
+/// The shortest and longest wait before a failed try is repeated.
+const MIN_BACKOFF_TICKS: u32 = 25;
+const MAX_BACKOFF_TICKS: u32 = 400;
+
+/// What the threads did during one tick.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample<'a> {
+    /// Each thread's busy fraction of the tick (may exceed 1 when the tick ran
+    /// long).
+    pub busy: &'a [f64],
+    /// Requests served by all threads during the tick.
+    pub requests: u64,
+    /// The tick's length in seconds.
+    pub seconds: f64,
+}
+
+/// A change in how many threads serve connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// `active` threads now serve: the last one joins.
+    Spread { active: usize },
+    /// `active` threads now serve: the one after them stops and its
+    /// connections move back.
+    Gather { active: usize },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    Steady,
+    /// A change is being tried against the rate before it.
+    Trial(Trial),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Trial {
+    /// One more thread (or one fewer).
+    spread: bool,
+    /// Requests per second before the change.
+    baseline: f64,
+    ticks: u32,
+    /// Requests, seconds and saturated ticks since the change, its first
+    /// tick left out.
+    requests: u64,
+    seconds: f64,
+    saturated: u32,
+}
+
+/// What the window keeps of a tick.
+#[derive(Debug, Clone, Copy)]
+struct Tick {
+    requests: u64,
+    seconds: f64,
+    /// The active threads' busy fractions, summed.
+    busy: f64,
+}
+
+/// The controller's state.
+#[derive(Debug)]
+pub struct Load {
+    threads: usize,
+    active: usize,
+    mode: Mode,
+    /// The last [`WINDOW_TICKS`] ticks.
+    window: Vec<Tick>,
+    saturated_ticks: u32,
+    light_ticks: u32,
+    /// Ticks before one more thread may be tried.
+    spread_wait: u32,
+    spread_backoff: u32,
+    /// Ticks before one fewer thread may be tried.
+    gather_wait: u32,
+    gather_backoff: u32,
+    /// Requests per second when the last try was judged.
+    judged_rate: f64,
+}
+
+impl Load {
+    /// `threads` threads of which one is active.
+    pub fn new(threads: usize) -> Load {
+        Load {
+            threads,
+            active: 1,
+            mode: Mode::Steady,
+            window: Vec::with_capacity(WINDOW_TICKS),
+            saturated_ticks: 0,
+            light_ticks: 0,
+            spread_wait: 0,
+            spread_backoff: MIN_BACKOFF_TICKS,
+            gather_wait: PROBE_TICKS,
+            gather_backoff: PROBE_TICKS,
+            judged_rate: 0.0,
+        }
+    }
+
+    /// How many threads serve connections now.
+    #[cfg(test)]
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    /// Takes one tick's sample; returns the change to apply, if any.
+    pub fn tick(&mut self, sample: Sample<'_>) -> Option<Change> {
+        let active = &sample.busy[..self.active.min(sample.busy.len())];
+        let total: f64 = active.iter().sum();
+        let saturated = active.iter().all(|&busy| busy >= SATURATED);
+        // An idle server keeps its threads: the next load likely resembles
+        // the last one.
+        let light = self.active > 1 && (IDLE..=LIGHT * (self.active - 1) as f64).contains(&total);
+        self.saturated_ticks = if saturated {
+            self.saturated_ticks + 1
+        } else {
+            0
+        };
+        self.light_ticks = if light { self.light_ticks + 1 } else { 0 };
+        if self.window.len() == WINDOW_TICKS {
+            self.window.remove(0);
+        }
+        self.window.push(Tick {
+            requests: sample.requests,
+            seconds: sample.seconds,
+            busy: total,
+        });
+        self.spread_wait = self.spread_wait.saturating_sub(1);
+        self.gather_wait = self.gather_wait.saturating_sub(1);
+        if self.light_ticks >= LIGHT_TICKS {
+            self.mode = Mode::Steady;
+            return Some(self.change(false));
+        }
+        let Mode::Trial(trial) = &mut self.mode else {
+            return self.steady();
+        };
+        trial.ticks += 1;
+        // The first tick after the change is left out: connections are moving.
+        if trial.ticks > 1 {
+            trial.requests += sample.requests;
+            trial.seconds += sample.seconds;
+            trial.saturated += u32::from(saturated);
+        }
+        if trial.ticks < TRIAL_TICKS {
+            return None;
+        }
+        let trial = *trial;
+        self.mode = Mode::Steady;
+        self.judge(trial)
+    }
+
+    fn steady(&mut self) -> Option<Change> {
+        // Tries compare rates, which mean nothing across a pause: only the
+        // ticks since the last pause count. A saturated load is tried at once;
+        // everything else waits for a full window of it.
+        let busy_ticks = self.busy_ticks();
+        if busy_ticks == WINDOW_TICKS {
+            self.notice_new_load();
+        }
+        if self.saturated_ticks >= SATURATED_TICKS
+            && self.active < self.threads
+            && self.spread_wait == 0
+        {
+            return Some(self.start_trial(true, busy_ticks));
+        }
+        if busy_ticks == WINDOW_TICKS && self.active > 1 && self.gather_wait == 0 {
+            return Some(self.start_trial(false, busy_ticks));
+        }
+        None
+    }
+
+    /// Ends the wait for a try when the rate has moved well away from the
+    /// last judged one.
+    fn notice_new_load(&mut self) {
+        let rate = self.rate_over(WINDOW_TICKS);
+        if rate > self.judged_rate * NEW_LOAD {
+            self.spread_wait = 0;
+            self.spread_backoff = MIN_BACKOFF_TICKS;
+            self.judged_rate = rate;
+        } else if rate * NEW_LOAD < self.judged_rate {
+            self.gather_wait = 0;
+            self.gather_backoff = PROBE_TICKS;
+            self.judged_rate = rate;
+        }
+    }
+
+    /// How many of the window's last ticks had work in them.
+    fn busy_ticks(&self) -> usize {
+        self.window
+            .iter()
+            .rev()
+            .take_while(|tick| tick.busy >= IDLE)
+            .count()
+    }
+
+    /// Requests per second over the window's last `ticks` ticks.
+    fn rate_over(&self, ticks: usize) -> f64 {
+        let (requests, seconds) = self
+            .window
+            .iter()
+            .rev()
+            .take(ticks)
+            .fold((0, 0.0), |(r, s), tick| {
+                (r + tick.requests, s + tick.seconds)
+            });
+        rate(requests, seconds)
+    }
+
+    fn start_trial(&mut self, spread: bool, ticks: usize) -> Change {
+        self.mode = Mode::Trial(Trial {
+            spread,
+            baseline: self.rate_over(ticks),
+            ticks: 0,
+            requests: 0,
+            seconds: 0.0,
+            saturated: 0,
+        });
+        self.change(spread)
+    }
+
+    /// Ends a try: keeps the change, or undoes it and waits longer before the
+    /// next try of the same kind.
+    fn judge(&mut self, trial: Trial) -> Option<Change> {
+        let Trial {
+            spread, baseline, ..
+        } = trial;
+        let rate = rate(trial.requests, trial.seconds);
+        let kept = if spread {
+            rate >= baseline * KEEP_SPREAD
+        } else {
+            // Fewer threads that were not saturated did not cost the rate:
+            // the load itself fell.
+            rate >= baseline * KEEP_GATHER || trial.saturated * 2 < TRIAL_TICKS - 1
+        };
+        tracing::debug!(
+            spread,
+            baseline,
+            rate,
+            kept,
+            "connection threads: a try was judged"
+        );
+        self.judged_rate = if kept { rate } else { baseline };
+        match (spread, kept) {
+            (true, true) => {
+                self.spread_backoff = MIN_BACKOFF_TICKS;
+                self.gather_wait = self.gather_backoff;
+                None
+            }
+            (false, true) => {
+                // The load did not need that thread: trying to add it back
+                // soon would likely fail the same way.
+                self.gather_backoff = PROBE_TICKS;
+                self.spread_wait = self.spread_backoff;
+                self.spread_backoff = (self.spread_backoff * 2).min(MAX_BACKOFF_TICKS);
+                None
+            }
+            (true, false) => {
+                self.spread_wait = self.spread_backoff;
+                self.spread_backoff = (self.spread_backoff * 2).min(MAX_BACKOFF_TICKS);
+                Some(self.change(false))
+            }
+            (false, false) => {
+                self.gather_backoff = (self.gather_backoff * 2).min(MAX_BACKOFF_TICKS);
+                self.gather_wait = self.gather_backoff;
+                Some(self.change(true))
+            }
+        }
+    }
+
+    fn change(&mut self, spread: bool) -> Change {
+        self.saturated_ticks = 0;
+        self.light_ticks = 0;
+        self.window.clear();
+        if spread {
+            self.active += 1;
+            Change::Spread {
+                active: self.active,
+            }
+        } else {
+            self.active -= 1;
+            Change::Gather {
+                active: self.active,
+            }
+        }
+    }
+}
+
+fn rate(requests: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        requests as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: f64 = 0.02;
+
+    /// Feeds `ticks` ticks where the threads are `busy` and serve `per_second`.
+    fn run(load: &mut Load, ticks: u32, busy: &[f64], per_second: f64) -> Vec<Change> {
+        (0..ticks)
+            .filter_map(|_| {
+                load.tick(Sample {
+                    busy,
+                    requests: (per_second * TICK) as u64,
+                    seconds: TICK,
+                })
+            })
+            .collect()
+    }
+
+    /// Two saturated ticks at `per_second` start a try of one more thread.
+    fn saturate(load: &mut Load, per_second: f64) {
+        let mut busy = vec![0.0; load.threads];
+        busy[..load.active].fill(0.95);
+        let active = load.active + 1;
+        let changes = run(load, SATURATED_TICKS, &busy, per_second);
+        assert_eq!(changes, vec![Change::Spread { active }]);
+    }
+
+    #[test]
+    fn nothing_changes_while_one_thread_keeps_up() {
+        let mut load = Load::new(2);
+        assert!(run(&mut load, 500, &[0.8, 0.0], 80_000.0).is_empty());
+        assert_eq!(load.active(), 1);
+    }
+
+    #[test]
+    fn a_thread_that_raises_the_rate_is_kept() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        assert!(run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0).is_empty());
+        assert_eq!(load.active(), 2);
+    }
+
+    #[test]
+    fn a_thread_that_does_not_raise_the_rate_is_dropped_and_retried_later() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 80_000.0);
+        assert_eq!(
+            run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 80_000.0),
+            vec![Change::Gather { active: 1 }]
+        );
+        // Still saturated, but the next try waits out the backoff.
+        let changes = run(&mut load, MIN_BACKOFF_TICKS - 1, &[0.95, 0.0], 80_000.0);
+        assert!(changes.is_empty(), "{changes:?}");
+        let changes = run(&mut load, 1, &[0.95, 0.0], 80_000.0);
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+        // A second failure waits twice as long.
+        run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 80_000.0);
+        assert_eq!(load.active(), 1);
+        let changes = run(&mut load, 2 * MIN_BACKOFF_TICKS - 1, &[0.95, 0.0], 80_000.0);
+        assert!(changes.is_empty(), "{changes:?}");
+        let changes = run(&mut load, 1, &[0.95, 0.0], 80_000.0);
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+    }
+
+    #[test]
+    fn one_fewer_is_tried_now_and_then_and_undone_when_the_rate_falls() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        assert_eq!(load.active(), 2);
+        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        assert_eq!(
+            run(&mut load, TRIAL_TICKS, &[1.0, 0.0], 500_000.0),
+            vec![Change::Spread { active: 2 }]
+        );
+        // The next probe waits twice as long.
+        let changes = run(&mut load, 2 * PROBE_TICKS - 1, &[0.9, 0.9], 700_000.0);
+        assert!(changes.is_empty(), "{changes:?}");
+        assert_eq!(
+            run(&mut load, 1, &[0.9, 0.9], 700_000.0),
+            vec![Change::Gather { active: 1 }]
+        );
+    }
+
+    #[test]
+    fn one_fewer_is_kept_when_the_rate_holds() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        let changes = run(&mut load, PROBE_TICKS, &[0.6, 0.6], 90_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        assert!(run(&mut load, TRIAL_TICKS, &[0.7, 0.0], 90_000.0).is_empty());
+        assert_eq!(load.active(), 1);
+    }
+
+    #[test]
+    fn a_new_load_is_tried_afresh() {
+        let mut load = Load::new(2);
+        // Two failed tries: the next would wait 4 * MIN_BACKOFF_TICKS.
+        for _ in 0..2 {
+            saturate(&mut load, 80_000.0);
+            run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 80_000.0);
+            run(&mut load, MIN_BACKOFF_TICKS * 2, &[0.8, 0.0], 80_000.0);
+        }
+        // A much higher rate on the one thread: another thread is tried at once.
+        let changes = run(&mut load, 2 * WINDOW_TICKS as u32, &[0.95, 0.0], 500_000.0);
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        assert_eq!(load.active(), 2);
+        // The rate falls well below what two threads served: one fewer is
+        // tried without waiting for the next probe.
+        let changes = run(&mut load, 2 * WINDOW_TICKS as u32, &[0.6, 0.6], 90_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+    }
+
+    #[test]
+    fn one_fewer_is_kept_when_the_load_falls_during_the_try() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        // The clients went away: the rate fell, but not for want of threads.
+        assert!(run(&mut load, TRIAL_TICKS, &[0.1, 0.0], 1_000.0).is_empty());
+        assert_eq!(load.active(), 1);
+    }
+
+    #[test]
+    fn a_pause_in_the_load_keeps_what_tries_found() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 80_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 80_000.0);
+        assert_eq!(load.active(), 1);
+        // The client pauses, then comes back with the same load: the next try
+        // still waits out its backoff.
+        run(&mut load, 10, &[0.0, 0.0], 0.0);
+        let changes = run(&mut load, MIN_BACKOFF_TICKS - 11, &[0.95, 0.0], 80_000.0);
+        assert!(changes.is_empty(), "{changes:?}");
+    }
+
+    #[test]
+    fn a_pause_keeps_the_threads_serving() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        let changes = run(&mut load, 10 * PROBE_TICKS, &[0.0, 0.0], 0.0);
+        assert!(changes.is_empty(), "{changes:?}");
+        assert_eq!(load.active(), 2);
+    }
+
+    #[test]
+    fn a_light_load_is_gathered_without_a_try() {
+        let mut load = Load::new(3);
+        saturate(&mut load, 100_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9, 0.0], 200_000.0);
+        assert_eq!(load.active(), 2);
+        // 0.45 in total fits on one thread.
+        let changes = run(&mut load, LIGHT_TICKS, &[0.25, 0.2, 0.0], 50_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        // With one thread there is nothing to gather, and no reason to spread.
+        // (A pause gathers nothing either; see below.)
+        let changes = run(&mut load, 500, &[0.0, 0.0, 0.0], 0.0);
+        assert!(changes.is_empty(), "{changes:?}");
+    }
+}
