@@ -362,6 +362,16 @@ mod tests {
         assert_eq!(changes, vec![Change::Spread { active }]);
     }
 
+    /// Two threads serving after a kept try (500 k requests/s before, 700 k
+    /// after).
+    fn two_serving() -> Load {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        assert!(run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0).is_empty());
+        assert_eq!(load.active(), 2);
+        load
+    }
+
     #[test]
     fn nothing_changes_while_one_thread_keeps_up() {
         let mut load = Load::new(2);
@@ -401,10 +411,7 @@ mod tests {
 
     #[test]
     fn one_fewer_is_tried_now_and_then_and_undone_when_the_rate_falls() {
-        let mut load = Load::new(2);
-        saturate(&mut load, 500_000.0);
-        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
-        assert_eq!(load.active(), 2);
+        let mut load = two_serving();
         let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
         assert_eq!(
@@ -422,9 +429,7 @@ mod tests {
 
     #[test]
     fn one_fewer_is_kept_when_the_rate_holds() {
-        let mut load = Load::new(2);
-        saturate(&mut load, 500_000.0);
-        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        let mut load = two_serving();
         let changes = run(&mut load, PROBE_TICKS, &[0.6, 0.6], 90_000.0);
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
         assert!(run(&mut load, TRIAL_TICKS, &[0.7, 0.0], 90_000.0).is_empty());
@@ -453,9 +458,7 @@ mod tests {
 
     #[test]
     fn one_fewer_is_kept_when_the_load_falls_during_the_try() {
-        let mut load = Load::new(2);
-        saturate(&mut load, 500_000.0);
-        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        let mut load = two_serving();
         let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
         // The clients went away: the rate fell, but not for want of threads.
@@ -478,9 +481,7 @@ mod tests {
 
     #[test]
     fn a_pause_keeps_the_threads_serving() {
-        let mut load = Load::new(2);
-        saturate(&mut load, 500_000.0);
-        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
+        let mut load = two_serving();
         let changes = run(&mut load, 10 * PROBE_TICKS, &[0.0, 0.0], 0.0);
         assert!(changes.is_empty(), "{changes:?}");
         assert_eq!(load.active(), 2);
