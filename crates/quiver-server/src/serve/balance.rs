@@ -84,11 +84,12 @@ struct Trial {
     /// Requests per second before the change.
     baseline: f64,
     ticks: u32,
-    /// Requests, seconds and saturated ticks since the change, its first
-    /// tick left out.
+    /// Requests, seconds, saturated and idle ticks since the change, its
+    /// first tick left out.
     requests: u64,
     seconds: f64,
     saturated: u32,
+    idle: u32,
 }
 
 /// What the window keeps of a tick.
@@ -181,6 +182,7 @@ impl Load {
             trial.requests += sample.requests;
             trial.seconds += sample.seconds;
             trial.saturated += u32::from(saturated);
+            trial.idle += u32::from(total < IDLE);
         }
         if trial.ticks < TRIAL_TICKS {
             return None;
@@ -255,6 +257,7 @@ impl Load {
             requests: 0,
             seconds: 0.0,
             saturated: 0,
+            idle: 0,
         });
         self.change(spread)
     }
@@ -265,6 +268,13 @@ impl Load {
         let Trial {
             spread, baseline, ..
         } = trial;
+        // The load paused during the try (a client between runs, say): the
+        // try says nothing. It is undone, with no wait added, so the load
+        // finds the threads as it left them.
+        if trial.idle * 2 > TRIAL_TICKS - 1 {
+            tracing::debug!(spread, "connection threads: a try was undone over a pause");
+            return Some(self.change(!spread));
+        }
         let rate = rate(trial.requests, trial.seconds);
         let kept = if spread {
             rate >= baseline * KEEP_SPREAD
@@ -464,6 +474,23 @@ mod tests {
         // The clients went away: the rate fell, but not for want of threads.
         assert!(run(&mut load, TRIAL_TICKS, &[0.1, 0.0], 1_000.0).is_empty());
         assert_eq!(load.active(), 1);
+    }
+
+    #[test]
+    fn a_try_over_a_pause_is_undone_and_not_held_against_the_next() {
+        let mut load = two_serving();
+        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        // The client stopped right after the try began: both threads come back.
+        let changes = run(&mut load, TRIAL_TICKS, &[0.0, 0.0], 0.0);
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+        // The same on the way up: the newcomer leaves, and the next saturated
+        // load tries it again at once.
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        let changes = run(&mut load, TRIAL_TICKS, &[0.0, 0.0], 0.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        saturate(&mut load, 500_000.0);
     }
 
     #[test]

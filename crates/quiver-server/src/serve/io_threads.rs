@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
-use tokio::runtime::{Builder, Handle};
+use tokio::runtime::{Builder, Handle, Runtime};
 
 use super::balance::{Change, Load, Sample};
 use super::shutdown::Shutdown;
@@ -71,7 +71,7 @@ impl IoThreads {
         let stop = Shutdown::new();
         let threads = (0..count.max(1))
             .map(|index| {
-                let runtime = Builder::new_current_thread().enable_all().build()?;
+                let runtime = connection_runtime()?;
                 let handle = runtime.handle().clone();
                 let stop = stop.clone();
                 std::thread::Builder::new()
@@ -115,6 +115,18 @@ impl IoThreads {
         let target = self.pool.least_busy_active();
         Pool::run_on(&self.pool, target, stream, serve)
     }
+}
+
+/// A connection thread's runtime. Connections arriving from another thread
+/// (accepted, or moved here) are taken before the next local task: with
+/// tokio's default (every 31st task) a thread busy with hundreds of ready
+/// connections takes in a newcomer every few milliseconds, and the last of a
+/// move of hundreds would wait most of a second.
+fn connection_runtime() -> io::Result<Runtime> {
+    Builder::new_current_thread()
+        .enable_all()
+        .global_queue_interval(1)
+        .build()
 }
 
 impl Drop for IoThreads {
@@ -295,6 +307,73 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A connection that always has work: each poll counts itself, works for
+    /// 20 µs and wakes the task again.
+    struct Busy(Arc<AtomicU64>);
+
+    impl Future for Busy {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_micros(20) {
+                std::hint::spin_loop();
+            }
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    #[test]
+    fn newcomers_do_not_wait_behind_a_busy_thread() {
+        const BUSY: usize = 50;
+        const NEWCOMERS: usize = 21;
+        let runtime = connection_runtime().expect("runtime");
+        let handle = runtime.handle().clone();
+        let polls = Arc::new(AtomicU64::new(0));
+        let (queued, first_polls) = runtime.block_on(async move {
+            for _ in 0..BUSY {
+                tokio::spawn(Busy(Arc::clone(&polls)));
+            }
+            // Newcomers are handed over from another thread, as the accept
+            // loop and moves do. Each notes the busy tasks' polls when it was
+            // queued and when it first ran.
+            let (started, mut first_polls) = tokio::sync::mpsc::unbounded_channel();
+            let spawner = std::thread::spawn(move || {
+                (0..NEWCOMERS)
+                    .map(|index| {
+                        let started = started.clone();
+                        let polls_now = Arc::clone(&polls);
+                        handle.spawn(async move {
+                            let _ = started.send((index, polls_now.load(Ordering::Relaxed)));
+                        });
+                        let queued = polls.load(Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_micros(200));
+                        queued
+                    })
+                    .collect::<Vec<u64>>()
+            });
+            let mut seen = vec![0; NEWCOMERS];
+            while let Some((index, polls)) = first_polls.recv().await {
+                seen[index] = polls;
+            }
+            (spawner.join().expect("spawner"), seen)
+        });
+        let mut waits: Vec<u64> = first_polls
+            .iter()
+            .zip(&queued)
+            .map(|(first, queued)| first.saturating_sub(*queued))
+            .collect();
+        waits.sort_unstable();
+        // Tokio's default takes one from another thread every 31st task, a
+        // wait of 15 polls on average.
+        let median = waits[NEWCOMERS / 2];
+        assert!(median <= 1, "newcomers waited {waits:?} polls");
+    }
 
     #[tokio::test]
     async fn connections_start_on_the_active_threads_and_move_when_asked() {
