@@ -173,6 +173,9 @@ impl Connection {
         seat: &Seat,
     ) -> Result<(), End> {
         let mut output = BytesMut::with_capacity(READ_CHUNK_BYTES);
+        // Whether the last read filled all the room it had: more input is
+        // likely waiting in the socket.
+        let mut filled = false;
         loop {
             let mut served = 0;
             loop {
@@ -232,7 +235,16 @@ impl Connection {
             if let Some(target) = seat.move_wanted() {
                 return Err(End::Move(target));
             }
+            if filled {
+                // A deep pipeline is served a chunk at a time, taking turns
+                // with the thread's other connections (as Redis serves one
+                // read per client per turn of its event loop): each of them
+                // gets its first replies without waiting for the whole of
+                // this one.
+                tokio::task::yield_now().await;
+            }
             input.reserve(READ_CHUNK_BYTES);
+            let room = input.capacity() - input.len();
             let idle = self.shared.settings.idle_timeout;
             // Biased: a CLIENT KILL or shutdown that is already pending wins
             // over input that arrived at the same time.
@@ -248,7 +260,7 @@ impl Connection {
             };
             match read {
                 Ok(0) | Err(_) => return Err(End::Closed),
-                Ok(_) => {}
+                Ok(read) => filled = read == room,
             }
             self.now_ms = unix_ms();
             self.clock = Instant::now();
