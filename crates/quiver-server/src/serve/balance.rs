@@ -385,6 +385,14 @@ mod tests {
         load
     }
 
+    /// Two threads serving a steady load until the first try of one fewer.
+    fn probing_one_fewer() -> Load {
+        let mut load = two_serving();
+        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        load
+    }
+
     #[test]
     fn nothing_changes_while_one_thread_keeps_up() {
         let mut load = Load::new(2);
@@ -424,9 +432,7 @@ mod tests {
 
     #[test]
     fn one_fewer_is_tried_now_and_then_and_undone_when_the_rate_falls() {
-        let mut load = two_serving();
-        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
-        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        let mut load = probing_one_fewer();
         assert_eq!(
             run(&mut load, TRIAL_TICKS, &[1.0, 0.0], 500_000.0),
             vec![Change::Spread { active: 2 }]
@@ -471,9 +477,7 @@ mod tests {
 
     #[test]
     fn one_fewer_is_kept_when_the_load_falls_during_the_try() {
-        let mut load = two_serving();
-        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
-        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        let mut load = probing_one_fewer();
         // The clients went away: the rate fell, but not for want of threads.
         assert!(run(&mut load, TRIAL_TICKS, &[0.1, 0.0], 1_000.0).is_empty());
         assert_eq!(load.active(), 1);
@@ -481,9 +485,7 @@ mod tests {
 
     #[test]
     fn a_try_over_a_pause_is_undone_and_not_held_against_the_next() {
-        let mut load = two_serving();
-        let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 700_000.0);
-        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        let mut load = probing_one_fewer();
         // The client stopped right after the try began: both threads come back.
         let changes = run(&mut load, TRIAL_TICKS, &[0.0, 0.0], 0.0);
         assert_eq!(changes, vec![Change::Spread { active: 2 }]);
