@@ -4,6 +4,7 @@
 //! command.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -17,12 +18,15 @@ type WaiterMap = HashMap<(usize, Bytes), Vec<Arc<Notify>>>;
 #[derive(Debug, Default)]
 pub struct Waiters {
     map: Mutex<WaiterMap>,
+    /// Clients blocked now (`blocked_clients` in INFO).
+    blocked: AtomicUsize,
 }
 
 impl Waiters {
     /// Registers `notify` on every key and tells the keyspace to report pushes to them.
     pub fn block(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
         let mut map = self.lock();
+        self.blocked.fetch_add(1, Ordering::Relaxed);
         for key in keys {
             keyspace
                 .block_on(db, key)
@@ -36,6 +40,7 @@ impl Waiters {
     /// Removes `notify` from every key; the keyspace stops tracking keys nobody waits on.
     pub fn unblock(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
         let mut map = self.lock();
+        self.blocked.fetch_sub(1, Ordering::Relaxed);
         for key in keys {
             let entry = (db, key.clone());
             if let Some(list) = map.get_mut(&entry) {
@@ -48,6 +53,11 @@ impl Waiters {
                 .unblock(db, key)
                 .expect("SELECT only accepts existing databases");
         }
+    }
+
+    /// Number of clients blocked now.
+    pub fn blocked_clients(&self) -> usize {
+        self.blocked.load(Ordering::Relaxed)
     }
 
     /// Wakes the waiters of every key the keyspace reports ready.

@@ -79,9 +79,10 @@ fn server(shared: &RespShared, out: &mut String) {
 fn clients(shared: &RespShared, out: &mut String) {
     let _ = write!(
         out,
-        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n",
+        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
         shared.clients.count(),
-        shared.max_clients
+        shared.max_clients,
+        shared.waiters.blocked_clients()
     );
 }
 
