@@ -105,25 +105,34 @@ impl<T: Keyed> Table<T> {
 
     /// Position of the item with `key` (whose full hash is `hash`).
     pub fn find(&self, hash: u64, key: &[u8]) -> Option<usize> {
-        if self.slots.is_empty() {
-            return None;
-        }
+        self.candidates(hash)
+            .find(|&idx| self.items.get(idx).key() == key)
+    }
+
+    /// Positions of the items in `hash`'s run of slots whose 32-bit hash matches, in
+    /// probing order.
+    fn candidates(&self, hash: u64) -> impl Iterator<Item = usize> + '_ {
         let h = hash32(hash);
-        let mask = self.slots.len() - 1;
+        let mask = self.slots.len().wrapping_sub(1);
         let mut i = home(h, mask);
-        loop {
-            let s = self.slots[i];
-            if s == 0 {
-                return None;
-            }
-            if slot_hash(s) == h {
-                let idx = slot_idx(s);
-                if self.items.get(idx).key() == key {
-                    return Some(idx);
+        std::iter::from_fn(move || {
+            loop {
+                let s = *self.slots.get(i)?;
+                if s == 0 {
+                    return None;
+                }
+                i = (i + 1) & mask;
+                if slot_hash(s) == h {
+                    return Some(slot_idx(s));
                 }
             }
-            i = (i + 1) & mask;
-        }
+        })
+    }
+
+    /// The item a lookup of `hash` compares first, if any: the memory a lookup touches,
+    /// for reading ahead of a batch of lookups.
+    pub fn first_candidate(&self, hash: u64) -> Option<&T> {
+        self.candidates(hash).next().map(|idx| self.items.get(idx))
     }
 
     /// Adds `item`, whose key must not be present; returns its position.
@@ -288,6 +297,21 @@ mod tests {
 
     fn k(i: u32) -> Vec<u8> {
         format!("k{i}").into_bytes()
+    }
+
+    #[test]
+    fn first_candidate_follows_the_probe_run() {
+        // Every item shares one home slot, so all but the first sit past it.
+        let mut t: Table<Vec<u8>> = Table::new();
+        let hash = |i: u64| (i << 8) | 5;
+        for i in 0..6 {
+            t.insert_new(hash(i), k(i as u32));
+        }
+        for i in 0..6 {
+            assert_eq!(t.first_candidate(hash(i)), Some(&k(i as u32)));
+        }
+        assert_eq!(t.first_candidate(hash(9)), None);
+        assert_eq!(Table::<Vec<u8>>::new().first_candidate(hash(0)), None);
     }
 
     #[test]

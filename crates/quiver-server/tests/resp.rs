@@ -71,6 +71,81 @@ fn protocol_errors_are_answered_then_the_connection_closes() {
 }
 
 #[test]
+fn pipelined_replies_keep_their_order_around_a_protocol_error() {
+    let (_dir, server) = start(&[]);
+    let mut request = Vec::new();
+    for i in 0..40 {
+        request.extend_from_slice(
+            format!("*3\r\n$3\r\nSET\r\n$5\r\nkey{i:02}\r\n$1\r\n{}\r\n", i % 10).as_bytes(),
+        );
+    }
+    request.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n$5\r\nkey07\r\n");
+    request.extend_from_slice(b"*4\r\n$4\r\nMGET\r\n$5\r\nkey07\r\n$5\r\nkey13\r\n$4\r\nnone\r\n");
+    request.extend_from_slice(b"*abc\r\n*1\r\n$4\r\nPING\r\n");
+    let reply = raw_exchange(server.resp, &request, usize::MAX);
+    let mut expected = b"+OK\r\n".repeat(40);
+    expected.extend_from_slice(b":8\r\n*3\r\n$1\r\n8\r\n$1\r\n3\r\n$-1\r\n");
+    expected.extend_from_slice(b"-ERR Protocol error: invalid multibulk length\r\n");
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        String::from_utf8_lossy(&expected)
+    );
+}
+
+#[test]
+fn requests_pipelined_after_a_blocking_pop_wait_for_it() {
+    let (_dir, server) = start(&[]);
+    let mut blocked = TcpStream::connect(server.resp).expect("connect");
+    blocked
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    blocked
+        .write_all(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$2\r\n10\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n*2\r\n$3\r\nGET\r\n$5\r\nafter\r\n")
+        .expect("send");
+    let mut con = redis_connection(&server);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("clients")
+            .query(&mut con)
+            .expect("INFO");
+        if info.contains("blocked_clients:1\r\n") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the BLPOP never blocked: {info}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let after: Option<String> = redis::cmd("GET").arg("after").query(&mut con).expect("GET");
+    assert_eq!(after, None, "the SET behind the BLPOP ran before it");
+    let _: i64 = redis::cmd("RPUSH")
+        .arg("q")
+        .arg("x")
+        .query(&mut con)
+        .expect("RPUSH");
+    let expected = b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n+OK\r\n$1\r\n1\r\n";
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 256];
+    while reply.len() < expected.len() {
+        match blocked.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        String::from_utf8_lossy(expected)
+    );
+    let info: String = redis::cmd("INFO")
+        .arg("clients")
+        .query(&mut con)
+        .expect("INFO");
+    assert!(info.contains("blocked_clients:0\r\n"), "{info}");
+}
+
+#[test]
 fn hello_switches_to_resp3() {
     let (_dir, server) = start(&[]);
     let reply = raw_exchange(server.resp, b"HELLO 3\r\n", 1);

@@ -126,6 +126,11 @@ impl Entry {
         }
     }
 
+    /// The entry's buffer: the key and an inline string value.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// Where the key sits in `buf`.
     fn key_span(&self) -> (usize, usize) {
         match self.buf[0] as usize {

@@ -9,6 +9,7 @@ mod db;
 mod entry;
 mod shard;
 mod txn;
+mod warm;
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};

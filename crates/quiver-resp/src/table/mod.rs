@@ -191,6 +191,22 @@ impl CommandSpec {
         self.flags & flag != 0
     }
 
+    /// Positions of the keys in a request of `argc` arguments (name included), by the
+    /// command's first key, last key and step, as `COMMAND INFO` reports them.
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> + use<> {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        let first = i64::from(self.first_key);
+        let last = match i64::from(self.last_key) {
+            _ if first <= 0 => 0,
+            from_end if from_end < 0 => argc + from_end,
+            last => last.min(argc - 1),
+        };
+        let step = usize::try_from(self.key_step).unwrap_or(1).max(1);
+        (first.max(1)..=last)
+            .step_by(step)
+            .filter_map(|pos| usize::try_from(pos).ok())
+    }
+
     /// True when `argc` arguments (name included) satisfy the arity.
     pub fn accepts(&self, argc: usize) -> bool {
         let argc = i64::try_from(argc).unwrap_or(i64::MAX);

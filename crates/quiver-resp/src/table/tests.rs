@@ -181,3 +181,20 @@ fn container_help_lists_subcommands() {
     );
     assert!(help_reply(lookup(b"get").unwrap()).is_none());
 }
+
+#[test]
+fn key_positions_follow_the_key_spec() {
+    let positions = |name: &str, argc: usize| -> Vec<usize> {
+        lookup(name.as_bytes())
+            .unwrap()
+            .key_positions(argc)
+            .collect()
+    };
+    assert_eq!(positions("get", 2), [1]);
+    assert_eq!(positions("mset", 7), [1, 3, 5]);
+    assert_eq!(positions("del", 4), [1, 2, 3]);
+    assert_eq!(positions("rpoplpush", 3), [1, 2]);
+    assert_eq!(positions("ping", 1), [] as [usize; 0]);
+    // A request shorter than the spec names no key past its end.
+    assert_eq!(positions("lmove", 2), [1]);
+}

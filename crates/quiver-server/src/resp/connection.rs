@@ -4,6 +4,7 @@
 //! reads the connection may move, with all its state, to another connection
 //! thread (see `serve::io_threads`).
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -14,7 +15,7 @@ use quiver_resp::command::list::ListCommand;
 use quiver_resp::command::{Command, ConnectionCommand, TransactionCommand};
 use quiver_resp::encode as write;
 use quiver_resp::table::{self, CommandSpec, flag};
-use quiver_resp::{CommandError, Decoder, Request};
+use quiver_resp::{CommandError, Decoder, ParseError, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{ReadHalf, WriteHalf};
@@ -28,6 +29,10 @@ use crate::clock::unix_ms;
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
+
+/// Most requests decoded ahead of the one running, so that the keys of a
+/// pipeline's requests are looked up together (see `next_request`).
+const DECODE_AHEAD: usize = 15;
 
 /// Bytes asked of the kernel per read.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
@@ -90,6 +95,7 @@ pub(super) async fn serve(
         } else {
             shared.settings.limits.unauthenticated()
         }),
+        ahead: VecDeque::new(),
         handle: Arc::clone(&handle),
         shared: Arc::clone(&shared),
         now_ms: unix_ms(),
@@ -153,6 +159,8 @@ fn relocate(live: Live, stream: TcpStream, seat: Seat, target: usize) {
 pub(super) struct Connection {
     pub(super) session: Session,
     pub(super) decoder: Decoder,
+    /// Requests decoded ahead of the one running (see `next_request`).
+    ahead: VecDeque<Request>,
     pub(super) handle: Arc<ClientHandle>,
     pub(super) shared: Arc<RespShared>,
     /// Unix time in ms for the commands of the current read: read once per
@@ -179,7 +187,7 @@ impl Connection {
         loop {
             let mut served = 0;
             loop {
-                let request = match self.decoder.decode(input) {
+                let request = match self.next_request(input) {
                     Ok(Some(request)) => request,
                     Ok(None) => break,
                     Err(error) => {
@@ -265,6 +273,36 @@ impl Connection {
             self.now_ms = unix_ms();
             self.clock = Instant::now();
         }
+    }
+
+    /// The next request: one decoded ahead, or the next in `input`. When
+    /// `input` holds several, up to [`DECODE_AHEAD`] more are decoded and the
+    /// keys of all of them read ahead (see [`quiver_cache::Keyspace::warm`]). A
+    /// request that fails to decode ahead is left in `input`, so its error
+    /// comes in order, after the replies of the requests before it.
+    fn next_request(&mut self, input: &mut BytesMut) -> Result<Option<Request>, ParseError> {
+        if let Some(request) = self.ahead.pop_front() {
+            return Ok(Some(request));
+        }
+        let Some(first) = self.decoder.decode(input)? else {
+            return Ok(None);
+        };
+        if input.is_empty() || !self.session.authenticated {
+            return Ok(Some(first));
+        }
+        while self.ahead.len() < DECODE_AHEAD {
+            match self.decoder.decode(input) {
+                Ok(Some(request)) => self.ahead.push_back(request),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        if !self.ahead.is_empty() {
+            let keys = std::iter::once(&first)
+                .chain(&self.ahead)
+                .flat_map(request_keys);
+            self.shared.keyspace.warm(self.session.db, keys);
+        }
+        Ok(Some(first))
     }
 
     /// Resolves, authorizes, queues or runs one request.
@@ -430,6 +468,14 @@ struct Parked<'r, 'a> {
     reader: &'r mut ReadHalf<'a>,
     input: &'r mut BytesMut,
     shutdown: &'r Shutdown,
+}
+
+/// The keys `request` names, by its command's key positions.
+fn request_keys(request: &Request) -> impl Iterator<Item = &[u8]> {
+    let spec = request.name().and_then(table::lookup);
+    spec.into_iter()
+        .flat_map(|spec| spec.key_positions(request.len()))
+        .filter_map(|pos| request.arg(pos))
 }
 
 /// Commands that run at once even inside MULTI instead of being queued.
