@@ -57,6 +57,11 @@ impl<T: Keyed> HashedTable<T> {
         self.table.find(self.hash(key), key)
     }
 
+    /// The item a lookup of `key` compares first, if any (see [`Table::first_candidate`]).
+    pub fn first_candidate(&self, key: &[u8]) -> Option<&T> {
+        self.table.first_candidate(self.hash(key))
+    }
+
     /// Adds an item whose key is absent; returns its position.
     pub fn insert_new(&mut self, item: T) -> usize {
         let h = self.hash(item.key());

@@ -22,6 +22,7 @@ pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;
 pub use shard::Shard;
 pub use txn::{Transaction, WatchedKey};
+pub use warm::WarmTarget;
 
 use crate::config::{CacheConfig, EvictionPolicy, MAX_SAMPLES};
 use crate::error::{ConfigError, OpError};

@@ -34,6 +34,13 @@ pub struct HashValue {
 }
 
 impl HashValue {
+    /// The entry a lookup of `member` compares first, if any: for reading ahead.
+    pub(crate) fn first_candidate(&self, member: &[u8]) -> Option<&dyn Keyed> {
+        self.table
+            .first_candidate(member)
+            .map(|item| item as &dyn Keyed)
+    }
+
     /// Number of fields.
     pub fn len(&self) -> usize {
         self.table.len()

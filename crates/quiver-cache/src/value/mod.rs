@@ -7,6 +7,7 @@ pub mod string;
 pub mod zset;
 
 use crate::memory::alloc_size;
+use crate::table::Keyed;
 use hash::HashValue;
 use list::ListValue;
 use set::SetValue;
@@ -70,6 +71,17 @@ pub(crate) enum Value {
 }
 
 impl Value {
+    /// The item a lookup of `member` (a hash field, a set or sorted-set member) compares
+    /// first, if any: for reading ahead.
+    pub(crate) fn member_candidate(&self, member: &[u8]) -> Option<&dyn Keyed> {
+        match self {
+            Self::Hash(hash) => hash.first_candidate(member),
+            Self::Set(set) => set.first_candidate(member),
+            Self::ZSet(zset) => zset.first_candidate(member),
+            Self::Inline | Self::Int(_) | Self::Grown(_) | Self::List(_) => None,
+        }
+    }
+
     pub(crate) fn kind(&self) -> ValueType {
         match self {
             Self::Inline | Self::Int(_) | Self::Grown(_) => ValueType::String,

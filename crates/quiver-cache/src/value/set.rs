@@ -29,6 +29,13 @@ pub struct SetValue {
 }
 
 impl SetValue {
+    /// The entry a lookup of `member` compares first, if any: for reading ahead.
+    pub(crate) fn first_candidate(&self, member: &[u8]) -> Option<&dyn Keyed> {
+        self.table
+            .first_candidate(member)
+            .map(|item| item as &dyn Keyed)
+    }
+
     /// Number of members.
     pub fn len(&self) -> usize {
         self.table.len()

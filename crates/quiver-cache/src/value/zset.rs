@@ -145,6 +145,13 @@ pub struct ZSetValue {
 }
 
 impl ZSetValue {
+    /// The entry a lookup of `member` compares first, if any: for reading ahead.
+    pub(crate) fn first_candidate(&self, member: &[u8]) -> Option<&dyn Keyed> {
+        self.dict
+            .first_candidate(member)
+            .map(|item| item as &dyn Keyed)
+    }
+
     /// Number of members.
     pub fn len(&self) -> usize {
         self.dict.len()

@@ -21,6 +21,7 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 use tokio::sync::Notify;
 
+use super::ahead;
 use super::clients::ClientHandle;
 use super::exec::{DataCtx, Outcome, execute_data};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
@@ -297,10 +298,10 @@ impl Connection {
             }
         }
         if !self.ahead.is_empty() {
-            let keys = std::iter::once(&first)
+            let targets = std::iter::once(&first)
                 .chain(&self.ahead)
-                .flat_map(request_keys);
-            self.shared.keyspace.warm(self.session.db, keys);
+                .flat_map(ahead::targets);
+            self.shared.keyspace.warm(self.session.db, targets);
         }
         Ok(Some(first))
     }
@@ -468,14 +469,6 @@ struct Parked<'r, 'a> {
     reader: &'r mut ReadHalf<'a>,
     input: &'r mut BytesMut,
     shutdown: &'r Shutdown,
-}
-
-/// The keys `request` names, by its command's key positions.
-fn request_keys(request: &Request) -> impl Iterator<Item = &[u8]> {
-    let spec = request.name().and_then(table::lookup);
-    spec.into_iter()
-        .flat_map(|spec| spec.key_positions(request.len()))
-        .filter_map(|pos| request.arg(pos))
 }
 
 /// Commands that run at once even inside MULTI instead of being queued.

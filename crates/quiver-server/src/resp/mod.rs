@@ -4,6 +4,7 @@
 //! against the cache keyspace and session commands against its own state,
 //! and writes all replies of one read in one `write`.
 
+mod ahead;
 mod blocking;
 mod clients;
 mod commands;
