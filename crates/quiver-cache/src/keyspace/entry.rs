@@ -174,6 +174,11 @@ impl Entry {
             return;
         }
         let end = self.key_span().1;
+        if matches!(self.value, Value::Inline) && self.buf.len() == end + value.len() {
+            // Same length: overwritten in place, sparing an allocation and a free.
+            self.buf[end..].copy_from_slice(value);
+            return;
+        }
         let mut buf = Vec::with_capacity(end + value.len());
         buf.extend_from_slice(&self.buf[..end]);
         buf.extend_from_slice(value);
@@ -237,11 +242,16 @@ mod tests {
         let mut e = Entry::string(&long, b"value", 0);
         assert_eq!(e.key(), &long[..]);
         assert_eq!(e.str().unwrap().to_vec(), b"value");
+        e.set_string(b"VALUE");
+        assert_eq!(e.key(), &long[..]);
+        assert_eq!(e.str().unwrap().to_vec(), b"VALUE");
         e.set_string(b"42");
         assert_eq!(e.key(), &long[..]);
         assert_eq!(e.inline_len(), 0);
+        e.set_string(b"ab");
+        assert_eq!(e.str().unwrap().to_vec(), b"ab");
         let r = e.rekeyed(b"");
         assert_eq!(r.key(), b"");
-        assert_eq!(r.str().unwrap().to_vec(), b"42");
+        assert_eq!(r.str().unwrap().to_vec(), b"ab");
     }
 }

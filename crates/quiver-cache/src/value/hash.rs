@@ -62,6 +62,11 @@ impl HashValue {
         match self.table.find(field) {
             Some(i) => {
                 let f = self.table.at_mut(i);
+                if f.value.len() == value.len() {
+                    // Same length: overwritten in place, sparing an allocation and a free.
+                    f.value.copy_from_slice(value);
+                    return false;
+                }
                 self.heap_bytes -= bytes_size(f.value.len());
                 f.value = value.into();
                 self.heap_bytes += bytes_size(value.len());
