@@ -123,7 +123,12 @@ impl Db<'_> {
             };
             Ok(match index_range(l.len(), start, stop) {
                 None => Vec::new(),
-                Some((a, b)) => l.items().range(a..=b).map(|v| out(v)).collect(),
+                Some((a, b)) => l
+                    .items()
+                    .iter_from(a)
+                    .take(b - a + 1)
+                    .map(|v| out(v))
+                    .collect(),
             })
         })
     }
@@ -249,8 +254,7 @@ impl Db<'_> {
             let Some(l) = k.view::<ListValue>()? else {
                 return Ok(Vec::new());
             };
-            let items = l.items();
-            let len = items.len();
+            let len = l.len();
             let want = match count {
                 None => 1,
                 Some(0) => usize::MAX,
@@ -259,9 +263,14 @@ impl Db<'_> {
             let mut skip = rank.unsigned_abs().saturating_sub(1);
             let scan = if max_len == 0 { len } else { max_len.min(len) };
             let mut found = Vec::new();
-            for n in 0..scan {
+            let order: Box<dyn Iterator<Item = &Box<[u8]>>> = if rank >= 0 {
+                Box::new(l.items().iter())
+            } else {
+                Box::new(l.items().iter().rev())
+            };
+            for (n, item) in order.take(scan).enumerate() {
                 let i = if rank >= 0 { n } else { len - 1 - n };
-                if &*items[i] == value {
+                if **item == *value {
                     if skip > 0 {
                         skip -= 1;
                         continue;

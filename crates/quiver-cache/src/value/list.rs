@@ -1,9 +1,8 @@
-//! List values: a ring buffer of elements.
+//! List values: elements in a deque of blocks (see [`BlockDeque`]).
 
-use std::collections::VecDeque;
-
-use crate::memory::{bytes_size, vec_size};
+use crate::memory::bytes_size;
 use crate::table::box_size;
+use crate::value::deque::BlockDeque;
 
 /// A list that stays below this many elements and [`LIST_LISTPACK_MAX_BYTES`] reports
 /// "listpack" (Redis 7.2's single-node list); past it, "quicklist".
@@ -14,7 +13,7 @@ pub const LIST_LISTPACK_MAX_BYTES: usize = 8192;
 /// A list value.
 #[derive(Debug, Clone, Default)]
 pub struct ListValue {
-    items: VecDeque<Box<[u8]>>,
+    items: BlockDeque<Box<[u8]>>,
     heap_bytes: usize,
     payload_bytes: usize,
     big: bool,
@@ -32,7 +31,7 @@ impl ListValue {
     }
 
     /// The elements, head first.
-    pub fn items(&self) -> &VecDeque<Box<[u8]>> {
+    pub fn items(&self) -> &BlockDeque<Box<[u8]>> {
         &self.items
     }
 
@@ -77,7 +76,11 @@ impl ListValue {
 
     /// Replaces the element at `idx`.
     pub fn set(&mut self, idx: usize, v: &[u8]) {
-        let old = std::mem::replace(&mut self.items[idx], v.into());
+        let slot = self
+            .items
+            .get_mut(idx)
+            .expect("LSET checks the index first");
+        let old = std::mem::replace(slot, v.into());
         self.account_remove(old.len());
         self.account_add(v.len());
     }
@@ -98,12 +101,11 @@ impl ListValue {
         });
         self.heap_bytes -= removed_heap;
         self.payload_bytes -= removed;
-        self.maybe_shrink();
     }
 
     /// Heap bytes of this value, the box included.
     pub fn mem(&self) -> usize {
-        box_size::<Self>() + vec_size::<Box<[u8]>>(self.items.capacity()) + self.heap_bytes
+        box_size::<Self>() + self.items.heap_bytes() + self.heap_bytes
     }
 
     /// The encoding Redis would report for this list.
@@ -121,15 +123,6 @@ impl ListValue {
     fn account_remove(&mut self, n: usize) {
         self.heap_bytes -= bytes_size(n);
         self.payload_bytes -= n;
-        self.maybe_shrink();
-    }
-
-    fn maybe_shrink(&mut self) {
-        // Give memory back once the list is a quarter of its buffer, as popping a long list
-        // empty should not keep its peak buffer.
-        if self.items.capacity() > 16 && self.items.len() * 4 < self.items.capacity() {
-            self.items.shrink_to(self.items.len() * 2);
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The value model: what a key can hold.
 
+pub mod deque;
 pub mod hash;
 pub mod list;
 pub mod set;
