@@ -48,6 +48,9 @@ const PROBE_TICKS: u32 = 50;
 /// load: a higher one may now gain from another thread, a lower one may fit
 /// on fewer, so that kind of try need not wait.
 const NEW_LOAD: f64 = 1.5;
+/// Ticks in a row the rate over the window must stay that far away: longer
+/// than a window, so that one odd tick cannot make a new load.
+const NEW_LOAD_TICKS: u32 = 2 * WINDOW_TICKS as u32;
 /// Ticks where the active threads were less busy than this in total are
 /// pauses (between a client's runs, say): no try starts over them and they
 /// count towards no new load.
@@ -127,6 +130,9 @@ pub struct Load {
     gather_backoff: u32,
     /// Requests per second when the last try was judged.
     judged_rate: f64,
+    /// Busy windows in a row whose rate was [`NEW_LOAD`] times above the
+    /// judged one (positive) or below it (negative).
+    moved_ticks: i32,
 }
 
 impl Load {
@@ -144,6 +150,7 @@ impl Load {
             gather_wait: PROBE_TICKS,
             gather_backoff: PROBE_TICKS,
             judged_rate: 0.0,
+            moved_ticks: 0,
         }
     }
 
@@ -223,19 +230,41 @@ impl Load {
         None
     }
 
-    /// Ends the wait for a try when the rate has moved well away from the
-    /// last judged one.
+    /// Ends the wait for a try when the rate has stayed well away from the
+    /// last judged one for [`NEW_LOAD_TICKS`] ticks in a row: a window's rate
+    /// swings with a thread that lost its core for a moment, and every window
+    /// that holds such a tick shows it.
     fn notice_new_load(&mut self) {
         let rate = self.rate_over(WINDOW_TICKS);
-        if rate > self.judged_rate * NEW_LOAD {
+        let moved = if rate > self.judged_rate * NEW_LOAD {
+            1
+        } else if rate * NEW_LOAD < self.judged_rate {
+            -1
+        } else {
+            0
+        };
+        self.moved_ticks = if moved != 0 && self.moved_ticks.signum() == moved {
+            self.moved_ticks + moved
+        } else {
+            moved
+        };
+        if self.moved_ticks.unsigned_abs() < NEW_LOAD_TICKS {
+            return;
+        }
+        tracing::debug!(
+            rate,
+            judged = self.judged_rate,
+            "connection threads: a new load"
+        );
+        if moved > 0 {
             self.spread_wait = 0;
             self.spread_backoff = MIN_BACKOFF_TICKS;
-            self.judged_rate = rate;
-        } else if rate * NEW_LOAD < self.judged_rate {
+        } else {
             self.gather_wait = 0;
             self.gather_backoff = PROBE_TICKS;
-            self.judged_rate = rate;
         }
+        self.judged_rate = rate;
+        self.moved_ticks = 0;
     }
 
     /// How many of the window's last ticks had work in them.
@@ -303,6 +332,7 @@ impl Load {
             "connection threads: a try was judged"
         );
         self.judged_rate = if kept { rate } else { baseline };
+        self.moved_ticks = 0;
         match (spread, kept) {
             (true, true) => {
                 self.spread_backoff = MIN_BACKOFF_TICKS;
@@ -333,6 +363,7 @@ impl Load {
     fn change(&mut self, spread: bool) -> Change {
         self.saturated_ticks = 0;
         self.light_ticks = 0;
+        self.moved_ticks = 0;
         self.window.clear();
         if spread {
             self.active += 1;
@@ -486,15 +517,43 @@ mod tests {
             run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 80_000.0);
             run(&mut load, MIN_BACKOFF_TICKS * 2, &[0.8, 0.0], 80_000.0);
         }
-        // A much higher rate on the one thread: another thread is tried at once.
-        let changes = run(&mut load, 2 * WINDOW_TICKS as u32, &[0.95, 0.0], 500_000.0);
+        // A much higher rate on the one thread: another thread is tried as
+        // soon as it has lasted.
+        let changes = run(
+            &mut load,
+            WINDOW_TICKS as u32 + NEW_LOAD_TICKS,
+            &[0.95, 0.0],
+            500_000.0,
+        );
         assert_eq!(changes, vec![Change::Spread { active: 2 }]);
         run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
         assert_eq!(load.active(), 2);
         // The rate falls well below what two threads served: one fewer is
         // tried without waiting for the next probe.
-        let changes = run(&mut load, 2 * WINDOW_TICKS as u32, &[0.6, 0.6], 90_000.0);
+        let changes = run(
+            &mut load,
+            WINDOW_TICKS as u32 + NEW_LOAD_TICKS,
+            &[0.6, 0.6],
+            90_000.0,
+        );
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+    }
+
+    #[test]
+    fn one_odd_tick_is_not_a_new_load() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 450_000.0);
+        run(&mut load, MIN_BACKOFF_TICKS, &[0.8, 0.0], 500_000.0);
+        saturate(&mut load, 500_000.0);
+        run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 450_000.0);
+        // The wait is now 2 * MIN_BACKOFF_TICKS. A tick that counted a burst
+        // of requests lifts every window that holds it well above the judged
+        // rate, but only for WINDOW_TICKS ticks.
+        let mut changes = run(&mut load, 10, &[0.95, 0.0], 500_000.0);
+        changes.extend(run(&mut load, 1, &[0.95, 0.0], 3_000_000.0));
+        changes.extend(run(&mut load, 20, &[0.95, 0.0], 500_000.0));
+        assert!(changes.is_empty(), "{changes:?}");
     }
 
     #[test]
@@ -547,8 +606,9 @@ mod tests {
         saturate(&mut load, 100_000.0);
         run(&mut load, TRIAL_TICKS, &[0.9, 0.9, 0.0], 200_000.0);
         assert_eq!(load.active(), 2);
-        // 0.45 in total fits on one thread.
-        let changes = run(&mut load, LIGHT_TICKS, &[0.25, 0.2, 0.0], 50_000.0);
+        // 0.45 in total fits on one thread (at a rate close enough to the last
+        // judged one not to count as a new load).
+        let changes = run(&mut load, LIGHT_TICKS, &[0.25, 0.2, 0.0], 150_000.0);
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
         // With one thread there is nothing to gather, and no reason to spread.
         // (A pause gathers nothing either; see below.)
