@@ -51,6 +51,10 @@ const NEW_LOAD: f64 = 1.5;
 /// Ticks in a row the rate over the window must stay that far away: longer
 /// than a window, so that one odd tick cannot make a new load.
 const NEW_LOAD_TICKS: u32 = 2 * WINDOW_TICKS as u32;
+/// One more thread is tried only when the machine left at least this much of
+/// a core idle over the window: with every core busy (clients on the same
+/// machine, say), another server thread can only take time from its clients.
+const SPARE_CORE: f64 = 0.35;
 /// Ticks where the active threads were less busy than this in total are
 /// pauses (between a client's runs, say): no try starts over them and they
 /// count towards no new load.
@@ -69,6 +73,9 @@ pub struct Sample<'a> {
     pub requests: u64,
     /// The tick's length in seconds.
     pub seconds: f64,
+    /// Cores' worth of the machine's CPU left idle during the tick, where
+    /// known.
+    pub idle_cores: Option<f64>,
 }
 
 /// A change in how many threads serve connections.
@@ -110,6 +117,7 @@ struct Tick {
     seconds: f64,
     /// The active threads' busy fractions, summed.
     busy: f64,
+    idle_cores: Option<f64>,
 }
 
 /// The controller's state.
@@ -181,6 +189,7 @@ impl Load {
             requests: sample.requests,
             seconds: sample.seconds,
             busy: total,
+            idle_cores: sample.idle_cores,
         });
         self.spread_wait = self.spread_wait.saturating_sub(1);
         self.gather_wait = self.gather_wait.saturating_sub(1);
@@ -212,19 +221,21 @@ impl Load {
 
     fn steady(&mut self) -> Option<Change> {
         // Tries compare rates, which mean nothing across a pause: only the
-        // ticks since the last pause count. A saturated load is tried at once;
-        // everything else waits for a full window of it.
+        // ticks since the last pause count, and a try waits for a full window
+        // of them, so that its baseline is not taken while clients connect.
         let busy_ticks = self.busy_ticks();
-        if busy_ticks == WINDOW_TICKS {
-            self.notice_new_load();
+        if busy_ticks < WINDOW_TICKS {
+            return None;
         }
+        self.notice_new_load();
         if self.saturated_ticks >= SATURATED_TICKS
             && self.active < self.threads
             && self.spread_wait == 0
+            && self.spare_core()
         {
             return Some(self.start_trial(true, busy_ticks));
         }
-        if busy_ticks == WINDOW_TICKS && self.active > 1 && self.gather_wait == 0 {
+        if self.active > 1 && self.gather_wait == 0 {
             return Some(self.start_trial(false, busy_ticks));
         }
         None
@@ -265,6 +276,13 @@ impl Load {
         }
         self.judged_rate = rate;
         self.moved_ticks = 0;
+    }
+
+    /// Whether the machine had a core's worth of room for one more thread
+    /// over the window (or its idle time is unknown).
+    fn spare_core(&self) -> bool {
+        let idle: Option<f64> = self.window.iter().map(|tick| tick.idle_cores).sum();
+        idle.is_none_or(|idle| idle >= SPARE_CORE * self.window.len() as f64)
     }
 
     /// How many of the window's last ticks had work in them.
@@ -401,17 +419,19 @@ mod tests {
                     busy,
                     requests: (per_second * TICK) as u64,
                     seconds: TICK,
+                    idle_cores: None,
                 })
             })
             .collect()
     }
 
-    /// Two saturated ticks at `per_second` start a try of one more thread.
+    /// A window of saturated ticks at `per_second` starts a try of one more
+    /// thread.
     fn saturate(load: &mut Load, per_second: f64) {
         let mut busy = vec![0.0; load.threads];
         busy[..load.active].fill(0.95);
         let active = load.active + 1;
-        let changes = run(load, SATURATED_TICKS, &busy, per_second);
+        let changes = run(load, WINDOW_TICKS as u32, &busy, per_second);
         assert_eq!(changes, vec![Change::Spread { active }]);
     }
 
@@ -438,6 +458,24 @@ mod tests {
         let mut load = Load::new(2);
         assert!(run(&mut load, 500, &[0.8, 0.0], 80_000.0).is_empty());
         assert_eq!(load.active(), 1);
+    }
+
+    #[test]
+    fn no_thread_is_tried_without_a_spare_core() {
+        let mut load = Load::new(2);
+        let mut tick = |idle_cores| {
+            load.tick(Sample {
+                busy: &[0.95, 0.0],
+                requests: 20_000,
+                seconds: TICK,
+                idle_cores: Some(idle_cores),
+            })
+        };
+        // Saturated, but the clients use the rest of the machine.
+        assert!((0..50).all(|_| tick(0.1).is_none()));
+        // A core frees up: the try comes once the window shows it.
+        let changes: Vec<Change> = (0..WINDOW_TICKS).filter_map(|_| tick(0.9)).collect();
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use tokio::net::TcpStream;
 use tokio::runtime::{Builder, Handle, Runtime};
 
 use super::balance::{Change, Load, Sample};
+use super::idle_cpu::IdleCpu;
 use super::shutdown::Shutdown;
 
 /// How often the balancer looks at the threads' load.
@@ -244,6 +245,7 @@ fn balance(pool: &Pool, stop: &Shutdown) {
     let mut last_served = served();
     let mut last_at = Instant::now();
     let mut load = Load::new(pool.threads.len());
+    let mut idle_cpu = IdleCpu::new();
     while !stop.is_triggered() {
         std::thread::sleep(TICK);
         let now = Instant::now();
@@ -263,6 +265,7 @@ fn balance(pool: &Pool, stop: &Shutdown) {
             busy: &busy,
             requests,
             seconds,
+            idle_cores: idle_cpu.cores(),
         };
         match load.tick(sample) {
             Some(Change::Spread { active }) => pool.spread(active),

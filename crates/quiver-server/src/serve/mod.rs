@@ -4,6 +4,7 @@
 
 mod balance;
 pub mod data_dir;
+mod idle_cpu;
 pub mod io_threads;
 pub mod listener;
 pub mod shutdown;
