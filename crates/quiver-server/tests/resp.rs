@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::support::{Server, raw_exchange, redis_connection};
+use crate::support::{Server, raw_exchange, read_up_to, redis_connection};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -126,14 +126,7 @@ fn requests_pipelined_after_a_blocking_pop_wait_for_it() {
         .query(&mut con)
         .expect("RPUSH");
     let expected = b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n+OK\r\n$1\r\n1\r\n";
-    let mut reply = Vec::new();
-    let mut chunk = [0u8; 256];
-    while reply.len() < expected.len() {
-        match blocked.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => reply.extend_from_slice(&chunk[..n]),
-        }
-    }
+    let reply = read_up_to(&mut blocked, expected.len());
     assert_eq!(
         String::from_utf8_lossy(&reply),
         String::from_utf8_lossy(expected)

@@ -189,6 +189,11 @@ pub fn raw_exchange(addr: SocketAddr, request: &[u8], expect_len: usize) -> Vec<
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     stream.write_all(request).expect("send");
+    read_up_to(&mut stream, expect_len)
+}
+
+/// Reads until `expect_len` bytes arrived or the stream ends or times out.
+pub fn read_up_to(stream: &mut TcpStream, expect_len: usize) -> Vec<u8> {
     let mut reply = Vec::new();
     let mut chunk = [0u8; 4096];
     while reply.len() < expect_len {
