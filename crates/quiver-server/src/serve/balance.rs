@@ -5,8 +5,8 @@
 //! only when the load comes from somewhere that can go faster: a single
 //! client process on the same cores, for one, gets slower when another server
 //! thread competes for its core. So the controller tries rather than assumes.
-//! When every active thread is saturated it adds one and keeps it only if
-//! requests per second rose; when more than one is active it now and then
+//! When every active thread is saturated and the machine has CPU to spare it
+//! adds one and keeps it only if requests per second rose; when more than one is active it now and then
 //! tries one fewer and keeps that if requests per second did not fall. A
 //! failed try is not repeated at once: the wait doubles up to a bound. A load
 //! that plainly fits on fewer threads is gathered without a try.
@@ -223,8 +223,7 @@ impl Load {
         // Tries compare rates, which mean nothing across a pause: only the
         // ticks since the last pause count, and a try waits for a full window
         // of them, so that its baseline is not taken while clients connect.
-        let busy_ticks = self.busy_ticks();
-        if busy_ticks < WINDOW_TICKS {
+        if self.busy_ticks() < WINDOW_TICKS {
             return None;
         }
         self.notice_new_load();
@@ -233,10 +232,10 @@ impl Load {
             && self.spread_wait == 0
             && self.spare_core()
         {
-            return Some(self.start_trial(true, busy_ticks));
+            return Some(self.start_trial(true));
         }
         if self.active > 1 && self.gather_wait == 0 {
-            return Some(self.start_trial(false, busy_ticks));
+            return Some(self.start_trial(false));
         }
         None
     }
@@ -246,7 +245,7 @@ impl Load {
     /// swings with a thread that lost its core for a moment, and every window
     /// that holds such a tick shows it.
     fn notice_new_load(&mut self) {
-        let rate = self.rate_over(WINDOW_TICKS);
+        let rate = self.window_rate();
         let moved = if rate > self.judged_rate * NEW_LOAD {
             1
         } else if rate * NEW_LOAD < self.judged_rate {
@@ -278,8 +277,8 @@ impl Load {
         self.moved_ticks = 0;
     }
 
-    /// Whether the machine had a core's worth of room for one more thread
-    /// over the window (or its idle time is unknown).
+    /// Whether the machine left room for one more thread over the window
+    /// (or its idle time is unknown).
     fn spare_core(&self) -> bool {
         let idle: Option<f64> = self.window.iter().map(|tick| tick.idle_cores).sum();
         idle.is_none_or(|idle| idle >= SPARE_CORE * self.window.len() as f64)
@@ -294,23 +293,18 @@ impl Load {
             .count()
     }
 
-    /// Requests per second over the window's last `ticks` ticks.
-    fn rate_over(&self, ticks: usize) -> f64 {
-        let (requests, seconds) = self
-            .window
-            .iter()
-            .rev()
-            .take(ticks)
-            .fold((0, 0.0), |(r, s), tick| {
-                (r + tick.requests, s + tick.seconds)
-            });
+    /// Requests per second over the window.
+    fn window_rate(&self) -> f64 {
+        let (requests, seconds) = self.window.iter().fold((0, 0.0), |(r, s), tick| {
+            (r + tick.requests, s + tick.seconds)
+        });
         rate(requests, seconds)
     }
 
-    fn start_trial(&mut self, spread: bool, ticks: usize) -> Change {
+    fn start_trial(&mut self, spread: bool) -> Change {
         self.mode = Mode::Trial(Trial {
             spread,
-            baseline: self.rate_over(ticks),
+            baseline: self.window_rate(),
             ticks: 0,
             requests: 0,
             seconds: 0.0,
