@@ -128,6 +128,35 @@ fn rename_and_copy() {
 }
 
 #[test]
+fn unlink_and_flush_hand_back_what_they_removed() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    db.set(b"small", b"v", SetOptions::default(), T0).unwrap();
+    let members: Vec<Vec<u8>> = (0..100).map(|i| format!("m{i}").into_bytes()).collect();
+    let members: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
+    db.sadd(b"big", &members, T0).unwrap();
+    let (removed, garbage) = db.unlink(&[b"small", b"nokey"], T0);
+    assert_eq!((removed, garbage.keys(), garbage.is_heavy()), (1, 1, false));
+    drop(garbage);
+    let before = ks.used_memory();
+    let (removed, garbage) = db.unlink(&[b"big"], T0);
+    assert_eq!((removed, garbage.keys(), garbage.is_heavy()), (1, 1, true));
+    // Out of the keyspace and its memory count before the garbage is dropped.
+    assert_eq!(db.exists(&[b"big"], T0), 0);
+    assert!(ks.used_memory() < before);
+    assert_eq!(ks.used_memory(), 0);
+    drop(garbage);
+    for i in 0..100 {
+        db.set(format!("k{i}").as_bytes(), b"v", SetOptions::default(), T0)
+            .unwrap();
+    }
+    let garbage = db.flushall();
+    assert_eq!((garbage.keys(), garbage.is_heavy()), (100, true));
+    assert_eq!(db.dbsize(), 0);
+    assert_eq!(ks.used_memory(), 0);
+}
+
+#[test]
 fn randomkey_dbsize_flush() {
     let ks = ks();
     let mut db = ks.db(1).unwrap();
@@ -141,7 +170,7 @@ fn randomkey_dbsize_flush() {
     assert_eq!(ks.db(0).unwrap().dbsize(), 0);
     let stats = ks.stats();
     assert_eq!(stats.dbs[1].keys, 100);
-    db.flushdb();
+    drop(db.flushdb());
     assert_eq!(db.dbsize(), 0);
     assert_eq!(ks.used_memory(), 0, "an empty keyspace accounts nothing");
 }

@@ -174,6 +174,55 @@ fn hashes_sets_and_sorted_sets() {
     assert_eq!(rank, Some(2));
 }
 
+/// Polls `INFO section` until `field` reaches `at_least`.
+fn wait_for_info(con: &mut redis::Connection, section: &str, field: &str, at_least: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info: String = redis::cmd("INFO").arg(section).query(con).expect("INFO");
+        let value = info
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no {field} in INFO {section}: {info}"));
+        if value >= at_least {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{field} stayed at {value}");
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn unlink_and_flush_async_free_big_values_in_the_background() {
+    let (_dir, server) = start();
+    let mut con = redis_connection(&server);
+    let members: Vec<String> = (0..1_000).map(|i| format!("m{i}")).collect();
+    let _: i64 = con.sadd("big", &members).expect("SADD");
+    let _: () = con.set("small", "v").expect("SET");
+    let removed: i64 = redis::cmd("UNLINK")
+        .arg("big")
+        .arg("small")
+        .arg("none")
+        .query(&mut con)
+        .expect("UNLINK");
+    assert_eq!(removed, 2);
+    let exists: i64 = con.exists("big").expect("EXISTS");
+    assert_eq!(exists, 0);
+    // The set went to the background thread; the lone string was freed in place.
+    wait_for_info(&mut con, "stats", "lazyfreed_objects", 1);
+    for i in 0..100 {
+        let _: () = con.set(format!("k{i}"), i).expect("SET");
+    }
+    let _: () = redis::cmd("FLUSHALL")
+        .arg("ASYNC")
+        .query(&mut con)
+        .expect("FLUSHALL ASYNC");
+    let size: i64 = redis::cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    assert_eq!(size, 0);
+    wait_for_info(&mut con, "stats", "lazyfreed_objects", 101);
+    wait_for_info(&mut con, "memory", "lazyfree_pending_objects", 0);
+}
+
 #[test]
 fn resp3_replies_use_resp3_types() {
     let (_dir, server) = start();

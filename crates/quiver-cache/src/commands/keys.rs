@@ -6,7 +6,7 @@ use super::KeyCtx;
 use crate::error::OpError;
 use crate::evict::{idle_ms, lfu_counter};
 use crate::glob::glob_match;
-use crate::keyspace::{Db, Entry};
+use crate::keyspace::{Db, Entry, Garbage};
 use crate::table::Keyed;
 use crate::value::ValueType;
 
@@ -69,6 +69,23 @@ impl Db<'_> {
                 })
                 .count()
         })
+    }
+
+    /// UNLINK: removes the keys like DEL, but hands them back instead of freeing them, so the
+    /// caller can free them elsewhere; returns how many existed.
+    pub fn unlink(&mut self, keys: &[&[u8]], now_ms: u64) -> (usize, Garbage) {
+        let (db, clock) = (self.db, self.clock(now_ms));
+        let mut garbage = Garbage::default();
+        let removed = self.multi(keys, |set, routes| {
+            keys.iter()
+                .zip(routes)
+                .filter_map(|(key, &(shard, hash))| {
+                    KeyCtx::write(set.get(shard), db, hash, key, clock).take()
+                })
+                .map(|entry| garbage.entry(entry))
+                .count()
+        });
+        (removed, garbage)
     }
 
     /// EXISTS: how many of the keys exist, repeats counted.
@@ -338,20 +355,24 @@ impl Db<'_> {
 
     /// FLUSHDB: removes every key of this database (ASYNC is the same here: freeing is
     /// done under each shard's lock in turn).
-    pub fn flushdb(&mut self) {
+    pub fn flushdb(&mut self) -> Garbage {
         let db = self.db;
+        let mut garbage = Garbage::default();
         for i in 0..self.ks.shard_count() {
-            self.with_shard(i, |s| s.flush(db));
+            self.with_shard(i, |s| s.flush(db, &mut garbage));
         }
+        garbage
     }
 
     /// FLUSHALL: removes every key of every database. Works inside a transaction too.
-    pub fn flushall(&mut self) {
+    pub fn flushall(&mut self) -> Garbage {
+        let mut garbage = Garbage::default();
         for d in 0..self.ks.databases() {
             for i in 0..self.ks.shard_count() {
-                self.with_shard(i, |s| s.flush(d));
+                self.with_shard(i, |s| s.flush(d, &mut garbage));
             }
         }
+        garbage
     }
 
     /// OBJECT ENCODING: the encoding name Redis would report.

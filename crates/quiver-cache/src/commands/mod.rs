@@ -203,13 +203,13 @@ impl<'s> KeyCtx<'s> {
 
     /// Deletes the key if present; returns whether it was.
     pub(crate) fn delete(&mut self) -> bool {
-        match self.idx.take() {
-            Some(idx) => {
-                self.s.remove(self.db, idx, self.hash);
-                true
-            }
-            None => false,
-        }
+        self.take().is_some()
+    }
+
+    /// Removes the key and hands back its entry.
+    pub(crate) fn take(&mut self) -> Option<Entry> {
+        let idx = self.idx.take()?;
+        Some(self.s.remove(self.db, idx, self.hash))
     }
 
     pub(crate) fn expire_at(&self) -> Option<u64> {

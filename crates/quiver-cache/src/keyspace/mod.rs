@@ -7,6 +7,7 @@
 
 mod db;
 mod entry;
+mod garbage;
 mod shard;
 mod txn;
 mod warm;
@@ -20,6 +21,7 @@ use foldhash::fast::FixedState;
 pub(crate) use db::HeldShards;
 pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;
+pub use garbage::{Garbage, LAZY_FREE_ELEMENTS};
 pub use shard::Shard;
 pub use txn::{Transaction, WatchedKey};
 pub use warm::WarmTarget;
@@ -298,7 +300,7 @@ impl Keyspace {
 
     /// Removes every key of every database (FLUSHALL).
     pub fn flush_all(&self) {
-        Db::free(self, 0).flushall();
+        drop(Db::free(self, 0).flushall());
     }
 
     pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 
+use super::Garbage;
 use super::entry::{Entry, NOT_VOLATILE};
 use crate::evict::{self, Clock};
 use crate::memory::vec_size;
@@ -250,8 +251,8 @@ impl Shard {
         self.mem = self.mem + vec_size::<Volatile>(t.volatile.capacity()) - before;
     }
 
-    /// Removes every key of `db`; returns how many there were.
-    pub(crate) fn flush(&mut self, db: usize) -> usize {
+    /// Removes every key of `db` into `garbage`; returns how many there were.
+    pub(crate) fn flush(&mut self, db: usize, garbage: &mut Garbage) -> usize {
         let t = &mut self.dbs[db];
         let n = t.table.len();
         let freed: usize = t.table.items().map(Entry::mem).sum::<usize>() + t.struct_bytes();
@@ -260,7 +261,7 @@ impl Shard {
         } else {
             t.table.items().map(|e| e.key().into()).collect()
         };
-        t.table.clear();
+        garbage.table(std::mem::take(&mut t.table));
         t.volatile = Vec::new();
         self.mem -= freed;
         for k in keys {

@@ -83,6 +83,17 @@ impl Value {
         }
     }
 
+    /// Elements that freeing the value frees one by one (1 for a string).
+    pub(crate) fn elements(&self) -> usize {
+        match self {
+            Self::Inline | Self::Int(_) | Self::Grown(_) => 1,
+            Self::Hash(hash) => hash.len(),
+            Self::List(list) => list.len(),
+            Self::Set(set) => set.len(),
+            Self::ZSet(zset) => zset.len(),
+        }
+    }
+
     pub(crate) fn kind(&self) -> ValueType {
         match self {
             Self::Inline | Self::Int(_) | Self::Grown(_) => ValueType::String,

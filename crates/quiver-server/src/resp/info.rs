@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
-use super::RespShared;
+use super::{RespShared, lazy_free};
 use crate::http::process;
 
 /// The Redis version Quiver's command set and replies follow; clients use it
@@ -92,7 +92,7 @@ fn memory(shared: &RespShared, out: &mut String) {
     let rss = process::memory().resident_bytes.unwrap_or(0);
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\n",
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\n",
         stats.used_memory,
         human(stats.used_memory as u64),
         stats.used_memory_peak,
@@ -101,6 +101,7 @@ fn memory(shared: &RespShared, out: &mut String) {
         keyspace.max_memory_bytes(),
         human(keyspace.max_memory_bytes()),
         keyspace.policy().name(),
+        lazy_free::pending_objects(),
     );
 }
 
@@ -108,13 +109,14 @@ fn stats(shared: &RespShared, out: &mut String) {
     let keyspace = shared.keyspace.stats();
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nlazyfreed_objects:{}\r\n",
         shared.stats.total_connections.load(Ordering::Relaxed),
         shared.stats.total_commands.load(Ordering::Relaxed),
         keyspace.expired_keys,
         keyspace.evicted_keys,
         keyspace.keyspace_hits,
         keyspace.keyspace_misses,
+        lazy_free::freed_objects(),
     );
 }
 

@@ -11,6 +11,7 @@ mod commands;
 mod connection;
 pub mod exec;
 mod info;
+mod lazy_free;
 mod session;
 mod stats;
 mod transaction;

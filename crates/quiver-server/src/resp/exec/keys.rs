@@ -3,14 +3,18 @@
 //! MEMORY USAGE.
 
 use bytes::BytesMut;
+use quiver_cache::keyspace::Garbage;
 use quiver_cache::{ExpireCondition as CacheCondition, OpError, ValueType};
 use quiver_resp::CommandError;
 use quiver_resp::command::KeysCommand;
-use quiver_resp::command::keys::{Expire, ExpireCondition, ObjectCommand, Scan, TimeUnit};
+use quiver_resp::command::keys::{
+    Expire, ExpireCondition, FlushMode, ObjectCommand, Scan, TimeUnit,
+};
 use quiver_resp::encode::{write_bulk, write_integer, write_simple};
 
 use super::DataCtx;
 use super::data::{bulk_or_null, count, error, flag, help, ok, refs, reply, scan_count, scan_head};
+use crate::resp::lazy_free;
 
 /// `OBJECT HELP`, Redis 7's text for the subcommands served here.
 const OBJECT_HELP: &[&str] = &[
@@ -48,8 +52,11 @@ pub(super) fn execute(
 ) -> Result<(), KeysCommand> {
     let now_ms = ctx.now_ms;
     match command {
-        KeysCommand::Del { keys } | KeysCommand::Unlink { keys } => {
-            count(out, ctx.db.del(&refs(&keys), now_ms));
+        KeysCommand::Del { keys } => count(out, ctx.db.del(&refs(&keys), now_ms)),
+        KeysCommand::Unlink { keys } => {
+            let (removed, garbage) = ctx.db.unlink(&refs(&keys), now_ms);
+            lazy_free::free(garbage);
+            count(out, removed);
         }
         KeysCommand::Exists { keys } => count(out, ctx.db.exists(&refs(&keys), now_ms)),
         KeysCommand::Touch { keys } => count(out, ctx.db.touch(&refs(&keys), now_ms)),
@@ -120,14 +127,14 @@ pub(super) fn execute(
             bulk_or_null(out, ctx, key.as_deref());
         }
         KeysCommand::DbSize => count(out, ctx.db.dbsize()),
-        KeysCommand::FlushDb { .. } => {
-            ctx.db.flushdb();
+        KeysCommand::FlushDb { mode } => {
+            flushed(ctx.db.flushdb(), mode);
             ok(out);
         }
-        KeysCommand::FlushAll { .. } => {
+        KeysCommand::FlushAll { mode } => {
             // Through the database handle, so it also works inside EXEC,
             // whose transaction already holds every shard lock.
-            ctx.db.flushall();
+            flushed(ctx.db.flushall(), mode);
             ok(out);
         }
         KeysCommand::Object(object) => run_object(ctx, object, out)?,
@@ -224,6 +231,15 @@ fn run_object(
         other => return Err(KeysCommand::Object(other)),
     }
     Ok(())
+}
+
+/// Frees what FLUSHDB or FLUSHALL removed: in the background with `ASYNC`,
+/// here otherwise (Redis's default, `lazyfree-lazy-user-flush no`).
+fn flushed(garbage: Garbage, mode: FlushMode) {
+    match mode {
+        FlushMode::Async => lazy_free::free(garbage),
+        FlushMode::Default | FlushMode::Sync => drop(garbage),
+    }
 }
 
 #[cfg(test)]
