@@ -123,12 +123,7 @@ impl Db<'_> {
             };
             Ok(match index_range(l.len(), start, stop) {
                 None => Vec::new(),
-                Some((a, b)) => l
-                    .items()
-                    .iter_from(a)
-                    .take(b - a + 1)
-                    .map(|v| out(v))
-                    .collect(),
+                Some((a, b)) => l.items().iter_from(a).take(b - a + 1).map(out).collect(),
             })
         })
     }
@@ -175,7 +170,7 @@ impl Db<'_> {
             let Some(l) = k.view::<ListValue>()? else {
                 return Ok(0);
             };
-            let Some(pos) = l.items().iter().position(|v| &**v == pivot) else {
+            let Some(pos) = l.items().iter().position(|v| v == pivot) else {
                 return Ok(-1);
             };
             let at = if before { pos } else { pos + 1 };
@@ -204,7 +199,7 @@ impl Db<'_> {
                 .items()
                 .iter()
                 .enumerate()
-                .filter(|(_, v)| &***v == value)
+                .filter(|(_, v)| *v == value)
                 .map(|(i, _)| i)
                 .collect();
             let limit = count.unsigned_abs() as usize;
@@ -263,14 +258,14 @@ impl Db<'_> {
             let mut skip = rank.unsigned_abs().saturating_sub(1);
             let scan = if max_len == 0 { len } else { max_len.min(len) };
             let mut found = Vec::new();
-            let order: Box<dyn Iterator<Item = &Box<[u8]>>> = if rank >= 0 {
+            let order: Box<dyn Iterator<Item = &[u8]>> = if rank >= 0 {
                 Box::new(l.items().iter())
             } else {
                 Box::new(l.items().iter().rev())
             };
             for (n, item) in order.take(scan).enumerate() {
                 let i = if rank >= 0 { n } else { len - 1 - n };
-                if **item == *value {
+                if item == value {
                     if skip > 0 {
                         skip -= 1;
                         continue;
@@ -313,7 +308,7 @@ impl Db<'_> {
                 .expect("the source list exists and lists are never empty");
             let reply = out(&v);
             let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
-            d.modify::<ListValue, _>(true, |l| l.push_owned(v, to.front()))?;
+            d.modify::<ListValue, _>(true, |l| l.push(&v, to.front()))?;
             d.signal_ready();
             Ok(Some(reply))
         })

@@ -1,6 +1,5 @@
 //! List values: elements in a deque of blocks (see [`BlockDeque`]).
 
-use crate::memory::bytes_size;
 use crate::table::box_size;
 use crate::value::deque::BlockDeque;
 
@@ -13,8 +12,7 @@ pub const LIST_LISTPACK_MAX_BYTES: usize = 8192;
 /// A list value.
 #[derive(Debug, Clone, Default)]
 pub struct ListValue {
-    items: BlockDeque<Box<[u8]>>,
-    heap_bytes: usize,
+    items: BlockDeque,
     payload_bytes: usize,
     big: bool,
 }
@@ -31,29 +29,28 @@ impl ListValue {
     }
 
     /// The elements, head first.
-    pub fn items(&self) -> &BlockDeque<Box<[u8]>> {
+    pub fn items(&self) -> &BlockDeque {
         &self.items
     }
 
     /// Adds at the head.
     pub fn push_front(&mut self, v: &[u8]) {
         self.account_add(v.len());
-        self.items.push_front(v.into());
+        self.items.push_front(v);
     }
 
     /// Adds at the tail.
     pub fn push_back(&mut self, v: &[u8]) {
         self.account_add(v.len());
-        self.items.push_back(v.into());
+        self.items.push_back(v);
     }
 
-    /// Adds an owned element at the head or tail.
-    pub fn push_owned(&mut self, v: Box<[u8]>, front: bool) {
-        self.account_add(v.len());
+    /// Adds at the head or tail.
+    pub fn push(&mut self, v: &[u8], front: bool) {
         if front {
-            self.items.push_front(v);
+            self.push_front(v);
         } else {
-            self.items.push_back(v);
+            self.push_back(v);
         }
     }
 
@@ -64,48 +61,46 @@ impl ListValue {
         } else {
             self.items.pop_back()
         }?;
-        self.account_remove(v.len());
+        self.payload_bytes -= v.len();
         Some(v)
     }
 
     /// Inserts `v` at `idx` (0..=len).
     pub fn insert(&mut self, idx: usize, v: &[u8]) {
         self.account_add(v.len());
-        self.items.insert(idx, v.into());
+        self.items.insert(idx, v);
     }
 
     /// Replaces the element at `idx`.
     pub fn set(&mut self, idx: usize, v: &[u8]) {
-        let slot = self
+        let old = self
             .items
-            .get_mut(idx)
-            .expect("LSET checks the index first");
-        let old = std::mem::replace(slot, v.into());
-        self.account_remove(old.len());
+            .get(idx)
+            .expect("LSET checks the index first")
+            .len();
+        self.payload_bytes -= old;
         self.account_add(v.len());
+        self.items.set(idx, v);
     }
 
     /// Keeps only elements whose position satisfies `keep`, in order.
     pub fn retain_positions(&mut self, mut keep: impl FnMut(usize, &[u8]) -> bool) {
         let mut i = 0;
         let mut removed = 0;
-        let mut removed_heap = 0;
         self.items.retain(|v| {
             let k = keep(i, v);
             i += 1;
             if !k {
                 removed += v.len();
-                removed_heap += bytes_size(v.len());
             }
             k
         });
-        self.heap_bytes -= removed_heap;
         self.payload_bytes -= removed;
     }
 
     /// Heap bytes of this value, the box included.
     pub fn mem(&self) -> usize {
-        box_size::<Self>() + self.items.heap_bytes() + self.heap_bytes
+        box_size::<Self>() + self.items.heap_bytes()
     }
 
     /// The encoding Redis would report for this list.
@@ -114,15 +109,9 @@ impl ListValue {
     }
 
     fn account_add(&mut self, n: usize) {
-        self.heap_bytes += bytes_size(n);
         self.payload_bytes += n;
         self.big |= self.items.len() + 1 > LIST_LISTPACK_MAX_ENTRIES
             || self.payload_bytes > LIST_LISTPACK_MAX_BYTES;
-    }
-
-    fn account_remove(&mut self, n: usize) {
-        self.heap_bytes -= bytes_size(n);
-        self.payload_bytes -= n;
     }
 }
 
@@ -138,13 +127,13 @@ mod tests {
             l.push_back(format!("{i}").as_bytes());
         }
         l.push_front(b"head");
-        assert_eq!(&*l.items()[0], b"head");
+        assert_eq!(&l.items()[0], b"head");
         assert_eq!(l.pop(false).as_deref(), Some(&b"99"[..]));
         while l.pop(true).is_some() {}
         assert!(l.mem() <= empty + 512);
         l.push_back(b"a");
         l.push_back(b"b");
         l.retain_positions(|i, _| i == 1);
-        assert_eq!(&*l.items()[0], b"b");
+        assert_eq!(&l.items()[0], b"b");
     }
 }
