@@ -55,6 +55,10 @@ const NEW_LOAD_TICKS: u32 = 2 * WINDOW_TICKS as u32;
 /// a core idle over the window: with every core busy (clients on the same
 /// machine, say), another server thread can only take time from its clients.
 const SPARE_CORE: f64 = 0.35;
+/// The clients count as the same while the number of connections stays
+/// within this factor: a try across a change of clients (one run ending and
+/// the next starting, say) would compare two different loads.
+const SAME_CLIENTS: f64 = 1.25;
 /// Ticks where the active threads were less busy than this in total are
 /// pauses (between a client's runs, say): no try starts over them and they
 /// count towards no new load.
@@ -73,6 +77,8 @@ pub struct Sample<'a> {
     pub requests: u64,
     /// The tick's length in seconds.
     pub seconds: f64,
+    /// Connections served at the end of the tick.
+    pub connections: usize,
     /// Cores' worth of the machine's CPU left idle during the tick, where
     /// known.
     pub idle_cores: Option<f64>,
@@ -108,6 +114,9 @@ struct Trial {
     seconds: f64,
     saturated: u32,
     idle: u32,
+    /// Connections when the try began, and whether the clients changed since.
+    connections: usize,
+    clients_changed: bool,
 }
 
 /// What the window keeps of a tick.
@@ -117,6 +126,7 @@ struct Tick {
     seconds: f64,
     /// The active threads' busy fractions, summed.
     busy: f64,
+    connections: usize,
     idle_cores: Option<f64>,
 }
 
@@ -189,6 +199,7 @@ impl Load {
             requests: sample.requests,
             seconds: sample.seconds,
             busy: total,
+            connections: sample.connections,
             idle_cores: sample.idle_cores,
         });
         self.spread_wait = self.spread_wait.saturating_sub(1);
@@ -201,6 +212,7 @@ impl Load {
             return self.steady();
         };
         trial.ticks += 1;
+        trial.clients_changed |= !same_clients(trial.connections, sample.connections);
         // The first tick after the change is left out: connections are moving.
         if trial.ticks > 1 {
             trial.requests += sample.requests;
@@ -223,7 +235,7 @@ impl Load {
         // Tries compare rates, which mean nothing across a pause: only the
         // ticks since the last pause count, and a try waits for a full window
         // of them, so that its baseline is not taken while clients connect.
-        if self.busy_ticks() < WINDOW_TICKS {
+        if self.busy_ticks() < WINDOW_TICKS || !self.clients_steady() {
             return None;
         }
         self.notice_new_load();
@@ -277,6 +289,14 @@ impl Load {
         self.moved_ticks = 0;
     }
 
+    /// Whether the same clients were connected over the whole window.
+    fn clients_steady(&self) -> bool {
+        let first = self.window.first().map_or(0, |tick| tick.connections);
+        self.window
+            .iter()
+            .all(|tick| same_clients(first, tick.connections))
+    }
+
     /// Whether the machine left room for one more thread over the window
     /// (or its idle time is unknown).
     fn spare_core(&self) -> bool {
@@ -310,6 +330,8 @@ impl Load {
             seconds: 0.0,
             saturated: 0,
             idle: 0,
+            connections: self.window.last().map_or(0, |tick| tick.connections),
+            clients_changed: false,
         });
         self.change(spread)
     }
@@ -324,8 +346,12 @@ impl Load {
         // The load paused during the try (a client between runs, say): the
         // try says nothing. It is undone, with no wait added, so the load
         // finds the threads as it left them.
-        if trial.idle * 2 > measured {
-            tracing::debug!(spread, "connection threads: a try was undone over a pause");
+        if trial.idle * 2 > measured || trial.clients_changed {
+            tracing::debug!(
+                spread,
+                clients_changed = trial.clients_changed,
+                "connection threads: a try was undone over a pause or a change of clients"
+            );
             return Some(self.change(!spread));
         }
         let rate = rate(trial.requests, trial.seconds);
@@ -391,6 +417,12 @@ impl Load {
     }
 }
 
+/// Whether `a` and `b` connections are close enough to be the same clients.
+fn same_clients(a: usize, b: usize) -> bool {
+    let (low, high) = (a.min(b) as f64, a.max(b) as f64);
+    high <= low * SAME_CLIENTS
+}
+
 fn rate(requests: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         requests as f64 / seconds
@@ -413,6 +445,7 @@ mod tests {
                     busy,
                     requests: (per_second * TICK) as u64,
                     seconds: TICK,
+                    connections: 50,
                     idle_cores: None,
                 })
             })
@@ -462,6 +495,7 @@ mod tests {
                 busy: &[0.95, 0.0],
                 requests: 20_000,
                 seconds: TICK,
+                connections: 50,
                 idle_cores: Some(idle_cores),
             })
         };
@@ -469,6 +503,48 @@ mod tests {
         assert!((0..50).all(|_| tick(0.1).is_none()));
         // A core frees up: the try comes once the window shows it.
         let changes: Vec<Change> = (0..WINDOW_TICKS).filter_map(|_| tick(0.9)).collect();
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+    }
+
+    /// Feeds `ticks` saturated ticks of one thread with `connections` clients.
+    fn clients(load: &mut Load, ticks: u32, connections: usize, per_second: f64) -> Vec<Change> {
+        (0..ticks)
+            .filter_map(|_| {
+                load.tick(Sample {
+                    busy: &[0.95, 0.9],
+                    requests: (per_second * TICK) as u64,
+                    seconds: TICK,
+                    connections,
+                    idle_cores: None,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_try_starts_while_clients_come_or_go() {
+        let mut load = Load::new(2);
+        // A run's clients leave one by one while the thread is still saturated.
+        for connections in (1..=50).rev().step_by(5) {
+            assert!(clients(&mut load, 1, connections, 500_000.0).is_empty());
+        }
+        // The next run's clients stay: the try comes once a window has seen them.
+        let changes = clients(&mut load, WINDOW_TICKS as u32, 50, 500_000.0);
+        assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+    }
+
+    #[test]
+    fn a_try_across_a_change_of_clients_is_undone() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        // One run ends and the next starts within the try, faster than the
+        // rate before it: the comparison would be between two loads.
+        clients(&mut load, 2, 50, 500_000.0);
+        clients(&mut load, 1, 10, 300_000.0);
+        let changes = clients(&mut load, TRIAL_TICKS - 3, 50, 800_000.0);
+        assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+        // No wait was added: the next try comes at once.
+        let changes = clients(&mut load, WINDOW_TICKS as u32, 50, 500_000.0);
         assert_eq!(changes, vec![Change::Spread { active: 2 }]);
     }
 

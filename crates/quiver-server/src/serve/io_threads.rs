@@ -265,6 +265,11 @@ fn balance(pool: &Pool, stop: &Shutdown) {
             busy: &busy,
             requests,
             seconds,
+            connections: pool
+                .threads
+                .iter()
+                .map(|thread| thread.connections.load(Ordering::Relaxed))
+                .sum(),
             idle_cores: idle_cpu.cores(),
         };
         match load.tick(sample) {
