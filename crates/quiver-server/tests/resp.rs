@@ -1,12 +1,11 @@
 //! The RESP listener through real sockets: the `redis` crate and raw bytes.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::support::{Server, raw_exchange, read_up_to, redis_connection};
+use crate::support::{Server, connect, raw_exchange, read_up_to, redis_connection};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -95,10 +94,7 @@ fn pipelined_replies_keep_their_order_around_a_protocol_error() {
 #[test]
 fn requests_pipelined_after_a_blocking_pop_wait_for_it() {
     let (_dir, server) = start(&[]);
-    let mut blocked = TcpStream::connect(server.resp).expect("connect");
-    blocked
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    let mut blocked = connect(server.resp);
     blocked
         .write_all(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$2\r\n10\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n*2\r\n$3\r\nGET\r\n$5\r\nafter\r\n")
         .expect("send");
@@ -156,10 +152,7 @@ fn hello_switches_to_resp3() {
 #[test]
 fn requirepass_gates_every_command_until_auth() {
     let (_dir, server) = start(&["--resp-requirepass", "s3cret"]);
-    let mut stream = TcpStream::connect(server.resp).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    let mut stream = connect(server.resp);
     let mut exchange = |request: &[u8]| {
         stream.write_all(request).expect("send");
         let mut buf = [0u8; 256];
@@ -308,10 +301,7 @@ fn multi_exec_discard_rules() {
         .expect("MULTI/EXEC");
     assert_eq!(replies, vec!["PONG".to_owned(), "x".to_owned()]);
     // a command that fails to queue aborts the transaction
-    let mut stream = TcpStream::connect(server.resp).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    let mut stream = connect(server.resp);
     stream
         .write_all(b"MULTI\r\nECHO\r\nPING\r\nEXEC\r\n")
         .expect("send");

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::support::{Server, Started, http_get, read_response};
+use crate::support::{Server, Started, connect, http_get, read_response};
 
 #[test]
 fn health_ready_and_metrics_answer_over_a_real_socket() {
@@ -77,10 +77,7 @@ fn sigterm_with_an_open_connection_drains_then_exits_zero() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut server = Server::start(dir.path(), &["--shutdown-drain-timeout", "5s"]);
     // A request that is half sent is in-flight work: it must be allowed to finish.
-    let mut stream = TcpStream::connect(server.http).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    let mut stream = connect(server.http);
     stream
         .write_all(b"GET /health HTTP/1.1\r\nHost: test\r\n")
         .expect("send half");

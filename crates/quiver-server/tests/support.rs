@@ -182,12 +182,18 @@ pub fn redis_connection(server: &Server) -> redis::Connection {
         .expect("connect to the RESP listener")
 }
 
-/// Sends raw bytes and reads until the server closes or `expect_len` bytes arrived.
-pub fn raw_exchange(addr: SocketAddr, request: &[u8], expect_len: usize) -> Vec<u8> {
-    let mut stream = TcpStream::connect(addr).expect("connect");
+/// A connection to `addr` whose reads give up after 10 s.
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
+    stream
+}
+
+/// Sends raw bytes and reads until the server closes or `expect_len` bytes arrived.
+pub fn raw_exchange(addr: SocketAddr, request: &[u8], expect_len: usize) -> Vec<u8> {
+    let mut stream = connect(addr);
     stream.write_all(request).expect("send");
     read_up_to(&mut stream, expect_len)
 }
@@ -207,10 +213,7 @@ pub fn read_up_to(stream: &mut TcpStream, expect_len: usize) -> Vec<u8> {
 
 /// One HTTP/1.1 GET with `Connection: close`: (status code, headers+body text).
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    let mut stream = connect(addr);
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
