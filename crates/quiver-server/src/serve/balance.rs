@@ -437,18 +437,28 @@ mod tests {
 
     const TICK: f64 = 0.02;
 
+    /// One tick where the threads are `busy`, serve `per_second` to
+    /// `connections` clients and leave `idle_cores` of the machine idle.
+    fn tick(
+        load: &mut Load,
+        busy: &[f64],
+        per_second: f64,
+        connections: usize,
+        idle_cores: Option<f64>,
+    ) -> Option<Change> {
+        load.tick(Sample {
+            busy,
+            requests: (per_second * TICK) as u64,
+            seconds: TICK,
+            connections,
+            idle_cores,
+        })
+    }
+
     /// Feeds `ticks` ticks where the threads are `busy` and serve `per_second`.
     fn run(load: &mut Load, ticks: u32, busy: &[f64], per_second: f64) -> Vec<Change> {
         (0..ticks)
-            .filter_map(|_| {
-                load.tick(Sample {
-                    busy,
-                    requests: (per_second * TICK) as u64,
-                    seconds: TICK,
-                    connections: 50,
-                    idle_cores: None,
-                })
-            })
+            .filter_map(|_| tick(load, busy, per_second, 50, None))
             .collect()
     }
 
@@ -490,15 +500,8 @@ mod tests {
     #[test]
     fn no_thread_is_tried_without_a_spare_core() {
         let mut load = Load::new(2);
-        let mut tick = |idle_cores| {
-            load.tick(Sample {
-                busy: &[0.95, 0.0],
-                requests: 20_000,
-                seconds: TICK,
-                connections: 50,
-                idle_cores: Some(idle_cores),
-            })
-        };
+        let mut tick =
+            |idle_cores| tick(&mut load, &[0.95, 0.0], 1_000_000.0, 50, Some(idle_cores));
         // Saturated, but the clients use the rest of the machine.
         assert!((0..50).all(|_| tick(0.1).is_none()));
         // A core frees up: the try comes once the window shows it.
@@ -509,15 +512,7 @@ mod tests {
     /// Feeds `ticks` saturated ticks of one thread with `connections` clients.
     fn clients(load: &mut Load, ticks: u32, connections: usize, per_second: f64) -> Vec<Change> {
         (0..ticks)
-            .filter_map(|_| {
-                load.tick(Sample {
-                    busy: &[0.95, 0.9],
-                    requests: (per_second * TICK) as u64,
-                    seconds: TICK,
-                    connections,
-                    idle_cores: None,
-                })
-            })
+            .filter_map(|_| tick(load, &[0.95, 0.9], per_second, connections, None))
             .collect()
     }
 
