@@ -196,6 +196,15 @@ pub const KEYS: &[Key] = &[
         doc: "Most threads that serve RESP connections, each with its own event loop; one serves at first and more join only while they raise the request rate. 0 means one per CPU core.",
     },
     Key {
+        name: "resp.busy_poll",
+        kind: Kind::Duration {
+            max: Duration::from_millis(1),
+        },
+        default: "50us",
+        profiles: &[],
+        doc: "Longest a RESP connection thread keeps polling for requests after its last before it sleeps; adapts to the load, and 0s never polls.",
+    },
+    Key {
         name: "resp.max_bulk_len",
         kind: Kind::Size { max: 1 << 40 },
         default: "512MiB",

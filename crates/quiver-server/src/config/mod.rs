@@ -83,6 +83,9 @@ pub struct RespConfig {
     pub max_bulk_len_bytes: u64,
     /// Connection threads; 0: one per core.
     pub io_threads: u32,
+    /// How long a connection thread polls for work before it sleeps; zero
+    /// never polls.
+    pub busy_poll: Duration,
 }
 
 /// The native-protocol listener and its authentication.
@@ -262,6 +265,7 @@ impl Config {
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
                 io_threads: small("resp.io_threads"),
+                busy_poll: duration("resp.busy_poll"),
             },
             native: NativeConfig {
                 listener: ListenerConfig {

@@ -24,6 +24,7 @@ use tokio::runtime::{Builder, Handle, Runtime};
 
 use super::balance::{Change, Load, Sample};
 use super::idle_cpu::IdleCpu;
+use super::poll::{self, Polled};
 use super::shutdown::Shutdown;
 
 /// How often the balancer looks at the threads' load.
@@ -57,6 +58,9 @@ struct IoThread {
     move_to: AtomicUsize,
     /// Requests served on this thread, for the balancer.
     served: Counter,
+    /// Nanoseconds this thread spent polling for work without finding any
+    /// (see [`poll`]): busy to the runtime, idle to the balancer.
+    polled: Counter,
 }
 
 /// A counter on a cache line of its own, so threads counting their own work
@@ -67,8 +71,11 @@ struct Counter(AtomicU64);
 
 impl IoThreads {
     /// Starts `count` threads named `<name>-io-<n>` (one active at first) and,
-    /// with more than one, a balancer thread named `<name>-balance`.
-    pub fn start(name: &str, count: usize) -> io::Result<IoThreads> {
+    /// with more than one, a balancer thread named `<name>-balance`. A thread
+    /// keeps polling for work up to `poll` after its last before it sleeps,
+    /// while fewer threads are active than the machine has cores; a zero
+    /// `poll` never polls.
+    pub fn start(name: &str, count: usize, poll: Duration) -> io::Result<IoThreads> {
         let stop = Shutdown::new();
         let threads = (0..count.max(1))
             .map(|index| {
@@ -84,6 +91,7 @@ impl IoThreads {
                     move_quota: AtomicUsize::new(0),
                     move_to: AtomicUsize::new(0),
                     served: Counter::default(),
+                    polled: Counter::default(),
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
@@ -91,6 +99,17 @@ impl IoThreads {
             threads,
             active: AtomicUsize::new(1),
         });
+        if !poll.is_zero() {
+            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            for (index, thread) in pool.threads.iter().enumerate() {
+                let polled = ThreadPoll {
+                    pool: Arc::clone(&pool),
+                    index,
+                    cores,
+                };
+                thread.runtime.spawn(poll::run(polled, poll));
+            }
+        }
         if pool.threads.len() > 1 {
             let pool = Arc::clone(&pool);
             let stop = stop.clone();
@@ -196,12 +215,13 @@ impl Seat {
             .map(|_| thread.move_to.load(Ordering::Relaxed))
     }
 
-    /// Counts `requests` served, for the balancer.
+    /// Counts `requests` served, for the balancer and the thread's poller.
     pub fn served(&self, requests: u64) {
         self.pool.threads[self.index]
             .served
             .0
             .fetch_add(requests, Ordering::Relaxed);
+        poll::work_done();
     }
 
     /// Continues the connection on thread `target`: `stream` leaves this
@@ -225,14 +245,46 @@ impl Drop for Seat {
     }
 }
 
+/// What a connection thread's poller sees of it.
+struct ThreadPoll {
+    pool: Arc<Pool>,
+    index: usize,
+    cores: usize,
+}
+
+impl Polled for ThreadPoll {
+    fn served(&self) -> u64 {
+        self.pool.threads[self.index]
+            .served
+            .0
+            .load(Ordering::Relaxed)
+    }
+
+    fn polled(&self, nanos: u64) {
+        self.pool.threads[self.index]
+            .polled
+            .0
+            .fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// Only while a core is left to the threads' clients: with every core
+    /// serving, a polling thread would take time from the others.
+    fn allowed(&self) -> bool {
+        self.pool.active.load(Ordering::Relaxed) < self.cores
+    }
+}
+
 /// The balancer's loop: every [`TICK`], samples each thread's busy time and
-/// the requests served, and applies what [`Load`] decides.
+/// the requests served, and applies what [`Load`] decides. Time a thread
+/// spent polling for work is idle time to it, not busy.
 fn balance(pool: &Pool, stop: &Shutdown) {
     let busy_seconds = |thread: &IoThread| {
+        let polled = Duration::from_nanos(thread.polled.0.load(Ordering::Relaxed));
         thread
             .runtime
             .metrics()
             .worker_total_busy_duration(0)
+            .saturating_sub(polled)
             .as_secs_f64()
     };
     let served = || -> u64 {
@@ -386,7 +438,7 @@ mod tests {
 
     #[tokio::test]
     async fn connections_start_on_the_active_threads_and_move_when_asked() {
-        let threads = IoThreads::start("test", 2).expect("threads");
+        let threads = IoThreads::start("test", 2, Duration::ZERO).expect("threads");
         assert_eq!(threads.count(), 2);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -7,6 +7,7 @@ pub mod data_dir;
 mod idle_cpu;
 pub mod io_threads;
 pub mod listener;
+mod poll;
 pub mod shutdown;
 pub mod state;
 
@@ -68,7 +69,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let http_listener = bind("http", "http.addr", &config.http, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
     let resp_threads = Arc::new(
-        IoThreads::start("resp", resp_thread_count(&config)).map_err(ServeError::Threads)?,
+        IoThreads::start("resp", resp_thread_count(&config), config.resp.busy_poll)
+            .map_err(ServeError::Threads)?,
     );
     tracing::debug!(
         threads = resp_threads.count(),
