@@ -373,7 +373,8 @@ impl Load {
         self.moved_ticks = 0;
         match (spread, kept) {
             (true, true) => {
-                self.spread_backoff = MIN_BACKOFF_TICKS;
+                // The spread backoff stays: a rise can be noise, and only a
+                // failed try of one fewer (below) shows the thread is needed.
                 self.gather_wait = self.gather_backoff;
                 None
             }
@@ -391,6 +392,7 @@ impl Load {
                 Some(self.change(false))
             }
             (false, false) => {
+                self.spread_backoff = MIN_BACKOFF_TICKS;
                 self.gather_backoff = (self.gather_backoff * 2).min(MAX_BACKOFF_TICKS);
                 self.gather_wait = self.gather_backoff;
                 Some(self.change(true))
@@ -609,6 +611,27 @@ mod tests {
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
         assert!(run(&mut load, TRIAL_TICKS, &[0.7, 0.0], 90_000.0).is_empty());
         assert_eq!(load.active(), 1);
+    }
+
+    #[test]
+    fn a_thread_kept_on_a_rise_that_one_fewer_does_not_miss_is_tried_less_often() {
+        let mut load = Load::new(2);
+        saturate(&mut load, 500_000.0);
+        for wait in [MIN_BACKOFF_TICKS, 2 * MIN_BACKOFF_TICKS] {
+            // A rise of 12 % keeps the second thread...
+            assert!(run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 560_000.0).is_empty());
+            assert_eq!(load.active(), 2);
+            // ... but one thread serves the same rate when tried.
+            let changes = run(&mut load, PROBE_TICKS, &[0.9, 0.9], 560_000.0);
+            assert_eq!(changes, vec![Change::Gather { active: 1 }]);
+            assert!(run(&mut load, TRIAL_TICKS, &[0.95, 0.0], 560_000.0).is_empty());
+            assert_eq!(load.active(), 1);
+            // The rise was noise: the next try waits, longer each time.
+            let changes = run(&mut load, wait - 1, &[0.95, 0.0], 500_000.0);
+            assert!(changes.is_empty(), "{changes:?}");
+            let changes = run(&mut load, 1, &[0.95, 0.0], 500_000.0);
+            assert_eq!(changes, vec![Change::Spread { active: 2 }]);
+        }
     }
 
     #[test]
