@@ -21,6 +21,12 @@ pub(super) fn targets(request: &Request) -> impl Iterator<Item = WarmTarget<'_>>
         .map(move |(i, key)| (key, member.filter(|_| i == 0)))
 }
 
+/// Whether `request` names more than one key.
+pub(super) fn several_keys(request: &Request) -> bool {
+    // Every command that names two keys has at least two arguments.
+    request.len() >= 3 && targets(request).nth(1).is_some()
+}
+
 /// Position of the first field or member a command looks up in its key's value.
 fn member_position(command: &str, request: &Request) -> Option<usize> {
     match command {
@@ -86,5 +92,18 @@ mod tests {
         assert_eq!(targets_of(&["ZADD", "z", "xx"]), [key("z", None)]);
         assert_eq!(targets_of(&["PING"]), []);
         assert_eq!(targets_of(&["NOSUCH", "k"]), []);
+    }
+
+    #[test]
+    fn a_request_names_several_keys() {
+        let several =
+            |args: &[&str]| several_keys(&Request::from_args(args.iter().map(|a| a.as_bytes())));
+        assert!(several(&["MSET", "a", "1", "b", "2"]));
+        assert!(several(&["MGET", "a", "b"]));
+        assert!(several(&["DEL", "a", "b"]));
+        assert!(!several(&["SET", "a", "1"]));
+        assert!(!several(&["GET", "a"]));
+        assert!(!several(&["HSET", "h", "f", "v"]));
+        assert!(!several(&["NOSUCH", "a", "b"]));
     }
 }

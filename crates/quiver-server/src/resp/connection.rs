@@ -288,16 +288,17 @@ impl Connection {
         let Some(first) = self.decoder.decode(input)? else {
             return Ok(None);
         };
-        if input.is_empty() || !self.session.authenticated {
+        if !self.session.authenticated {
             return Ok(Some(first));
         }
-        while self.ahead.len() < DECODE_AHEAD {
+        while self.ahead.len() < DECODE_AHEAD && !input.is_empty() {
             match self.decoder.decode(input) {
                 Ok(Some(request)) => self.ahead.push_back(request),
                 Ok(None) | Err(_) => break,
             }
         }
-        if !self.ahead.is_empty() {
+        // A lone request gains only when it names several keys (MSET, MGET).
+        if !self.ahead.is_empty() || ahead::several_keys(&first) {
             let targets = std::iter::once(&first)
                 .chain(&self.ahead)
                 .flat_map(ahead::targets);
