@@ -3,7 +3,8 @@
 
 Starts `redis-server --save '' --appendonly no` and `quiver serve` on free
 loopback ports, then runs the same redis-benchmark command against each in
-alternation (Q R Q R ...), after one warm-up round each, and prints a Markdown
+alternation (Q R, then R Q, and so on: each round swaps who goes first),
+after one warm-up round each, and prints a Markdown
 table with the median ops/s, p50 and p99 of each and the median of the
 per-round ratios Quiver/Redis. Also reports each server's resident memory after
 loading 1 M keys with 64 B values when --memory is given.
@@ -139,7 +140,8 @@ def main():
         print(f"machine: {os.cpu_count()} cpus; "
               f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.strip()}")
         print(f"command: redis-benchmark -c C -P P -n N -d {args.data_size} "
-              f"-r {args.keyspace} -t TEST --csv; {args.rounds} rounds, Quiver and Redis alternating\n")
+              f"-r {args.keyspace} -t TEST --csv; {args.rounds} rounds, Quiver and Redis alternating, "
+              f"each round swapping who goes first\n")
         print("| test | -c | -P | Quiver ops/s | Redis ops/s | ratio Q/R (median of rounds) | "
               "Quiver p50/p99 ms | Redis p50/p99 ms |")
         print("|---|---|---|---|---|---|---|---|")
@@ -153,8 +155,11 @@ def main():
                     run_benchmark(servers[name][1], test, clients, pipeline,
                                   max(requests // 5, 1000), args.data_size, args.keyspace)
                 ratios = []
-                for _ in range(args.rounds):
-                    for name in ("quiver", "redis"):
+                for round_ in range(args.rounds):
+                    # Each round swaps who goes first, so a drift of the
+                    # machine's speed does not favour one side.
+                    order = ("quiver", "redis") if round_ % 2 == 0 else ("redis", "quiver")
+                    for name in order:
                         results[name].append(run_benchmark(
                             servers[name][1], test, clients, pipeline, requests,
                             args.data_size, args.keyspace))
