@@ -307,6 +307,33 @@ impl Log {
         self.append_source(records)
     }
 
+    /// Appends several batches of records, each its own batch with consecutive offsets,
+    /// in one go: one writer lock, one write out (`Os`, `Interval`) and, in `Sync` mode,
+    /// one fsync covering them all. Returns once all are as durable as the mode promises.
+    /// Every batch is checked first: a batch the log refuses appends none of them.
+    pub fn append_record_batches(
+        &self,
+        batches: &[&[NewRecord<'_>]],
+    ) -> Result<Vec<Range<u64>>, AppendError> {
+        let writer = self.inner.writer.as_ref().ok_or(AppendError::ReadOnly)?;
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(AppendError::Closed);
+        }
+        if batches.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ranges = writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .append_all(batches)?;
+        if self.inner.config.durability == Durability::Sync
+            && let Some(last) = ranges.last()
+        {
+            self.inner.sync_through(last.end)?;
+        }
+        Ok(ranges)
+    }
+
     fn append_source<S: RecordSource + ?Sized>(
         &self,
         records: &S,

@@ -18,10 +18,24 @@ pub struct RetentionPolicy {
     pub max_age_ms: Option<u64>,
     /// Delete the oldest sealed segments while the log is larger than this.
     pub max_bytes: Option<u64>,
+    /// Delete sealed segments all of whose records are older than the newest
+    /// `max_records` (so at least `max_records` stay; readers that need the exact bound
+    /// start at `committed_offset() - max_records`).
+    pub max_records: Option<u64>,
     /// Keep segments holding offsets some consumer group has not acknowledged...
     pub protect_unacked: bool,
+    /// ...and segments holding offsets at or above this one: a consumer position the
+    /// caller keeps itself (subject to `hard_max_bytes` like `protect_unacked`).
+    pub protect_offset: Option<u64>,
     /// ...unless the log is larger than this: then delete anyway (a forced deletion).
     pub hard_max_bytes: Option<u64>,
+}
+
+/// What a deletion must keep: segments some log group, or a caller's position, still needs.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Protect {
+    pub(crate) groups: bool,
+    pub(crate) from: Option<u64>,
 }
 
 /// What one retention run did.
@@ -68,22 +82,37 @@ impl Log {
                 .max_age_ms
                 .is_some_and(|age| max_ts < now.saturating_sub(age as i64));
             let big = policy.max_bytes.is_some_and(|max| total > max);
-            if !(old || big) {
+            let many = policy.max_records.is_some_and(|max| {
+                self.second_segment_base()
+                    .is_some_and(|end| end <= self.committed_offset().saturating_sub(max))
+            });
+            if !(old || big || many) {
                 break;
             }
             let forced_ok = policy.hard_max_bytes.is_some_and(|max| total > max);
-            if !self.delete_oldest(policy.protect_unacked, forced_ok, &mut report)? {
+            let protect = Protect {
+                groups: policy.protect_unacked,
+                from: policy.protect_offset,
+            };
+            if !self.delete_oldest(protect, forced_ok, &mut report)? {
                 break;
             }
         }
         Ok(report)
     }
 
+    /// Base offset of the segment after the oldest one (the oldest one's end), if the
+    /// oldest is sealed.
+    fn second_segment_base(&self) -> Option<u64> {
+        let segs = self.inner().shared.segments();
+        (segs.len() > 1).then(|| segs[1].base)
+    }
+
     /// Deletes the oldest sealed segment unless protected (and not `forced_ok`). Returns
     /// whether it deleted one.
     pub(crate) fn delete_oldest(
         &self,
-        protect: bool,
+        protect: Protect,
         forced_ok: bool,
         report: &mut RetentionReport,
     ) -> Result<bool, SyncError> {
@@ -95,13 +124,17 @@ impl Log {
         }
         let seg: Arc<Segment> = segs[0].clone();
         let end = segs[1].base;
-        let unacked = protect
-            && inner
-                .groups
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .min_next_offset()
-                .is_some_and(|m| m < end);
+        let group_floor = protect
+            .groups
+            .then(|| {
+                inner
+                    .groups
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .min_next_offset()
+            })
+            .flatten();
+        let unacked = group_floor.into_iter().chain(protect.from).any(|m| m < end);
         if unacked && !forced_ok {
             return Ok(false);
         }

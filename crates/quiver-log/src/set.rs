@@ -122,7 +122,14 @@ impl LogSet {
                 .min_by_key(|(ts, _)| *ts);
             let Some((_, log)) = oldest else { break };
             let forced_ok = policy.per_log.hard_max_bytes.is_some_and(|m| total > m);
-            if !log.delete_oldest(policy.per_log.protect_unacked, forced_ok, &mut report)? {
+            if !log.delete_oldest(
+                crate::retention::Protect {
+                    groups: policy.per_log.protect_unacked,
+                    from: policy.per_log.protect_offset,
+                },
+                forced_ok,
+                &mut report,
+            )? {
                 break;
             }
         }

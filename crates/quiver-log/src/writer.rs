@@ -93,31 +93,42 @@ impl Writer {
         &mut self,
         records: &S,
     ) -> Result<Range<u64>, AppendError> {
+        self.append_with(records, true)
+    }
+
+    /// Appends several batches, each with its own offsets, and writes them out together
+    /// (one `write(2)` in `Os` and `Interval` modes). Every batch is checked before any is
+    /// appended, so a batch the log refuses appends none.
+    pub fn append_all<S: RecordSource + ?Sized>(
+        &mut self,
+        batches: &[&S],
+    ) -> Result<Vec<Range<u64>>, AppendError> {
         self.shared.check_poison()?;
-        let n = records.count();
-        if n == 0 {
-            return Err(AppendError::Empty);
+        for records in batches {
+            measure(*records)?;
         }
-        let mut plain = 0usize;
-        let mut value_bytes = 0u64;
-        for i in 0..n {
-            let r = records.record(i);
-            if let Some((k, _)) = r
-                .headers
-                .iter()
-                .find(|(k, _)| k.len() > usize::from(u16::MAX))
-            {
-                return Err(AppendError::HeaderKey { len: k.len() });
-            }
-            plain += record::encoded_len(r.value, r.headers);
-            value_bytes += r.value.len() as u64;
+        let mut ranges = Vec::with_capacity(batches.len());
+        for records in batches {
+            ranges.push(self.append_with(*records, false)?);
         }
-        if plain > MAX_BATCH_PLAIN_BYTES {
-            return Err(AppendError::TooLarge {
-                bytes: plain,
-                limit: MAX_BATCH_PLAIN_BYTES,
-            });
+        if matches!(
+            self.config.durability,
+            Durability::Os | Durability::Interval { .. }
+        ) {
+            let w = self.write_out()?;
+            self.shared.publish(&w);
         }
+        Ok(ranges)
+    }
+
+    /// Appends one batch; with `write`, writes it out when the durability mode says so.
+    fn append_with<S: RecordSource + ?Sized>(
+        &mut self,
+        records: &S,
+        write: bool,
+    ) -> Result<Range<u64>, AppendError> {
+        self.shared.check_poison()?;
+        let (n, plain, value_bytes) = measure(records)?;
         let now = self.config.clock.now_ms();
         self.maybe_rotate(HEADER_BYTES + plain, now)?;
         let base = self.next_offset;
@@ -146,7 +157,7 @@ impl Writer {
             .max_ts_ms
             .fetch_max(self.max_ts_ms, Ordering::Relaxed);
         let write_now = match self.config.durability {
-            Durability::Os | Durability::Interval { .. } => true,
+            Durability::Os | Durability::Interval { .. } => write,
             Durability::Buffered | Durability::Sync => {
                 self.buf.len() >= self.config.write_buffer_bytes
             }
@@ -342,6 +353,36 @@ impl Writer {
         self.max_ts_ms = i64::MIN;
         Ok(())
     }
+}
+
+/// Checks one batch: at least one record, header keys within `u16`, the plain payload
+/// within [`MAX_BATCH_PLAIN_BYTES`]. Returns (records, plain bytes, value bytes).
+fn measure<S: RecordSource + ?Sized>(records: &S) -> Result<(usize, usize, u64), AppendError> {
+    let n = records.count();
+    if n == 0 {
+        return Err(AppendError::Empty);
+    }
+    let mut plain = 0usize;
+    let mut value_bytes = 0u64;
+    for i in 0..n {
+        let r = records.record(i);
+        if let Some((k, _)) = r
+            .headers
+            .iter()
+            .find(|(k, _)| k.len() > usize::from(u16::MAX))
+        {
+            return Err(AppendError::HeaderKey { len: k.len() });
+        }
+        plain += record::encoded_len(r.value, r.headers);
+        value_bytes += r.value.len() as u64;
+    }
+    if plain > MAX_BATCH_PLAIN_BYTES {
+        return Err(AppendError::TooLarge {
+            bytes: plain,
+            limit: MAX_BATCH_PLAIN_BYTES,
+        });
+    }
+    Ok((n, plain, value_bytes))
 }
 
 /// Creates segment `base` with its index, preallocates it, fsyncs the directory and adds

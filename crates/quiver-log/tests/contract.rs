@@ -261,6 +261,67 @@ fn rotation_by_age_and_background_retention(b: Backend) {
     assert_eq!(log.stats().retention_deleted_segments, 4);
 }
 
+fn batches_appended_together(b: Backend) {
+    for durability in [Durability::Os, Durability::Sync, Durability::Buffered] {
+        let storage = b.storage.clone();
+        let log = Log::open_with(storage, small(durability)).unwrap();
+        let start = log.next_offset();
+        let vals: Vec<Vec<u8>> = (0..30).map(value).collect();
+        let records: Vec<NewRecord<'_>> = vals
+            .iter()
+            .map(|v| NewRecord {
+                value: v,
+                ..NewRecord::default()
+            })
+            .collect();
+        let batches: Vec<&[NewRecord<'_>]> = records.chunks(7).collect();
+        let ranges = log.append_record_batches(&batches).unwrap();
+        let lens: Vec<u64> = ranges.iter().map(|r| r.end - r.start).collect();
+        assert_eq!(lens, [7, 7, 7, 7, 2]);
+        assert_eq!(ranges[0].start, start);
+        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        log.flush().unwrap();
+        let back = log.read(start, 100, usize::MAX).unwrap();
+        assert_eq!(back.len(), 30);
+        assert_eq!(&back[29].value[..], &value(29)[..]);
+        // A refused batch appends none of the others.
+        let empty: &[NewRecord<'_>] = &[];
+        let end = log.next_offset();
+        assert!(log.append_record_batches(&[&records[..2], empty]).is_err());
+        assert_eq!(log.next_offset(), end);
+        assert!(log.append_record_batches(&[]).unwrap().is_empty());
+        drop(log);
+    }
+}
+
+fn retention_by_records_and_protected_offset(b: Backend) {
+    let log = Log::open_with(b.storage.clone(), small(Durability::Os)).unwrap();
+    for i in 0..400u64 {
+        log.append(&value(i)).unwrap();
+    }
+    let keep_newest = RetentionPolicy {
+        max_records: Some(100),
+        protect_offset: Some(150),
+        ..RetentionPolicy::default()
+    };
+    log.apply_retention(&keep_newest).unwrap();
+    let first = log.first_offset();
+    assert!(
+        first > 0 && first <= 150,
+        "protected from 150: first {first}"
+    );
+    let unprotected = RetentionPolicy {
+        protect_offset: None,
+        ..keep_newest
+    };
+    log.apply_retention(&unprotected).unwrap();
+    let first = log.first_offset();
+    assert!(
+        first > 150 && first <= 300,
+        "at least the newest 100 are kept: first {first}"
+    );
+}
+
 macro_rules! contract {
     ($backend:ident) => {
         mod $backend {
@@ -283,6 +344,14 @@ macro_rules! contract {
             #[test]
             fn rotation_by_age_and_background_retention() {
                 super::rotation_by_age_and_background_retention(crate::common::$backend());
+            }
+            #[test]
+            fn batches_appended_together() {
+                super::batches_appended_together(crate::common::$backend());
+            }
+            #[test]
+            fn retention_by_records_and_protected_offset() {
+                super::retention_by_records_and_protected_offset(crate::common::$backend());
             }
             #[test]
             fn retention_deletes_old_segments() {
