@@ -35,6 +35,7 @@ fn setup(
         queue: QueueLimits::new(8192, 64 << 20).expect("valid queue limits"),
         policy,
         block_timeout: BlockTimeout::new(Duration::from_secs(10)).expect("valid timeout"),
+        durable: None,
     };
     let name = StreamName::new("bench/fanout/s").expect("valid name");
     let handle = broker.create_stream(&name, config).expect("new stream");

@@ -59,4 +59,7 @@
 //! # }
 //! ```
 
+mod catalog;
 pub mod streams;
+
+pub use catalog::CatalogError;

@@ -190,7 +190,8 @@ pub struct Log {
     recovery: RecoveryReport,
     sealer: Option<Arc<Sealer>>,
     _interval: Option<IntervalSyncer>,
-    _lock: Option<DirLock>,
+    /// The directory lock, released by `close`.
+    lock: Mutex<Option<DirLock>>,
 }
 
 impl Log {
@@ -204,7 +205,7 @@ impl Log {
         let storage = FileStorage::new(dir, true).map_err(io_err)?;
         let lock = DirLock::acquire(dir)?;
         let mut log = Log::open_with(Arc::new(storage), config)?;
-        log._lock = Some(lock);
+        log.lock = Mutex::new(Some(lock));
         Ok(log)
     }
 
@@ -282,7 +283,7 @@ impl Log {
             recovery: recovered.report,
             sealer,
             _interval: interval,
-            _lock: None,
+            lock: Mutex::new(None),
         })
     }
 
@@ -386,12 +387,22 @@ impl Log {
         .map_err(|e| self.inner.shared.poison(watermark::WATERMARK_FILE, e))
     }
 
-    /// Syncs and stops accepting appends. Dropping a log closes it too (ignoring errors).
+    /// Syncs and stops accepting appends, then releases the directory lock (another writer
+    /// may open the directory; readers of this handle go on). Dropping a log closes it too
+    /// (ignoring errors).
     pub fn close(&self) -> Result<(), SyncError> {
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.sync()
+        let synced = self.sync();
+        if let Some(sealer) = &self.sealer {
+            sealer.wait_idle();
+        }
+        self.lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        synced
     }
 
     /// Offset of the first stored record (0 for an empty log).

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::streams::durable::DurableConfig;
 use crate::streams::policy::SlowPolicy;
 
 /// Most events in one delivery batch: the wire's `MAX_BATCH_COUNT` (a `u16` count); bounds
@@ -186,7 +187,8 @@ impl Default for QueueLimits {
     }
 }
 
-/// Per-stream settings: batching, subscription queues and the slow-subscriber policy.
+/// Per-stream settings: batching, subscription queues, the slow-subscriber policy, and
+/// whether (and how) the stream is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StreamConfig {
     /// How messages are grouped into delivery batches.
@@ -197,6 +199,9 @@ pub struct StreamConfig {
     pub policy: SlowPolicy,
     /// How long a publish may wait for room under [`SlowPolicy::Block`].
     pub block_timeout: BlockTimeout,
+    /// `Some`: the stream is durable, stored in a log with these settings (needs a broker
+    /// opened on a data directory). `None`: a live stream, nothing stored.
+    pub durable: Option<DurableConfig>,
 }
 
 /// How long a publish may wait for room under [`SlowPolicy::Block`], at most

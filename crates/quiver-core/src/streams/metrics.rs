@@ -2,8 +2,8 @@
 //! batch (never per message per subscriber), read by the server's `/metrics` renderer.
 //!
 //! Totals are not kept in shared counters (that would put one contended cache line on
-//! every publish of every stream); they are summed over the streams when read. Streams are
-//! never removed, so the sums are exact.
+//! every publish of every stream); they are summed over the streams when read. A deleted
+//! stream's counters are added to a retired total, so the sums never go backwards.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,6 +19,8 @@ pub struct StreamMetrics {
     pub batches: AtomicU64,
     /// Events handed to subscriptions' consumers (counted once per subscription).
     pub delivered: AtomicU64,
+    /// Events read from a durable stream's log for subscriptions catching up.
+    pub history_delivered: AtomicU64,
     /// Events a subscription lost, per policy that lost them (indexed by [`SlowPolicy`]
     /// order: `drop_new`, `drop_old`, `block` (always 0), `disconnect`).
     pub dropped: [AtomicU64; 4],
@@ -52,6 +54,7 @@ impl StreamMetrics {
             published: load(&self.published),
             batches: load(&self.batches),
             delivered: load(&self.delivered),
+            history_delivered: load(&self.history_delivered),
             dropped_new: load(&self.dropped[SlowPolicy::DropNew.index()]),
             dropped_old: load(&self.dropped[SlowPolicy::DropOld.index()]),
             dropped_disconnect: load(&self.dropped[SlowPolicy::Disconnect.index()]),
@@ -72,6 +75,8 @@ pub struct StreamStats {
     pub batches: u64,
     /// Events handed to consumers, once per subscription.
     pub delivered: u64,
+    /// Events read from the log for subscriptions catching up.
+    pub history_delivered: u64,
     /// Events lost under `drop_new`.
     pub dropped_new: u64,
     /// Events lost under `drop_old`.
@@ -98,6 +103,7 @@ impl StreamStats {
         self.published += other.published;
         self.batches += other.batches;
         self.delivered += other.delivered;
+        self.history_delivered += other.history_delivered;
         self.dropped_new += other.dropped_new;
         self.dropped_old += other.dropped_old;
         self.dropped_disconnect += other.dropped_disconnect;

@@ -26,12 +26,15 @@ mod broker;
 mod budget;
 mod clock;
 mod config;
+pub mod durable;
 mod flush;
+pub mod groups;
 mod metrics;
 mod name;
 mod pattern;
 mod policy;
 mod publish;
+mod queue_group;
 mod registry;
 mod stream;
 mod subscriber;
@@ -39,7 +42,7 @@ mod subscriber;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use batch::{Batch, ENCODING_SLOTS, EncodingSlot, Event, Header, Message};
-pub use broker::{Broker, StreamHandle};
+pub use broker::{Broker, OpenError, OpenReport, StreamHandle, StreamInfo};
 pub use budget::{Budget, BudgetError, BudgetScope, Permit};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{
@@ -47,15 +50,21 @@ pub use config::{
     MAX_BATCH_DELAY, MAX_BATCH_EVENTS, MAX_BLOCK_TIMEOUT, MAX_MESSAGE_BYTES, MAX_PUBLISH_EVENTS,
     MAX_QUEUE_BYTES, MAX_QUEUE_EVENTS, QueueLimits, StreamConfig,
 };
+pub use groups::{
+    GroupBatch, GroupConfig, GroupDelivery, GroupError, GroupEvent, GroupInfo, GroupMember,
+    JoinOptions,
+};
 pub use metrics::{BrokerStats, StreamMetrics, StreamStats};
 pub use name::{
     MAX_LEVEL_LEN, MAX_NAME_LEN, MAX_NAME_LEVELS, MIN_NAME_LEVELS, NameError, StreamName,
 };
 pub use pattern::{Pattern, PatternKind};
 pub use policy::{SlowPolicy, UnknownPolicy};
-pub use publish::{Ack, PublishError, Receipt};
-pub use registry::{CreateStreamError, SubscribeError};
-pub use subscriber::{Delivery, EndReason, SubscribeOptions, Subscription, SubscriptionId};
+pub use publish::{Ack, PublishError, Receipt, Submitted};
+pub use registry::{CreateStreamError, DeleteStreamError, SubscribeError};
+pub use subscriber::{
+    Delivery, EndReason, StartAt, SubscribeOptions, Subscription, SubscriptionId,
+};
 
 /// Locks `mutex`. A panic while holding one of the broker's locks leaves its state
 /// consistent (every critical section finishes its updates before calling out), so a

@@ -9,14 +9,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use thiserror::Error;
+use tokio::sync::watch;
 
 use crate::streams::batch::Message;
 use crate::streams::budget::{Budget, BudgetError, Charge};
 use crate::streams::clock::Clock;
 use crate::streams::config::{MAX_MESSAGE_BYTES, MAX_PUBLISH_EVENTS};
+use crate::streams::durable::{self, Progress};
 use crate::streams::metrics::StreamMetrics;
 use crate::streams::name::StreamName;
-use crate::streams::stream::Stream;
+use crate::streams::stream::{Stream, StreamState};
 use crate::streams::subscriber::SubscriptionId;
 
 /// What a publisher asks the broker to promise before it answers.
@@ -35,18 +37,23 @@ pub enum Ack {
     /// by a lag notice that it lost them under its stream's policy, unless the process
     /// dies first. Nothing is written to disk.
     Accepted,
-    /// In the stream's log with the stream's durability: durable streams only, which this
-    /// broker does not have yet, so it is refused with [`PublishError::NotDurable`].
+    /// In the stream's log with the stream's durability (under `sync`: after the fsync
+    /// that covers it), with its offset. Durable streams only; elsewhere refused with
+    /// [`PublishError::NotDurable`].
     Committed,
 }
 
 /// What the broker did with a publish call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Receipt {
-    /// Sequence number of the first message.
+    /// Sequence number (a durable stream's offset) of the first message.
     pub first_sequence: u64,
     /// Messages taken (consecutive sequence numbers from `first_sequence`).
     pub count: u64,
+    /// Messages of the call not stored because a message with the same id was (durable
+    /// streams with de-duplication). When every message was one, `first_sequence` and
+    /// `count` describe the earlier messages; otherwise they describe the new ones.
+    pub duplicates: u64,
 }
 
 /// A publish the broker refused; nothing of it was sequenced.
@@ -73,9 +80,17 @@ pub enum PublishError {
     TooManyStreams { stream: StreamName, limit: usize },
     /// `committed` on a stream that is not durable.
     #[error(
-        "stream {stream} is not durable, so a `committed` ack is not available; use `accepted`"
+        "stream {stream} is not durable, so a `committed` ack is not available; use `accepted`, or create the stream durable"
     )]
     NotDurable { stream: StreamName },
+    /// The stream's log failed; nothing more is stored until the server restarts.
+    #[error(
+        "stream {stream} cannot store messages: {message}; restart the server to recover its log"
+    )]
+    Storage { stream: StreamName, message: String },
+    /// The stream was deleted while this handle was held.
+    #[error("stream {stream} was deleted")]
+    Deleted { stream: StreamName },
     /// An in-flight byte budget refused the publish.
     #[error("publish to {stream}: {source}")]
     Budget {
@@ -97,18 +112,93 @@ pub enum PublishError {
 pub(crate) struct PublishContext<'a> {
     pub(crate) budgets: [Option<&'a Budget>; 2],
     pub(crate) inflight_wait: Duration,
-    pub(crate) clock: &'a dyn Clock,
+    pub(crate) clock: &'a Arc<dyn Clock>,
 }
 
-/// The publish road: check, pay, admit, sequence.
+/// A publish the broker has taken: its receipt now, and (on a durable stream) the wait
+/// for the stored end that makes it committed.
+#[derive(Debug)]
+pub struct Submitted {
+    receipt: Receipt,
+    commit: Option<Commit>,
+}
+
+#[derive(Debug)]
+struct Commit {
+    stream: StreamName,
+    end: u64,
+    progress: watch::Receiver<Progress>,
+}
+
+impl Submitted {
+    /// What the broker took (for a durable stream, the offsets are final already).
+    pub fn receipt(&self) -> Receipt {
+        self.receipt
+    }
+
+    /// Waits until the messages are stored with the stream's durability (at once for a
+    /// live stream, where nothing is stored), then returns the receipt.
+    pub async fn committed(self) -> Result<Receipt, PublishError> {
+        let Some(mut commit) = self.commit else {
+            return Ok(self.receipt);
+        };
+        let end = commit.end;
+        let reached = commit
+            .progress
+            .wait_for(|p| p.end >= end || p.failed.is_some())
+            .await
+            .map(|p| (p.end >= end, p.failed.clone()));
+        match reached {
+            Ok((true, _)) => Ok(self.receipt),
+            Ok((false, failed)) => Err(PublishError::Storage {
+                stream: commit.stream,
+                message: failed.map_or_else(String::new, |f| f.to_string()),
+            }),
+            Err(_) => Err(PublishError::Deleted {
+                stream: commit.stream,
+            }),
+        }
+    }
+}
+
+/// The publish road: check, pay, admit, take; then, for `committed`, wait for the log.
 pub(crate) async fn publish(
     stream: &Arc<Stream>,
     messages: Vec<Message>,
     ack: Ack,
     cx: PublishContext<'_>,
 ) -> Result<Receipt, PublishError> {
+    submit(stream, messages, ack, cx).await?.committed().await
+}
+
+/// A publish of the broker's own (dead letters): no in-flight budget, committed as `ack`
+/// says.
+pub(crate) async fn publish_internal(
+    stream: &Arc<Stream>,
+    messages: Vec<Message>,
+    ack: Ack,
+    clock: &Arc<dyn Clock>,
+) -> Result<Receipt, PublishError> {
+    let cx = PublishContext {
+        budgets: [None, None],
+        inflight_wait: Duration::ZERO,
+        clock,
+    };
+    publish(stream, messages, ack, cx).await
+}
+
+/// Check, pay, admit, take. A failed submit took nothing.
+pub(crate) async fn submit(
+    stream: &Arc<Stream>,
+    messages: Vec<Message>,
+    ack: Ack,
+    cx: PublishContext<'_>,
+) -> Result<Submitted, PublishError> {
     let name = || stream.name.clone();
-    if ack == Ack::Committed {
+    if stream.is_deleted() {
+        return Err(PublishError::Deleted { stream: name() });
+    }
+    if ack == Ack::Committed && stream.durable.is_none() {
         return Err(PublishError::NotDurable { stream: name() });
     }
     let bytes = check(&stream.name, &messages)?;
@@ -125,15 +215,7 @@ pub(crate) async fn publish(
         let blocker = {
             let mut state = stream.lock();
             match stream.blocker(&mut state, events, bytes) {
-                None => {
-                    return Ok(stream.take(
-                        &mut state,
-                        messages,
-                        charge,
-                        cx.clock.now(),
-                        cx.clock.unix_ms(),
-                    ));
-                }
+                None => return take(stream, &mut state, messages, charge, ack, &cx),
                 Some(sub) => sub,
             }
         };
@@ -150,6 +232,44 @@ pub(crate) async fn publish(
             });
         }
     }
+}
+
+/// Takes an admitted publish (the stream's lock held).
+fn take(
+    stream: &Arc<Stream>,
+    state: &mut StreamState,
+    messages: Vec<Message>,
+    charge: Charge,
+    ack: Ack,
+    cx: &PublishContext<'_>,
+) -> Result<Submitted, PublishError> {
+    let unix_ms = cx.clock.unix_ms();
+    let Some(durable) = &stream.durable else {
+        let first = state.next_sequence;
+        let count = messages.len() as u64;
+        state.next_sequence += count;
+        stream.take(state, first, messages, charge, cx.clock.now(), unix_ms);
+        let receipt = Receipt {
+            first_sequence: first,
+            count,
+            duplicates: 0,
+        };
+        return Ok(Submitted {
+            receipt,
+            commit: None,
+        });
+    };
+    let taken = durable::take(stream, state, messages, charge, unix_ms, cx.clock)?;
+    durable.count_duplicates(taken.receipt.duplicates);
+    let commit = (ack == Ack::Committed).then(|| Commit {
+        stream: stream.name.clone(),
+        end: taken.commit_end,
+        progress: durable.progress(),
+    });
+    Ok(Submitted {
+        receipt: taken.receipt,
+        commit,
+    })
 }
 
 /// Checks count and sizes; returns the total bytes.

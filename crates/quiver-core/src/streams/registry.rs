@@ -15,17 +15,26 @@
 //! Lock order: registry, then a stream, then a subscription's queue.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 use thiserror::Error;
 
+use crate::catalog::StreamDef;
+use crate::streams::clock::Clock;
 use crate::streams::config::{BrokerConfig, StreamConfig};
+use crate::streams::durable::DurableConfig;
+use crate::streams::durable::Store;
+use crate::streams::durable::history::Cursor;
 use crate::streams::flush::FlushQueue;
+use crate::streams::groups::group::Group;
+use crate::streams::groups::state::GroupState;
+use crate::streams::groups::{self, GroupError, MemberShared};
+use crate::streams::metrics::StreamStats;
 use crate::streams::name::StreamName;
 use crate::streams::pattern::{Pattern, PatternKind};
 use crate::streams::publish::PublishError;
 use crate::streams::stream::Stream;
-use crate::streams::subscriber::{SubShared, SubscriptionId};
+use crate::streams::subscriber::{EndReason, StartAt, SubShared, SubscriptionId};
 use crate::streams::{read, write};
 
 /// A subscribe the registry refused.
@@ -42,6 +51,28 @@ pub enum SubscribeError {
         "cannot subscribe to {pattern}: it already has {limit} subscriptions, the per-stream limit"
     )]
     TooManyForStream { pattern: String, limit: usize },
+    /// A start other than `latest` on a stream that keeps no history.
+    #[error(
+        "cannot start {pattern} at {start}: stream {pattern} is not durable, so it keeps no history; start at latest"
+    )]
+    NotDurable { pattern: String, start: String },
+    /// An offset names a position in one stream, not in a pattern's.
+    #[error(
+        "cannot start {pattern} at an offset: offsets belong to one stream; subscribe to one stream name, or start at earliest or a time"
+    )]
+    OffsetNeedsStream { pattern: String },
+    /// An offset past the end of the stream.
+    #[error(
+        "cannot start {stream} at offset {offset}: the stream ends at {end} (its next offset); start at {end} or earlier, or at latest"
+    )]
+    PastEnd {
+        stream: StreamName,
+        offset: u64,
+        end: u64,
+    },
+    /// A queue group starts at the live point.
+    #[error("queue group {group} on {pattern} can only start at latest")]
+    GroupStart { pattern: String, group: String },
 }
 
 /// Creating a stream with explicit settings failed.
@@ -54,6 +85,33 @@ pub enum CreateStreamError {
     /// A new stream beyond the stream limit.
     #[error("cannot create stream {stream}: the broker already has {limit} streams, its limit")]
     TooManyStreams { stream: StreamName, limit: usize },
+    /// A new durable stream beyond the durable-stream limit.
+    #[error(
+        "cannot create durable stream {stream}: the broker already has {limit} durable streams, its limit (streams.max_durable)"
+    )]
+    TooManyDurable { stream: StreamName, limit: usize },
+    /// A durable stream on a broker without a data directory.
+    #[error("cannot create durable stream {stream}: this broker has no data directory")]
+    NoStorage { stream: StreamName },
+    /// A setting outside what is allowed.
+    #[error("cannot create stream {stream}: {message}")]
+    Config { stream: StreamName, message: String },
+    /// The stream's log or catalog entry could not be written.
+    #[error("cannot create stream {stream}: {message}")]
+    Storage { stream: StreamName, message: String },
+}
+
+/// Deleting a stream failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum DeleteStreamError {
+    /// No such stream.
+    #[error("stream {stream} does not exist")]
+    NotFound { stream: StreamName },
+    /// Its stored data could not be removed (the stream is gone from the broker; what is
+    /// left on disk is moved aside at the next start).
+    #[error("stream {stream} was deleted, but removing its data failed: {message}")]
+    Storage { stream: StreamName, message: String },
 }
 
 #[derive(Default)]
@@ -63,6 +121,11 @@ struct Index {
     one_level: HashMap<Arc<str>, Vec<Arc<SubShared>>>,
     subtree: HashMap<Arc<str>, Vec<Arc<SubShared>>>,
     subscriptions: usize,
+    /// Counters of deleted streams, so that totals never go backwards.
+    retired: StreamStats,
+    /// Consumer-group members, joined to every durable stream their pattern matches,
+    /// streams created later included.
+    group_members: Vec<Weak<MemberShared>>,
 }
 
 impl Index {
@@ -127,18 +190,36 @@ impl Index {
 
 /// Streams and subscriptions of one broker.
 pub(crate) struct Registry {
+    /// This registry (group dispatchers hold it).
+    me: Weak<Registry>,
     index: RwLock<Index>,
     config: BrokerConfig,
     flush: Arc<FlushQueue>,
+    pub(crate) store: Option<Store>,
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 impl Registry {
-    pub(crate) fn new(config: BrokerConfig, flush: Arc<FlushQueue>) -> Self {
-        Self {
+    pub(crate) fn new(
+        config: BrokerConfig,
+        flush: Arc<FlushQueue>,
+        store: Option<Store>,
+        clock: Arc<dyn Clock>,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             index: RwLock::default(),
             config,
             flush,
-        }
+            store,
+            clock,
+        })
+    }
+
+    fn arc(&self) -> Arc<Registry> {
+        self.me
+            .upgrade()
+            .expect("a registry in use is held by its broker")
     }
 
     /// The stream, if it exists.
@@ -146,27 +227,46 @@ impl Registry {
         read(&self.index).streams.get(name).cloned()
     }
 
-    /// The stream, created with the default settings if it does not exist.
+    /// The stream, created if it does not exist: durable when a durable rule matches its
+    /// name, with the default settings otherwise.
     pub(crate) fn stream_or_create(&self, name: &StreamName) -> Result<Arc<Stream>, PublishError> {
-        if let Some(stream) = self.stream(name) {
-            return Ok(stream);
+        loop {
+            if let Some(stream) = self.stream(name) {
+                return Ok(stream);
+            }
+            let rule = self
+                .store
+                .as_ref()
+                .and_then(|store| store.config.rule_for(name));
+            let config = StreamConfig {
+                durable: rule.map(|rule| rule.config),
+                ..self.config.default_stream
+            };
+            match self.create(name, config, rule.is_some()) {
+                Ok(stream) => return Ok(stream),
+                // Created meanwhile by another caller: take it.
+                Err(CreateStreamError::Exists { .. }) => {}
+                Err(CreateStreamError::TooManyStreams { stream, limit }) => {
+                    return Err(PublishError::TooManyStreams { stream, limit });
+                }
+                Err(error) => {
+                    return Err(PublishError::Storage {
+                        stream: name.clone(),
+                        message: error.to_string(),
+                    });
+                }
+            }
         }
-        self.create(name, self.config.default_stream)
-            .or_else(|err| match err {
-                CreateStreamError::Exists { .. } => {
-                    Ok(self.stream(name).expect("streams are never removed"))
-                }
-                CreateStreamError::TooManyStreams { stream, limit } => {
-                    Err(PublishError::TooManyStreams { stream, limit })
-                }
-            })
     }
 
     /// Creates a stream with `config`, attached to every subscription that matches it.
+    /// A durable stream opens (or creates) its log; with `persist` its definition is
+    /// written to the catalog (so it is made again at start-up).
     pub(crate) fn create(
         &self,
         name: &StreamName,
         config: StreamConfig,
+        persist: bool,
     ) -> Result<Arc<Stream>, CreateStreamError> {
         let mut index = write(&self.index);
         if index.streams.contains_key(name) {
@@ -181,16 +281,241 @@ impl Registry {
                 limit,
             });
         }
-        let stream = Stream::new(name.clone(), config, Arc::clone(&self.flush));
+        let created_ms = self.clock.unix_ms();
+        let def = StreamDef {
+            name: name.clone(),
+            config,
+            created_ms,
+        };
+        let stream = self.build(&index, &def, persist)?;
         for sub in index.matching(name) {
             stream.attach(&sub);
         }
         index.streams.insert(name.clone(), Arc::clone(&stream));
+        if stream.durable.is_some() {
+            index.group_members.retain(|m| m.strong_count() > 0);
+            let registry = self.arc();
+            for member in groups::live_members(&index.group_members) {
+                if member.pattern.matches(name) {
+                    // A member of a pattern joins what it can; a refusal (a bad group
+                    // setting) leaves this stream out of its membership.
+                    let _ = groups::join_stream(&registry, &stream, &member);
+                }
+            }
+        }
         Ok(stream)
     }
 
-    /// Registers `sub` and attaches it to every existing stream it matches.
-    pub(crate) fn subscribe(&self, sub: &Arc<SubShared>) -> Result<(), SubscribeError> {
+    /// Makes a stream of the catalog again at start-up, with its consumer groups.
+    pub(crate) fn load(&self, def: &StreamDef) -> Result<(), CreateStreamError> {
+        let mut index = write(&self.index);
+        let stream = self.build(&index, def, false)?;
+        if let (Some(durable), Some(store)) = (&stream.durable, &self.store) {
+            let snapshots =
+                store
+                    .catalog
+                    .groups(&def.name)
+                    .map_err(|error| CreateStreamError::Storage {
+                        stream: def.name.clone(),
+                        message: error.to_string(),
+                    })?;
+            let mut groups = crate::streams::lock(&durable.groups);
+            for snapshot in snapshots {
+                let dead_letter = snapshot.config.dead_letter_of(&def.name).map_err(|error| {
+                    CreateStreamError::Config {
+                        stream: def.name.clone(),
+                        message: error.to_string(),
+                    }
+                })?;
+                let group = Group::new(
+                    def.name.clone(),
+                    snapshot.group.clone(),
+                    dead_letter,
+                    GroupState::restore(&snapshot),
+                );
+                groups.insert(snapshot.group.clone(), group);
+            }
+        }
+        index.streams.insert(def.name.clone(), stream);
+        Ok(())
+    }
+
+    /// The stream of `def`: its log opened when durable, its definition written when
+    /// `persist` (and there is a catalog).
+    fn build(
+        &self,
+        index: &Index,
+        def: &StreamDef,
+        persist: bool,
+    ) -> Result<Arc<Stream>, CreateStreamError> {
+        let name = &def.name;
+        let config = def.config;
+        let storage_error = |message: String| CreateStreamError::Storage {
+            stream: name.clone(),
+            message,
+        };
+        let durable = match (&config.durable, &self.store) {
+            (None, _) => None,
+            (Some(_), None) => {
+                return Err(CreateStreamError::NoStorage {
+                    stream: name.clone(),
+                });
+            }
+            (Some(durable), Some(store)) => {
+                durable
+                    .validate()
+                    .map_err(|error| CreateStreamError::Config {
+                        stream: name.clone(),
+                        message: error.to_string(),
+                    })?;
+                let limit = store.config.max_durable_streams;
+                let open = index.streams.values().filter(|s| s.durable.is_some());
+                if open.count() >= limit {
+                    return Err(CreateStreamError::TooManyDurable {
+                        stream: name.clone(),
+                        limit,
+                    });
+                }
+                Some(
+                    store
+                        .open_log(name, durable, &self.clock)
+                        .map_err(|error| storage_error(error.to_string()))?,
+                )
+            }
+        };
+        if persist && let Some(store) = &self.store {
+            store
+                .catalog
+                .put_stream(def)
+                .map_err(|error| storage_error(error.to_string()))?;
+        }
+        Ok(Stream::new(
+            name.clone(),
+            config,
+            def.created_ms,
+            Arc::clone(&self.flush),
+            durable,
+        ))
+    }
+
+    /// Removes stream `name` from the registry and ends or detaches its subscriptions.
+    /// The caller removes its stored data.
+    pub(crate) fn remove(&self, name: &StreamName) -> Result<Arc<Stream>, DeleteStreamError> {
+        let mut index = write(&self.index);
+        let stream = index
+            .streams
+            .remove(name)
+            .ok_or_else(|| DeleteStreamError::NotFound {
+                stream: name.clone(),
+            })?;
+        index.retired.accumulate(&stream.metrics.snapshot());
+        index.retired.subscribers = 0;
+        drop(index);
+        stream.delete();
+        if let Some(durable) = &stream.durable {
+            let reason = EndReason::StreamDeleted {
+                stream: name.clone(),
+            };
+            let groups = std::mem::take(&mut *crate::streams::lock(&durable.groups));
+            for (group, handle) in groups {
+                handle.stop(&reason);
+                if let Some(store) = &self.store {
+                    let _ = store.catalog.remove_group(name, &group);
+                }
+            }
+        }
+        Ok(stream)
+    }
+
+    /// Joins `member` to its group on every durable stream its pattern matches (now and
+    /// later). An exact name that does not exist yet is created by the durable rules.
+    pub(crate) fn join_group(&self, member: &Arc<MemberShared>) -> Result<(), GroupError> {
+        if let PatternKind::Exact(name) = member.pattern.kind() {
+            let stream = self
+                .stream_or_create(name)
+                .map_err(|_| GroupError::NoStream {
+                    stream: name.clone(),
+                })?;
+            if stream.durable.is_none() {
+                return Err(GroupError::NotDurable {
+                    stream: name.clone(),
+                });
+            }
+        }
+        let streams: Vec<Arc<Stream>> = {
+            let mut index = write(&self.index);
+            index.group_members.push(Arc::downgrade(member));
+            matching_streams(&index, &member.pattern)
+                .into_iter()
+                .filter(|s| s.durable.is_some())
+                .collect()
+        };
+        let registry = self.arc();
+        for stream in streams {
+            if let Err(error) = groups::join_stream(&registry, &stream, member) {
+                self.forget_member(member);
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops joining `member` to new streams.
+    pub(crate) fn forget_member(&self, member: &MemberShared) {
+        write(&self.index)
+            .group_members
+            .retain(|m| m.strong_count() > 0 && !std::ptr::eq(m.as_ptr(), member));
+    }
+
+    /// A stream that must exist and be durable, for group operations.
+    pub(crate) fn durable_stream(&self, name: &StreamName) -> Result<Arc<Stream>, GroupError> {
+        let stream = self.stream(name).ok_or_else(|| GroupError::NoStream {
+            stream: name.clone(),
+        })?;
+        if stream.durable.is_none() {
+            return Err(GroupError::NotDurable {
+                stream: name.clone(),
+            });
+        }
+        Ok(stream)
+    }
+
+    /// The dead-letter stream `name` of a group of `source`: as it is when it exists,
+    /// otherwise created durable like `source` (without de-duplication).
+    pub(crate) fn dead_letter_stream(
+        &self,
+        name: &StreamName,
+        source: &Stream,
+    ) -> Result<Arc<Stream>, CreateStreamError> {
+        if let Some(stream) = self.stream(name) {
+            return Ok(stream);
+        }
+        let durable = source.durable.as_ref().map(|d| DurableConfig {
+            dedupe_window: std::time::Duration::ZERO,
+            ..d.config
+        });
+        let config = StreamConfig {
+            durable,
+            ..self.config.default_stream
+        };
+        match self.create(name, config, true) {
+            Err(CreateStreamError::Exists { .. }) => {
+                self.stream(name).ok_or(CreateStreamError::Exists {
+                    stream: name.clone(),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Registers `sub` and attaches it to every existing stream it matches, except the
+    /// durable ones it starts before the live point in: for those it returns a cursor
+    /// that reads their history and attaches at the end.
+    pub(crate) fn subscribe(
+        &self,
+        sub: &Arc<SubShared>,
+        start: StartAt,
+    ) -> Result<Vec<Cursor>, SubscribeError> {
         let limits = self.config.limits;
         let mut index = write(&self.index);
         let pattern = sub.pattern.as_str().to_owned();
@@ -207,12 +532,26 @@ impl Registry {
                 limit: limits.max_subscriptions_per_stream,
             });
         }
+        let streams = matching_streams(&index, &sub.pattern);
+        let from_history = match start_from_history(sub, start, &streams) {
+            Ok(streams) => streams,
+            Err(error) => {
+                // Drops the slot the check above may have made empty.
+                index.remove(sub);
+                return Err(error);
+            }
+        };
         index.slot(&sub.pattern).push(Arc::clone(sub));
         index.subscriptions += 1;
-        for stream in matching_streams(&index, &sub.pattern) {
-            stream.attach(sub);
+        let mut cursors = Vec::new();
+        for stream in streams {
+            if from_history.iter().any(|s| Arc::ptr_eq(s, &stream)) {
+                cursors.push(Cursor::new(stream, start));
+            } else {
+                stream.attach(sub);
+            }
         }
-        Ok(())
+        Ok(cursors)
     }
 
     /// Removes `sub` from the index and from its streams.
@@ -242,6 +581,11 @@ impl Registry {
         streams
     }
 
+    /// The summed counters of the streams deleted so far.
+    pub(crate) fn retired(&self) -> StreamStats {
+        read(&self.index).retired
+    }
+
     /// Every subscription.
     pub(crate) fn subscriptions(&self) -> Vec<Arc<SubShared>> {
         let index = read(&self.index);
@@ -256,6 +600,55 @@ impl Registry {
     pub(crate) fn subscription_count(&self) -> usize {
         read(&self.index).subscriptions
     }
+}
+
+/// The streams among `streams` that `sub` reads history from when it starts at `start`;
+/// checks the start against them.
+fn start_from_history(
+    sub: &SubShared,
+    start: StartAt,
+    streams: &[Arc<Stream>],
+) -> Result<Vec<Arc<Stream>>, SubscribeError> {
+    let pattern = sub.pattern.as_str();
+    if start == StartAt::Latest {
+        return Ok(Vec::new());
+    }
+    if let Some(group) = &sub.group {
+        return Err(SubscribeError::GroupStart {
+            pattern: pattern.to_owned(),
+            group: group.to_string(),
+        });
+    }
+    let exact = !sub.pattern.is_wildcard();
+    if let StartAt::Offset(offset) = start {
+        if !exact {
+            return Err(SubscribeError::OffsetNeedsStream {
+                pattern: pattern.to_owned(),
+            });
+        }
+        if let Some(stream) = streams.first().filter(|s| s.durable.is_some()) {
+            let end = stream.lock().next_sequence;
+            if offset > end {
+                return Err(SubscribeError::PastEnd {
+                    stream: stream.name.clone(),
+                    offset,
+                    end,
+                });
+            }
+        }
+    }
+    let durable: Vec<Arc<Stream>> = streams
+        .iter()
+        .filter(|s| s.durable.is_some())
+        .cloned()
+        .collect();
+    if exact && durable.is_empty() {
+        return Err(SubscribeError::NotDurable {
+            pattern: pattern.to_owned(),
+            start: format!("{start:?}").to_lowercase(),
+        });
+    }
+    Ok(durable)
 }
 
 fn matching_streams(index: &Index, pattern: &Pattern) -> Vec<Arc<Stream>> {
@@ -286,7 +679,13 @@ mod tests {
 
     #[test]
     fn index_probes_and_empty_slots_are_dropped() {
-        let registry = Registry::new(BrokerConfig::default(), Arc::default());
+        let registry = Registry::new(
+            BrokerConfig::default(),
+            Arc::default(),
+            None,
+            Arc::new(crate::streams::SystemClock),
+        );
+        let registry = &*registry;
         let subs = [
             sub(1, "a/b/c"),
             sub(2, "a/b/*"),
@@ -295,7 +694,7 @@ mod tests {
             sub(5, "x/>"),
         ];
         for s in &subs {
-            registry.subscribe(s).unwrap();
+            registry.subscribe(s, StartAt::Latest).unwrap();
         }
         let name = StreamName::new("a/b/c").unwrap();
         let mut found = registry.matching(&name);

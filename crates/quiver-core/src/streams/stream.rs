@@ -1,11 +1,17 @@
-//! One stream: its sequence counter, the batch it is filling, and its subscriptions.
+//! One stream: its sequence counter, the batch it is filling, its subscriptions and queue
+//! groups, and (for a durable stream) its log.
 //!
 //! Everything a publish does to a stream happens under the stream's one mutex, taken once
 //! per publish call (not per message): sequence numbers are assigned, events appended to the
 //! pending batch, and sealed batches handed to every subscription's queue, in order. Holding
 //! the lock through fan-out is what makes every subscription see the stream in sequence
 //! order under concurrent publishers. Lock order: stream, then a subscription's queue.
+//!
+//! A durable stream assigns offsets under the same lock when a publish is taken, but hands
+//! the messages to fan-out only once they are appended to its log (see
+//! [`crate::streams::durable`]), so subscribers see only what the log holds.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::time::Instant;
@@ -13,43 +19,95 @@ use tokio::time::Instant;
 use crate::streams::batch::{Event, Message, Pending};
 use crate::streams::budget::Charge;
 use crate::streams::config::StreamConfig;
+use crate::streams::durable::{Durable, DurableState};
 use crate::streams::flush::FlushQueue;
 use crate::streams::lock;
 use crate::streams::metrics::StreamMetrics;
 use crate::streams::name::StreamName;
 use crate::streams::policy::SlowPolicy;
-use crate::streams::publish::Receipt;
-use crate::streams::subscriber::{Pushed, SubShared};
+use crate::streams::queue_group::QueueGroup;
+use crate::streams::subscriber::{EndReason, Pushed, SubShared};
 
 /// A stream and its mutable state.
 pub(crate) struct Stream {
     pub(crate) name: StreamName,
     pub(crate) config: StreamConfig,
     pub(crate) metrics: Arc<StreamMetrics>,
+    /// When the stream was created, ms since the Unix epoch.
+    pub(crate) created_ms: u64,
+    /// The log and its bookkeeping, for a durable stream.
+    pub(crate) durable: Option<Durable>,
     state: Mutex<StreamState>,
     flush: Arc<FlushQueue>,
+    deleted: AtomicBool,
 }
 
 pub(crate) struct StreamState {
-    next_sequence: u64,
+    /// The sequence number (offset) the next message taken gets.
+    pub(crate) next_sequence: u64,
+    /// The sequence number of the next message handed to fan-out (for a live stream,
+    /// always `next_sequence`; for a durable one, behind it by what is being appended).
+    fanout_next: u64,
     pending: Pending,
     subscribers: Vec<Arc<SubShared>>,
+    queue_groups: Vec<QueueGroup>,
+    /// The append queue and de-duplication window of a durable stream.
+    pub(crate) durable: Option<DurableState>,
+}
+
+impl StreamState {
+    /// The sequence number of the first message no subscription has been handed yet: a
+    /// subscription attached now receives every message from here on, and nothing before.
+    pub(crate) fn delivered_next(&self) -> u64 {
+        if self.pending.is_empty() {
+            self.fanout_next
+        } else {
+            self.pending.first_sequence
+        }
+    }
+
+    /// The sequence number of the next message handed to fan-out: every message before it
+    /// is sequenced (for a durable stream: stored) and in a batch.
+    pub(crate) fn fanout_next(&self) -> u64 {
+        self.fanout_next
+    }
+
+    /// Every subscription, plain or queue-group member.
+    fn all_subscribers(&self) -> impl Iterator<Item = &Arc<SubShared>> {
+        self.subscribers
+            .iter()
+            .chain(self.queue_groups.iter().flat_map(QueueGroup::members))
+    }
 }
 
 impl Stream {
-    pub(crate) fn new(name: StreamName, config: StreamConfig, flush: Arc<FlushQueue>) -> Arc<Self> {
+    pub(crate) fn new(
+        name: StreamName,
+        config: StreamConfig,
+        created_ms: u64,
+        flush: Arc<FlushQueue>,
+        durable: Option<(Durable, DurableState)>,
+    ) -> Arc<Self> {
+        let (durable, durable_state) = durable.unzip();
+        let next = durable.as_ref().map_or(0, Durable::next_offset);
         let state = StreamState {
-            next_sequence: 0,
+            next_sequence: next,
+            fanout_next: next,
             pending: Pending::default(),
             subscribers: Vec::new(),
+            queue_groups: Vec::new(),
+            durable: durable_state,
         };
         let metrics = Arc::new(StreamMetrics::default());
         Arc::new(Self {
             name,
             config,
             metrics,
+            created_ms,
+            durable,
             state: Mutex::new(state),
             flush,
+            deleted: AtomicBool::new(false),
         })
     }
 
@@ -57,30 +115,53 @@ impl Stream {
         lock(&self.state)
     }
 
+    /// Whether the stream was deleted (handles on it refuse publishes).
+    pub(crate) fn is_deleted(&self) -> bool {
+        self.deleted.load(Ordering::Acquire)
+    }
+
     /// Adds a subscription (it receives batches sealed from now on).
     pub(crate) fn attach(&self, sub: &Arc<SubShared>) {
-        let mut state = self.lock();
-        if sub.is_closed() || state.subscribers.iter().any(|s| Arc::ptr_eq(s, sub)) {
+        self.attach_locked(&mut self.lock(), sub);
+    }
+
+    /// [`attach`](Self::attach) with the stream's lock held.
+    pub(crate) fn attach_locked(&self, state: &mut StreamState, sub: &Arc<SubShared>) {
+        if sub.is_closed() || state.all_subscribers().any(|s| Arc::ptr_eq(s, sub)) {
             return;
         }
-        state.subscribers.push(Arc::clone(sub));
+        match &sub.group {
+            None => state.subscribers.push(Arc::clone(sub)),
+            Some(group) => {
+                let pattern = sub.pattern.as_str();
+                match state.queue_groups.iter_mut().find(|g| g.is(pattern, group)) {
+                    Some(existing) => existing.add(sub),
+                    None => state.queue_groups.push(QueueGroup::new(sub)),
+                }
+            }
+        }
         StreamMetrics::add(&self.metrics.subscribers, 1);
     }
 
     /// Removes a subscription if attached.
     pub(crate) fn detach(&self, sub: &Arc<SubShared>) {
         let mut state = self.lock();
-        let before = state.subscribers.len();
+        let before = state.all_subscribers().count();
         state.subscribers.retain(|s| !Arc::ptr_eq(s, sub));
-        let removed = (before - state.subscribers.len()) as u64;
+        for group in &mut state.queue_groups {
+            group.remove(sub);
+        }
+        state.queue_groups.retain(|g| !g.is_empty());
+        let removed = (before - state.all_subscribers().count()) as u64;
         self.metrics
             .subscribers
-            .fetch_sub(removed, std::sync::atomic::Ordering::Relaxed);
+            .fetch_sub(removed, Ordering::Relaxed);
     }
 
-    /// Under `block`, the first subscription without room for `events`/`bytes` more, after
-    /// delivering the pending batch if that is what is in the way. `None` when the publish
-    /// may go ahead (always, for the other policies).
+    /// Under `block`, the first subscription without room for `events`/`bytes` more (for a
+    /// queue group: the next member, when no member has room), after delivering the
+    /// pending batch if that is what is in the way. `None` when the publish may go ahead
+    /// (always, for the other policies).
     pub(crate) fn blocker(
         &self,
         state: &mut StreamState,
@@ -90,37 +171,34 @@ impl Stream {
         if self.config.policy != SlowPolicy::Block {
             return None;
         }
-        let (pending_events, pending_bytes) =
-            (state.pending.events.len() as u64, state.pending.bytes);
-        let full = state
-            .subscribers
-            .iter()
-            .find(|s| !s.has_room(events, bytes, pending_events, pending_bytes))?;
-        if pending_events == 0 {
-            return Some(Arc::clone(full));
+        let pending = (state.pending.events.len() as u64, state.pending.bytes);
+        let full = first_full(state, events, bytes, pending)?;
+        if pending.0 == 0 {
+            return Some(full);
         }
         self.seal(state);
-        state
-            .subscribers
-            .iter()
-            .find(|s| !s.has_room(events, bytes, 0, 0))
-            .cloned()
+        first_full(state, events, bytes, (0, 0))
     }
 
-    /// Sequences `messages` (already checked and paid for by `charge`) into pending batches,
-    /// sealing and delivering those that are full, or all of them when there is no delay.
+    /// Takes `messages` (already checked and paid for by `charge`) as sequence numbers
+    /// `first..`, into pending batches, sealing and delivering those that are full, or all
+    /// of them when there is no delay. The caller assigned the sequence numbers.
     pub(crate) fn take(
         self: &Arc<Self>,
         state: &mut StreamState,
+        first_sequence: u64,
         messages: Vec<Message>,
         mut charge: Charge,
         now: Instant,
         unix_ms: u64,
-    ) -> Receipt {
+    ) {
         let batch = self.config.batch;
         let count = messages.len() as u64;
-        let first_sequence = state.next_sequence;
-        state.next_sequence += count;
+        debug_assert_eq!(
+            first_sequence, state.fanout_next,
+            "a stream's messages reach fan-out in sequence order"
+        );
+        state.fanout_next = first_sequence + count;
         StreamMetrics::add(&self.metrics.published, count);
         let mut left = messages.len();
         let mut chunk_bytes = 0;
@@ -161,22 +239,24 @@ impl Stream {
             pending.deadline = Some(deadline);
             self.flush.schedule(deadline, self);
         }
-        Receipt {
-            first_sequence,
-            count,
-        }
     }
 
-    /// Seals the pending batch (if any) and hands it to every subscription.
+    /// Seals the pending batch (if any) and hands it to every subscription and to one
+    /// member of every queue group.
     fn seal(&self, state: &mut StreamState) {
         if state.pending.is_empty() {
             return;
         }
         let batch = state.pending.seal(&self.name, &self.metrics);
         StreamMetrics::add(&self.metrics.batches, 1);
+        let policy = self.config.policy;
         let mut ended = false;
         for sub in &state.subscribers {
-            ended |= sub.push(&batch, self.config.policy, &self.metrics) == Pushed::Ended;
+            ended |= sub.push(&batch, policy, &self.metrics) == Pushed::Ended;
+        }
+        for group in &mut state.queue_groups {
+            let member = group.pick(batch.len() as u64, batch.bytes());
+            ended |= member.push(&batch, policy, &self.metrics) == Pushed::Ended;
         }
         if ended {
             self.drop_closed(state);
@@ -184,12 +264,16 @@ impl Stream {
     }
 
     fn drop_closed(&self, state: &mut StreamState) {
-        let before = state.subscribers.len();
+        let before = state.all_subscribers().count();
         state.subscribers.retain(|s| !s.is_closed());
-        let removed = (before - state.subscribers.len()) as u64;
+        for group in &mut state.queue_groups {
+            group.drop_closed();
+        }
+        state.queue_groups.retain(|g| !g.is_empty());
+        let removed = (before - state.all_subscribers().count()) as u64;
         self.metrics
             .subscribers
-            .fetch_sub(removed, std::sync::atomic::Ordering::Relaxed);
+            .fetch_sub(removed, Ordering::Relaxed);
     }
 
     /// Delivers the pending batch if its deadline has come.
@@ -208,4 +292,41 @@ impl Stream {
     pub(crate) fn flush(&self) {
         self.seal(&mut self.lock());
     }
+
+    /// Marks the stream deleted: what is pending is delivered, subscriptions to exactly
+    /// this stream end, wildcard ones are detached (they stay subscribed to their pattern).
+    pub(crate) fn delete(&self) {
+        self.deleted.store(true, Ordering::Release);
+        let mut state = self.lock();
+        self.seal(&mut state);
+        for sub in state.all_subscribers() {
+            if !sub.pattern.is_wildcard() {
+                sub.end(EndReason::StreamDeleted {
+                    stream: self.name.clone(),
+                });
+            }
+        }
+        let count = state.all_subscribers().count() as u64;
+        state.subscribers.clear();
+        state.queue_groups.clear();
+        self.metrics.subscribers.fetch_sub(count, Ordering::Relaxed);
+    }
+}
+
+/// The first subscription (or queue group, by its next member) without room.
+fn first_full(
+    state: &StreamState,
+    events: u64,
+    bytes: u64,
+    (pending_events, pending_bytes): (u64, u64),
+) -> Option<Arc<SubShared>> {
+    let room = |s: &Arc<SubShared>| s.has_room(events, bytes, pending_events, pending_bytes);
+    if let Some(full) = state.subscribers.iter().find(|s| !room(s)) {
+        return Some(Arc::clone(full));
+    }
+    state
+        .queue_groups
+        .iter()
+        .find(|group| !group.members().any(room))
+        .and_then(|group| group.members().next().cloned())
 }

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::streams::batch::Batch;
 use crate::streams::config::QueueLimits;
+use crate::streams::durable::history::CatchUp;
 use crate::streams::lock;
 use crate::streams::metrics::StreamMetrics;
 use crate::streams::name::StreamName;
@@ -44,6 +45,15 @@ pub enum EndReason {
     SlowConsumer { stream: StreamName, missed: u64 },
     /// The broker is shutting down; everything queued before was delivered.
     Shutdown,
+    /// The stream this subscription named was deleted.
+    StreamDeleted { stream: StreamName },
+    /// The consumer group was deleted.
+    GroupDeleted { stream: StreamName, group: String },
+    /// A durable stream's log could not be read.
+    Storage {
+        stream: Option<StreamName>,
+        message: String,
+    },
 }
 
 impl fmt::Display for EndReason {
@@ -56,6 +66,18 @@ impl fmt::Display for EndReason {
                 )
             }
             Self::Shutdown => f.write_str("the broker is shutting down"),
+            Self::StreamDeleted { stream } => write!(f, "stream {stream} was deleted"),
+            Self::GroupDeleted { stream, group } => {
+                write!(f, "group {group} of stream {stream} was deleted")
+            }
+            Self::Storage {
+                stream: Some(stream),
+                message,
+            } => write!(f, "stream {stream} could not be read: {message}"),
+            Self::Storage {
+                stream: None,
+                message,
+            } => f.write_str(message),
         }
     }
 }
@@ -71,11 +93,32 @@ pub enum Delivery {
     Ended(EndReason),
 }
 
+/// Where a subscription starts reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartAt {
+    /// Only messages published from now on.
+    #[default]
+    Latest,
+    /// From the oldest message each durable stream still holds.
+    Earliest,
+    /// From this offset (one durable stream).
+    Offset(u64),
+    /// From the first message at or after this time, ms since the Unix epoch.
+    TimestampMs(u64),
+}
+
 /// Options of one subscription.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SubscribeOptions {
     /// Queue bounds; `None` takes the broker's default stream config.
     pub queue: Option<QueueLimits>,
+    /// Where to start. Anything but `Latest` reads the history of the durable streams the
+    /// pattern matches (an offset needs an exact stream name), then joins live delivery
+    /// with no gap and no duplicate; live streams are joined live.
+    pub start: StartAt,
+    /// A queue group on live delivery: the subscriptions with the same pattern and group
+    /// share each stream's batches, one member per batch. Starts at `Latest` only.
+    pub group: Option<String>,
 }
 
 /// The result of offering a batch to a queue.
@@ -131,6 +174,8 @@ impl QueueState {
 pub(crate) struct SubShared {
     pub(crate) id: SubscriptionId,
     pub(crate) pattern: Pattern,
+    /// The queue group, if any.
+    pub(crate) group: Option<Arc<str>>,
     limits: QueueLimits,
     state: Mutex<QueueState>,
     ready: Notify,
@@ -144,6 +189,7 @@ impl SubShared {
         Self {
             id,
             pattern,
+            group: None,
             limits,
             state: Mutex::default(),
             ready,
@@ -364,6 +410,8 @@ impl QueueState {
 pub struct Subscription {
     shared: Arc<SubShared>,
     registry: Arc<Registry>,
+    /// History still to read before the durable streams it covers are joined live.
+    catchup: Option<CatchUp>,
 }
 
 impl fmt::Debug for Subscription {
@@ -376,8 +424,27 @@ impl fmt::Debug for Subscription {
 }
 
 impl Subscription {
-    pub(crate) fn new(shared: Arc<SubShared>, registry: Arc<Registry>) -> Self {
-        Self { shared, registry }
+    pub(crate) fn new(
+        shared: Arc<SubShared>,
+        registry: Arc<Registry>,
+        catchup: Option<CatchUp>,
+    ) -> Self {
+        let catchup = catchup.filter(|c| !c.is_done());
+        Self {
+            shared,
+            registry,
+            catchup,
+        }
+    }
+
+    /// The next history delivery, while history is left to read.
+    async fn history(&mut self) -> Option<Delivery> {
+        let catchup = self.catchup.as_mut()?;
+        let delivery = catchup.next(&self.shared).await;
+        if delivery.is_none() {
+            self.catchup = None;
+        }
+        delivery
     }
 
     /// The id.
@@ -393,6 +460,15 @@ impl Subscription {
     /// The next delivery, waiting for one.
     pub async fn recv(&mut self) -> Delivery {
         loop {
+            if self.catchup.is_some() {
+                if let Some(delivery) = self.shared.pop() {
+                    return delivery;
+                }
+                if let Some(delivery) = self.history().await {
+                    return delivery;
+                }
+                continue;
+            }
             let ready = self.shared.ready.notified();
             if let Some(delivery) = self.shared.pop() {
                 return delivery;
@@ -401,16 +477,32 @@ impl Subscription {
         }
     }
 
-    /// The next delivery if one is ready.
+    /// The next live delivery if one is ready. History (of a subscription that started
+    /// before the live point) is read from disk, so only [`recv`](Self::recv) and
+    /// [`recv_many`](Self::recv_many) return it.
     pub fn try_recv(&mut self) -> Option<Delivery> {
         self.shared.pop()
     }
 
     /// Waits for at least one delivery, then appends up to `max` (at least 1) ready ones to
     /// `out` under one lock: a transport's writer drains a queue this way. Returns how many.
+    ///
+    /// Cancel-safe: a history read in progress when the future is dropped is kept for the
+    /// next call.
     pub async fn recv_many(&mut self, out: &mut Vec<Delivery>, max: usize) -> usize {
         let max = max.max(1);
         loop {
+            if self.catchup.is_some() {
+                let taken = self.shared.pop_into(out, max);
+                if taken > 0 {
+                    return taken;
+                }
+                if let Some(delivery) = self.history().await {
+                    out.push(delivery);
+                    return 1;
+                }
+                continue;
+            }
             let ready = self.shared.ready.notified();
             let taken = self.shared.pop_into(out, max);
             if taken > 0 {

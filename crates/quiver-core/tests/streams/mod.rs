@@ -31,6 +31,7 @@ pub fn stream_config(policy: SlowPolicy, queue_events: u32) -> StreamConfig {
         queue: QueueLimits::new(queue_events, 1 << 30).unwrap(),
         policy,
         block_timeout: BlockTimeout::new(Duration::from_secs(1)).unwrap(),
+        durable: None,
     }
 }
 

@@ -245,6 +245,7 @@ async fn a_disconnected_wildcard_subscription_leaves_every_stream() {
             Pattern::new("t/ns/*").unwrap(),
             SubscribeOptions {
                 queue: Some(QueueLimits::new(2, 1 << 20).unwrap()),
+                ..SubscribeOptions::default()
             },
         )
         .unwrap();

@@ -228,7 +228,13 @@ fn open(shared: &NativeShared, request: &Subscribe) -> Result<Subscription, Erro
     };
     shared
         .broker
-        .subscribe(pattern, SubscribeOptions { queue })
+        .subscribe(
+            pattern,
+            SubscribeOptions {
+                queue,
+                ..SubscribeOptions::default()
+            },
+        )
         .map_err(|error| ErrorFrame::new(ErrorCode::LIMIT_EXCEEDED, &error.to_string()))
 }
 

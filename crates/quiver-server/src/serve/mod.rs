@@ -227,6 +227,7 @@ fn broker_config(config: &Config) -> Result<BrokerConfig, quiver_core::streams::
             .parse()
             .expect("streams.slow_policy is a checked choice"),
         block_timeout: BlockTimeout::new(streams.block_timeout)?,
+        durable: None,
     };
     Ok(BrokerConfig {
         default_stream,
