@@ -79,9 +79,11 @@
 
 mod connection;
 mod error;
+mod groups;
 mod publisher;
 mod quic;
 mod reconnect;
+mod streams;
 mod subscription;
 mod tls;
 mod url;
@@ -92,15 +94,20 @@ use std::time::Duration;
 use bytes::Bytes;
 use quiver_wire::{
     CacheDelete, CacheGet, CacheSet, Frame, Headers, Message, Ping, Publish, PublishBatch,
-    StartPosition, StreamName, StreamPattern, Subscribe,
+    StreamName, StreamPattern, Subscribe,
 };
 use tokio::sync::mpsc;
 
 pub use error::{ConnectError, PublisherError, RequestError};
+pub use groups::{ConsumerEvent, GroupConsumer, GroupMessage, GroupOptions};
 pub use publisher::{
     MAX_IN_FLIGHT_BATCHES, MAX_LINGER, MAX_PUBLISHER_BATCH_BYTES, Publisher, PublisherOptions,
 };
-pub use quiver_wire::{AckMode, Capabilities, ErrorCode, PublishAck};
+pub use quiver_wire::{
+    AckMode, Capabilities, ErrorCode, GroupSettings, GroupSummary, MemberSummary, Policy,
+    PublishAck, StartPosition, Storage, StreamInfo, StreamSettings,
+};
+pub use streams::StreamOptions;
 pub use subscription::{Event, SubscribeOptions, Subscription, SubscriptionEvent};
 pub use tls::ServerTrust;
 pub use url::{DEFAULT_PORT, DEFAULT_QUIC_PORT};
@@ -320,7 +327,23 @@ impl Client {
     }
 
     /// Subscribes to every stream `pattern` matches (`acme/orders/created`,
-    /// `acme/orders/*`, `acme/orders/>`, `acme/>`), from now on.
+    /// `acme/orders/*`, `acme/orders/>`, `acme/>`), from where `options.start` says
+    /// (`latest` by default: what is published from now on).
+    ///
+    /// ```no_run
+    /// use quiver_client::{Client, StartPosition, SubscribeOptions, SubscriptionEvent};
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Client::connect("quiver://127.0.0.1:7070").await?;
+    /// // Everything the durable stream holds, then live: no gap, no duplicate.
+    /// let options = SubscribeOptions::default().start(StartPosition::Earliest);
+    /// let mut orders = client.subscribe("acme/orders/created", options).await?;
+    /// while let Some(SubscriptionEvent::Event(event)) = orders.next().await {
+    ///     println!("offset {}: {:?}", event.sequence, event.payload);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn subscribe(
         &self,
         pattern: &str,
@@ -328,13 +351,17 @@ impl Client {
     ) -> Result<Subscription, RequestError> {
         let subscribe = Subscribe {
             pattern: StreamPattern::new(pattern).map_err(RequestError::InvalidName)?,
-            start: StartPosition::Latest,
-            group: None,
+            start: options.start,
+            group: options.queue_group.clone(),
             queue_capacity: options.queue_capacity,
             max_batch_events: options.max_batch_events,
+            resume: Vec::new(),
         };
         let (deliveries, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER_BATCHES);
-        let local = self.shared.subscribe(subscribe, deliveries).await?;
+        let local = self
+            .shared
+            .subscribe(reconnect::Request::Subscribe(subscribe), deliveries)
+            .await?;
         Ok(Subscription::new(
             local,
             pattern.to_owned(),

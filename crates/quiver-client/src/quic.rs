@@ -127,7 +127,7 @@ async fn read_deliveries(mut stream: quinn::RecvStream, connection: Arc<Connecti
                 return;
             }
         };
-        let Ok((id, item)) = connection::delivery(envelope.frame) else {
+        let connection::Incoming::Delivery(id, item) = connection::delivery(envelope.frame) else {
             tracing::debug!("a frame that is not a delivery on a delivery stream; ignored");
             continue;
         };
@@ -140,7 +140,7 @@ async fn read_deliveries(mut stream: quinn::RecvStream, connection: Arc<Connecti
         let Some(target) = target else { continue };
         // Waiting here holds up only this subscription's stream; the server's
         // slow-subscriber policy takes over once its queue fills.
-        let _ = target.send(item).await;
+        target.deliver(item).await;
     }
 }
 
@@ -150,7 +150,7 @@ async fn wait_for_route(
     connection: &Connection,
     id: u32,
     item: &crate::subscription::SubItem,
-) -> Option<tokio::sync::mpsc::Sender<crate::subscription::SubItem>> {
+) -> Option<connection::Route> {
     let mut registrations = connection.registrations();
     let deadline = tokio::time::Instant::now() + connection.request_timeout();
     loop {

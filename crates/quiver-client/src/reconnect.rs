@@ -7,19 +7,50 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use quiver_wire::{Frame, Subscribe};
+use quiver_wire::{Capabilities, Frame, JoinGroup, Subscribe};
 use tokio::sync::{mpsc, watch};
 
 use crate::ClientOptions;
-use crate::connection::{Connection, HelloParams};
+use crate::connection::{Connection, HelloParams, Route};
 use crate::error::{ConnectError, RequestError};
-use crate::subscription::SubItem;
+use crate::subscription::{Resume, SubItem};
 use crate::url::Target;
+
+/// What made a subscription: a Subscribe, or a JoinGroup (a group membership).
+#[derive(Debug, Clone)]
+pub(crate) enum Request {
+    Subscribe(Subscribe),
+    Join(JoinGroup),
+}
+
+impl Request {
+    /// The request to send on `connection`: a Subscribe resumes the durable streams it
+    /// received from after their last event (when the server keeps durable streams).
+    fn again(&self, resume: Option<&Resume>, connection: &Connection) -> Request {
+        let durable = connection.granted.contains(Capabilities::DURABLE);
+        match (self, resume) {
+            (Request::Subscribe(subscribe), Some(resume)) if durable => {
+                Request::Subscribe(Subscribe {
+                    resume: resume.entries(),
+                    ..subscribe.clone()
+                })
+            }
+            _ => self.clone(),
+        }
+    }
+
+    async fn send(&self, connection: &Connection, route: Route) -> Result<Frame, RequestError> {
+        match self {
+            Request::Subscribe(subscribe) => connection.subscribe(subscribe, route).await,
+            Request::Join(join) => connection.subscribe(join, route).await,
+        }
+    }
+}
 
 /// A subscription as the client made it, to make it again after a reconnect.
 struct Record {
-    request: Subscribe,
-    deliveries: mpsc::Sender<SubItem>,
+    request: Request,
+    route: Route,
     /// The id the current connection's server gave it.
     server_id: u32,
 }
@@ -60,14 +91,19 @@ impl Shared {
         Arc::clone(&lock(&self.current))
     }
 
-    /// Subscribes and records the subscription; returns its client-local id.
-    pub async fn subscribe(
+    /// Subscribes (or joins a group) and records it; returns its client-local id.
+    pub(crate) async fn subscribe(
         &self,
-        request: Subscribe,
+        request: Request,
         deliveries: mpsc::Sender<SubItem>,
     ) -> Result<u64, RequestError> {
         let connection = self.connection();
-        let server_id = match connection.subscribe(&request, deliveries.clone()).await? {
+        let resume = match &request {
+            Request::Subscribe(_) => Some(Arc::new(Resume::default())),
+            Request::Join(_) => None,
+        };
+        let route = Route { deliveries, resume };
+        let server_id = match request.send(&connection, route.clone()).await? {
             Frame::Subscribed(subscribed) => subscribed.subscription_id,
             other => {
                 return Err(RequestError::UnexpectedReply {
@@ -81,11 +117,16 @@ impl Shared {
             local,
             Record {
                 request,
-                deliveries,
+                route,
                 server_id,
             },
         );
         Ok(local)
+    }
+
+    /// The server's id of subscription `local` on the current connection.
+    pub fn server_id(&self, local: u64) -> Option<u32> {
+        lock(&self.subscriptions).get(&local).map(|r| r.server_id)
     }
 
     /// Forgets subscription `local`; the server's id for it on the current connection.
@@ -96,15 +137,18 @@ impl Shared {
     }
 
     /// Makes every recorded subscription again on `connection`, telling each subscriber
-    /// first that events published while disconnected were not delivered.
+    /// first; durable streams resume after the last event received.
     async fn resubscribe(&self, connection: &Connection) {
-        let records: Vec<(u64, Subscribe, mpsc::Sender<SubItem>)> = lock(&self.subscriptions)
+        let records: Vec<(u64, Request, Route)> = lock(&self.subscriptions)
             .iter()
-            .map(|(local, r)| (*local, r.request.clone(), r.deliveries.clone()))
+            .map(|(local, r)| {
+                let request = r.request.again(r.route.resume.as_deref(), connection);
+                (*local, request, r.route.clone())
+            })
             .collect();
-        for (local, request, deliveries) in records {
-            let _ = deliveries.send(SubItem::Resubscribed).await;
-            match connection.subscribe(&request, deliveries.clone()).await {
+        for (local, request, route) in records {
+            let _ = route.deliveries.send(SubItem::Resubscribed).await;
+            match request.send(connection, route.clone()).await {
                 Ok(Frame::Subscribed(subscribed)) => {
                     if let Some(record) = lock(&self.subscriptions).get_mut(&local) {
                         record.server_id = subscribed.subscription_id;
@@ -120,7 +164,7 @@ impl Shared {
                             format!("unexpected reply {:?} to Subscribe", frame.frame_type())
                         }
                     };
-                    let _ = deliveries.send(SubItem::Disconnected(message)).await;
+                    let _ = route.deliveries.send(SubItem::Disconnected(message)).await;
                 }
             }
         }

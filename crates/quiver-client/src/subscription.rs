@@ -1,10 +1,13 @@
 //! Subscriptions: what a subscriber receives, and the options it subscribes with.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
-use quiver_wire::{ErrorCode, EventBatchBody, Unsubscribe};
+use quiver_wire::limits::MAX_RESUME_STREAMS;
+use quiver_wire::{
+    ErrorCode, EventBatchBody, GroupEventBatch, StartPosition, StreamName, Unsubscribe,
+};
 use tokio::sync::mpsc;
 
 use crate::error::RequestError;
@@ -19,6 +22,7 @@ pub(crate) const SUBSCRIPTION_BUFFER_BATCHES: usize = 64;
 #[derive(Debug)]
 pub(crate) enum SubItem {
     Batch(EventBatchBody),
+    GroupBatch(GroupEventBatch),
     Lag(u64),
     Ended(ErrorCode, String),
     Disconnected(String),
@@ -26,8 +30,34 @@ pub(crate) enum SubItem {
     Resubscribed,
 }
 
+/// The offset after the last event received from each stream of a subscription: what a
+/// reconnect resumes durable streams at (at most [`MAX_RESUME_STREAMS`] streams are kept).
+#[derive(Debug, Default)]
+pub(crate) struct Resume(Mutex<HashMap<StreamName, u64>>);
+
+impl Resume {
+    /// Notes the last event of `body`.
+    pub(crate) fn note(&self, body: &EventBatchBody) {
+        let Some(last) = body.event_refs().last() else {
+            return;
+        };
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.len() < MAX_RESUME_STREAMS || map.contains_key(body.stream()) {
+            map.insert(body.stream().clone(), last.sequence + 1);
+        }
+    }
+
+    /// Every stream with the offset to resume it at.
+    pub(crate) fn entries(&self) -> Vec<(StreamName, u64)> {
+        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut entries: Vec<_> = map.iter().map(|(s, o)| (s.clone(), *o)).collect();
+        entries.sort();
+        entries
+    }
+}
+
 /// How to subscribe.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubscribeOptions {
     /// Events the server may queue for this subscription before its slow-subscriber policy
@@ -36,9 +66,40 @@ pub struct SubscribeOptions {
     /// At most this many events per delivered batch; 0: the stream's batches as they are
     /// (shared with every other subscriber, the cheapest).
     pub max_batch_events: u16,
+    /// Where to start: [`StartPosition::Latest`] (the default), or in the history of the
+    /// durable streams the pattern matches (`Earliest`, an `Offset` of one stream, a
+    /// `TimestampMs`), joining live delivery with no gap and no duplicate.
+    pub start: StartPosition,
+    /// A queue group on live delivery: the subscriptions with the same pattern and group
+    /// share the batches, one member each (starts at `Latest` only). For acknowledged,
+    /// stored sharing use [`Client::join_group`](crate::Client::join_group).
+    pub queue_group: Option<String>,
+}
+
+impl Default for SubscribeOptions {
+    fn default() -> Self {
+        Self {
+            queue_capacity: 0,
+            max_batch_events: 0,
+            start: StartPosition::Latest,
+            queue_group: None,
+        }
+    }
 }
 
 impl SubscribeOptions {
+    /// Sets [`Self::start`].
+    pub fn start(mut self, start: StartPosition) -> Self {
+        self.start = start;
+        self
+    }
+
+    /// Sets [`Self::queue_group`].
+    pub fn queue_group(mut self, group: impl Into<String>) -> Self {
+        self.queue_group = Some(group.into());
+        self
+    }
+
     /// Sets [`Self::queue_capacity`].
     pub fn queue_capacity(mut self, events: u32) -> Self {
         self.queue_capacity = events;
@@ -89,9 +150,10 @@ pub enum SubscriptionEvent {
         /// Why.
         message: String,
     },
-    /// The connection was lost, the client reconnected and subscribed again. Events
-    /// published while it was disconnected were not delivered, and how many is not known;
-    /// sequence numbers go on from where the stream is now.
+    /// The connection was lost, the client reconnected and subscribed again. Durable
+    /// streams go on from the event after the last one received (no gap, no duplicate);
+    /// on live streams, events published while disconnected were not delivered, and how
+    /// many is not known.
     Resubscribed,
 }
 
@@ -162,6 +224,7 @@ impl Subscription {
                 .unwrap_or_else(|| SubItem::Disconnected("the connection ended".to_owned()));
             match item {
                 SubItem::Batch(body) => self.unpack(&body),
+                SubItem::GroupBatch(_) => {}
                 SubItem::Lag(missed) => return Some(SubscriptionEvent::Lag { missed }),
                 SubItem::Resubscribed => return Some(SubscriptionEvent::Resubscribed),
                 SubItem::Ended(code, message) => {

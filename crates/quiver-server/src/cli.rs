@@ -180,6 +180,7 @@ fn value_name(kind: Kind) -> &'static str {
         Kind::Duration { .. } => "DURATION",
         Kind::Bool => "BOOL",
         Kind::LogFilter => "FILTER",
+        Kind::DurableRules => "RULES",
         Kind::Text { .. } => "TEXT",
     }
 }

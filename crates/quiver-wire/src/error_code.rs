@@ -47,8 +47,16 @@ impl ErrorCode {
     pub const SLOW_CONSUMER: Self = Self(106);
     /// The server failed.
     pub const INTERNAL: Self = Self(107);
+    /// The thing to create exists already (a stream).
+    pub const ALREADY_EXISTS: Self = Self(108);
+    /// An ack or nack for a message the member does not hold.
+    pub const NOT_HELD: Self = Self(109);
+    /// The server could not store what was asked (a disk failure).
+    pub const STORAGE: Self = Self(110);
+    /// A value outside what is allowed (a retention bound, an offset past the end).
+    pub const INVALID_ARGUMENT: Self = Self(111);
 
-    const NAMES: [(Self, &'static str); 18] = [
+    const NAMES: [(Self, &'static str); 22] = [
         (Self::BAD_MAGIC, "BAD_MAGIC"),
         (Self::UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION"),
         (Self::FRAME_TOO_LARGE, "FRAME_TOO_LARGE"),
@@ -67,6 +75,10 @@ impl ErrorCode {
         (Self::OVERLOADED, "OVERLOADED"),
         (Self::SLOW_CONSUMER, "SLOW_CONSUMER"),
         (Self::INTERNAL, "INTERNAL"),
+        (Self::ALREADY_EXISTS, "ALREADY_EXISTS"),
+        (Self::NOT_HELD, "NOT_HELD"),
+        (Self::STORAGE, "STORAGE"),
+        (Self::INVALID_ARGUMENT, "INVALID_ARGUMENT"),
     ];
 
     /// Whether the sender closes the connection after an Error with this code.

@@ -15,6 +15,10 @@ pub const VERSION: u8 = 1;
 /// Flag bit 0: each message or event carries a header block.
 pub const FLAG_HEADERS: u16 = 0x0001;
 
+/// Flag bit 8 (required) of Subscribe: a list of streams to resume at their own offsets
+/// follows the fixed fields.
+pub const FLAG_RESUME: u16 = 0x0100;
+
 /// Flag bits 8-15: a receiver that does not know one of these rejects the frame; unknown
 /// bits 0-7 are ignored.
 pub const REQUIRED_FLAGS_MASK: u16 = 0xFF00;
@@ -88,6 +92,23 @@ frame_types! {
     CacheNotFound = 0x24, ServerToClient;
     CacheOk = 0x25, ServerToClient;
     CacheDeleted = 0x26, ServerToClient;
+    CreateStream = 0x30, ClientToServer;
+    StreamInfo = 0x31, ServerToClient;
+    DescribeStream = 0x32, ClientToServer;
+    DeleteStream = 0x33, ClientToServer;
+    StreamDeleted = 0x34, ServerToClient;
+    ListStreams = 0x35, ClientToServer;
+    StreamList = 0x36, ServerToClient;
+    JoinGroup = 0x40, ClientToServer;
+    GroupEventBatch = 0x41, ServerToClient;
+    GroupAck = 0x42, ClientToServer;
+    GroupNack = 0x43, ClientToServer;
+    GroupAcked = 0x44, ServerToClient;
+    DescribeGroups = 0x45, ClientToServer;
+    GroupList = 0x46, ServerToClient;
+    ResetGroup = 0x47, ClientToServer;
+    DeleteGroup = 0x48, ClientToServer;
+    GroupDeleted = 0x49, ServerToClient;
 }
 
 /// A validated frame header.

@@ -67,7 +67,7 @@ pub use codec::{Envelope, WireError, decode, decode_next, encode};
 pub use error_code::ErrorCode;
 pub use frames::*;
 pub use header::{
-    CheckError, Direction, FLAG_HEADERS, FrameHeader, FrameInfo, FrameType, MAGIC,
+    CheckError, Direction, FLAG_HEADERS, FLAG_RESUME, FrameHeader, FrameInfo, FrameType, MAGIC,
     REQUIRED_FLAGS_MASK, VERSION, check, check_with_limit,
 };
 pub use headers::{HeaderIter, Headers};

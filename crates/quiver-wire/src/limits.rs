@@ -56,6 +56,25 @@ pub const MAX_CACHE_VALUE_LEN: usize = 4 * 1024 * 1024;
 /// Most keys in one CacheDelete.
 pub const MAX_DELETE_KEYS: usize = 1024;
 
+/// Most offset ranges in one GroupAck or GroupNack.
+pub const MAX_ACK_RANGES: usize = 4096;
+
+/// Most streams in one StreamList page (a page is cut short, with `more` set, when the
+/// next entry would not fit one frame).
+pub const MAX_LIST_STREAMS: usize = 1024;
+
+/// Most groups in one GroupList or StreamInfo.
+pub const MAX_GROUPS_LISTED: usize = 256;
+
+/// Most members listed per group in a GroupList (the count says how many there are).
+pub const MAX_MEMBERS_LISTED: usize = 256;
+
+/// Longest group member name.
+pub const MAX_MEMBER_NAME_LEN: usize = 64;
+
+/// Most streams one Subscribe resumes at their own offsets.
+pub const MAX_RESUME_STREAMS: usize = 1024;
+
 /// Bytes a Publish needs besides its payload and headers: name, ack, payload length.
 const PUBLISH_OVERHEAD: usize = 1 + MAX_NAME_LEN + 1 + 4;
 
@@ -77,3 +96,21 @@ const _: () = assert!(MAX_AUTH_TOKEN_LEN <= u16::MAX as usize);
 const _: () = assert!(MAX_ERROR_TEXT_LEN <= u16::MAX as usize);
 const _: () = assert!(MAX_CACHE_KEY_LEN <= u16::MAX as usize);
 const _: () = assert!(MAX_LEVEL_LEN * MIN_NAME_LEVELS < MAX_NAME_LEN);
+const _: () = assert!(MAX_ACK_RANGES <= u16::MAX as usize);
+const _: () = assert!(MAX_LIST_STREAMS <= u16::MAX as usize);
+const _: () = assert!(MAX_GROUPS_LISTED <= u16::MAX as usize);
+const _: () = assert!(MAX_MEMBERS_LISTED <= u16::MAX as usize);
+const _: () = assert!(MAX_MEMBER_NAME_LEN <= u8::MAX as usize);
+const _: () = assert!(MAX_RESUME_STREAMS <= u16::MAX as usize);
+// A full GroupList and a full resume list fit one frame. (A StreamList page is cut short,
+// with its `more` flag set, when its next entry would not fit.)
+const _: () = assert!(
+    MAX_GROUPS_LISTED
+        * (1 + MAX_LEVEL_LEN
+            + 1
+            + MAX_NAME_LEN
+            + 100
+            + MAX_MEMBERS_LISTED * (1 + MAX_MEMBER_NAME_LEN + 20))
+        <= MAX_FRAME_LEN
+);
+const _: () = assert!(MAX_RESUME_STREAMS * (1 + MAX_NAME_LEN + 8) <= MAX_FRAME_LEN);

@@ -148,16 +148,18 @@ fn stream_frame() -> impl Strategy<Value = Frame> {
             start(),
             proptest::option::of("[a-z0-9_.-]{1,16}"),
             any::<u32>(),
-            0..=4096u16
+            0..=4096u16,
+            vec((stream_name(), any::<u64>()), 0..3),
         )
             .prop_map(
-                |(pattern, start, group, queue_capacity, max_batch_events)| {
+                |(pattern, start, group, queue_capacity, max_batch_events, resume)| {
                     Frame::from(Subscribe {
                         pattern,
                         start,
                         group,
                         queue_capacity,
                         max_batch_events,
+                        resume,
                     })
                 }
             ),
@@ -197,6 +199,241 @@ fn cache_frame() -> impl Strategy<Value = Frame> {
     ]
 }
 
+fn group_name() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9_.-]{1,16}"
+}
+
+fn settings() -> impl Strategy<Value = StreamSettings> {
+    (
+        prop_oneof![
+            Just(Storage::Live),
+            Just(Storage::Buffered),
+            Just(Storage::Os),
+            (1..=60_000u32).prop_map(|interval_ms| Storage::Interval { interval_ms }),
+            Just(Storage::Sync),
+        ],
+        (any::<u64>(), any::<u64>(), any::<u64>()),
+        any::<bool>(),
+        any::<u64>(),
+        prop_oneof![
+            Just(Policy::Default),
+            Just(Policy::DropNew),
+            Just(Policy::DropOld),
+            Just(Policy::Block),
+            Just(Policy::Disconnect),
+        ],
+    )
+        .prop_map(
+            |(
+                storage,
+                (max_age_ms, max_bytes, max_messages),
+                keep_unacked,
+                dedupe_window_ms,
+                policy,
+            )| {
+                StreamSettings {
+                    storage,
+                    max_age_ms,
+                    max_bytes,
+                    max_messages,
+                    keep_unacked,
+                    dedupe_window_ms,
+                    policy,
+                }
+            },
+        )
+}
+
+fn stream_info() -> impl Strategy<Value = StreamInfo> {
+    (
+        stream_name(),
+        any::<u64>(),
+        settings(),
+        (any::<u64>(), any::<u64>(), any::<u64>()),
+        any::<u32>(),
+        any::<u64>(),
+        vec(group_name(), 0..3),
+    )
+        .prop_map(
+            |(
+                stream,
+                created_ms,
+                settings,
+                (first_offset, next_offset, stored_bytes),
+                subscribers,
+                published,
+                groups,
+            )| {
+                StreamInfo {
+                    stream,
+                    created_ms,
+                    settings,
+                    first_offset,
+                    next_offset,
+                    stored_bytes,
+                    subscribers,
+                    published,
+                    groups,
+                }
+            },
+        )
+}
+
+fn group_settings() -> impl Strategy<Value = GroupSettings> {
+    (
+        1..=u32::MAX,
+        any::<u32>(),
+        1..=u32::MAX,
+        proptest::option::of(stream_name()),
+    )
+        .prop_map(
+            |(ack_wait_ms, max_deliveries, max_in_flight, dead_letter)| GroupSettings {
+                ack_wait_ms,
+                max_deliveries,
+                max_in_flight,
+                dead_letter,
+            },
+        )
+}
+
+fn ranges() -> impl Strategy<Value = Vec<OffsetRange>> {
+    vec(
+        (any::<u64>(), 1..=u32::MAX).prop_map(|(first, len)| OffsetRange { first, len }),
+        1..5,
+    )
+}
+
+fn group_summary() -> impl Strategy<Value = GroupSummary> {
+    (
+        group_name(),
+        group_settings(),
+        vec(any::<u64>(), 10),
+        any::<u32>(),
+        vec(
+            ("\\PC{0,10}", any::<u32>(), any::<u64>(), any::<u64>()).prop_map(
+                |(name, pending, delivered, acked)| MemberSummary {
+                    name,
+                    pending,
+                    delivered,
+                    acked,
+                },
+            ),
+            0..3,
+        ),
+    )
+        .prop_map(|(name, settings, n, member_count, members)| GroupSummary {
+            name,
+            settings,
+            next: n[0],
+            floor: n[1],
+            end: n[2],
+            pending: n[3],
+            ready: n[4],
+            lag: n[5],
+            acked: n[6],
+            redelivered: n[7],
+            dead_lettered: n[8],
+            lost_to_retention: n[9],
+            member_count,
+            members,
+        })
+}
+
+fn group_event() -> impl Strategy<Value = GroupEvent> {
+    (
+        any::<u64>(),
+        any::<u64>(),
+        any::<u32>(),
+        headers(),
+        bytes(48),
+    )
+        .prop_map(
+            |(offset, timestamp_ms, deliveries, headers, payload)| GroupEvent {
+                offset,
+                timestamp_ms,
+                deliveries,
+                headers,
+                payload,
+            },
+        )
+}
+
+fn admin_frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![
+        (stream_name(), settings())
+            .prop_map(|(stream, settings)| Frame::from(CreateStream { stream, settings })),
+        stream_info().prop_map(Frame::from),
+        stream_name().prop_map(|stream| Frame::from(DescribeStream { stream })),
+        stream_name().prop_map(|stream| Frame::from(DeleteStream { stream })),
+        Just(Frame::from(StreamDeleted)),
+        (proptest::option::of(stream_name()), 1..=1024u16)
+            .prop_map(|(after, limit)| Frame::from(ListStreams { after, limit })),
+        (vec(stream_info(), 0..3), any::<bool>())
+            .prop_map(|(streams, more)| Frame::from(StreamList { streams, more })),
+    ]
+}
+
+fn group_frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![
+        (
+            stream_pattern(),
+            group_name(),
+            "\\PC{0,10}",
+            any::<u32>(),
+            start(),
+            proptest::option::of(group_settings()),
+        )
+            .prop_map(|(pattern, group, member, max_in_flight, start, settings)| {
+                Frame::from(JoinGroup {
+                    pattern,
+                    group,
+                    member,
+                    max_in_flight,
+                    start,
+                    settings,
+                })
+            }),
+        (sub_id(), stream_name(), vec(group_event(), 1..5)).prop_map(
+            |(subscription_id, stream, events)| Frame::from(GroupEventBatch {
+                subscription_id,
+                stream,
+                events
+            })
+        ),
+        (sub_id(), stream_name(), ranges()).prop_map(|(subscription_id, stream, ranges)| {
+            Frame::from(GroupAck {
+                subscription_id,
+                stream,
+                ranges,
+            })
+        }),
+        (sub_id(), stream_name(), any::<u32>(), ranges()).prop_map(
+            |(subscription_id, stream, delay_ms, ranges)| Frame::from(GroupNack {
+                subscription_id,
+                stream,
+                delay_ms,
+                ranges
+            })
+        ),
+        any::<u64>().prop_map(|count| Frame::from(GroupAcked { count })),
+        (stream_name(), proptest::option::of(group_name()))
+            .prop_map(|(stream, group)| Frame::from(DescribeGroups { stream, group })),
+        (stream_name(), vec(group_summary(), 0..3))
+            .prop_map(|(stream, groups)| Frame::from(GroupList { stream, groups })),
+        (stream_name(), group_name(), start())
+            .prop_map(|(stream, group, to)| Frame::from(ResetGroup { stream, group, to })),
+        (stream_name(), group_name())
+            .prop_map(|(stream, group)| Frame::from(DeleteGroup { stream, group })),
+        Just(Frame::from(GroupDeleted)),
+    ]
+}
+
 pub fn frame() -> impl Strategy<Value = Frame> {
-    prop_oneof![connection_frame(), stream_frame(), cache_frame()]
+    prop_oneof![
+        connection_frame(),
+        stream_frame(),
+        cache_frame(),
+        admin_frame(),
+        group_frame()
+    ]
 }

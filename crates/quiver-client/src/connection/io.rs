@@ -9,7 +9,7 @@ use quiver_wire::{Envelope, ErrorFrame, Frame, Pong, Unsubscribe};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
-use super::{CLOSE_TIMEOUT, Connection, MAX_GATHER_BYTES, READ_BUFFER_BYTES, Waiter};
+use super::{CLOSE_TIMEOUT, Connection, MAX_GATHER_BYTES, READ_BUFFER_BYTES, Route, Waiter};
 use crate::error::RequestError;
 use crate::subscription::SubItem;
 
@@ -108,15 +108,15 @@ async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
 async fn route(connection: &Connection, envelope: Envelope) -> Option<String> {
     let Envelope { request_id, frame } = envelope;
     let frame = match delivery(frame) {
-        Ok((id, item)) => {
-            if let Some(target) = connection.delivery_target(id, &item) {
+        Incoming::Delivery(id, item) => {
+            if let Some(route) = connection.delivery_target(id, &item) {
                 // Waiting here is backpressure: a subscription that is not read slows this
                 // connection's reads, and the server's slow-subscriber policy takes over.
-                let _ = target.send(item).await;
+                route.deliver(item).await;
             }
             return None;
         }
-        Err(frame) => frame,
+        Incoming::Other(frame) => frame,
     };
     match frame {
         Frame::Ping(_) => {
@@ -141,29 +141,53 @@ async fn route(connection: &Connection, envelope: Envelope) -> Option<String> {
     }
 }
 
-/// A subscription delivery as (subscription id, item), or the frame when it is not one.
-pub fn delivery(frame: Frame) -> Result<(u32, SubItem), Frame> {
+/// A frame the reader got: a subscription's delivery, or anything else.
+pub enum Incoming {
+    /// For subscription (or membership) `id`.
+    Delivery(u32, SubItem),
+    /// A reply, a ping, a goodbye.
+    Other(Frame),
+}
+
+/// Sorts a frame into a delivery (subscription id, item) or another frame.
+pub fn delivery(frame: Frame) -> Incoming {
     match frame {
-        Frame::EventBatch(batch) => Ok((batch.subscription_id, SubItem::Batch(batch.body))),
-        Frame::Lag(lag) => Ok((lag.subscription_id, SubItem::Lag(lag.missed))),
-        Frame::SubscriptionEnded(ended) => Ok((
+        Frame::EventBatch(batch) => {
+            Incoming::Delivery(batch.subscription_id, SubItem::Batch(batch.body))
+        }
+        Frame::GroupEventBatch(batch) => {
+            Incoming::Delivery(batch.subscription_id, SubItem::GroupBatch(batch))
+        }
+        Frame::Lag(lag) => Incoming::Delivery(lag.subscription_id, SubItem::Lag(lag.missed)),
+        Frame::SubscriptionEnded(ended) => Incoming::Delivery(
             ended.subscription_id,
             SubItem::Ended(ended.code, ended.message),
-        )),
-        other => Err(other),
+        ),
+        other => Incoming::Other(other),
     }
 }
 
 impl Connection {
     /// Where subscription `id`'s `item` goes (`None`: nobody holds it); an end removes
     /// the route.
-    pub fn delivery_target(&self, id: u32, item: &SubItem) -> Option<mpsc::Sender<SubItem>> {
+    pub fn delivery_target(&self, id: u32, item: &SubItem) -> Option<Route> {
         let mut routes = self.routes();
         if matches!(item, SubItem::Ended(..)) {
             routes.subscriptions.remove(&id)
         } else {
             routes.subscriptions.get(&id).cloned()
         }
+    }
+}
+
+impl Route {
+    /// Notes what a batch carries for a later resume, then hands the item on (waiting for
+    /// room: backpressure).
+    pub async fn deliver(&self, item: SubItem) {
+        if let (Some(resume), SubItem::Batch(body)) = (&self.resume, &item) {
+            resume.note(body);
+        }
+        let _ = self.deliveries.send(item).await;
     }
 }
 
@@ -191,11 +215,11 @@ fn answer(connection: &Connection, request_id: u32, frame: Frame) {
     };
     let reply = match waiter {
         Waiter::Reply(reply) => reply,
-        Waiter::Subscribe { reply, deliveries } => {
+        Waiter::Subscribe { reply, route } => {
             if let Ok(Frame::Subscribed(subscribed)) = &result {
                 routes
                     .subscriptions
-                    .insert(subscribed.subscription_id, deliveries);
+                    .insert(subscribed.subscription_id, route);
                 connection.registered.send_modify(|count| *count += 1);
             }
             reply

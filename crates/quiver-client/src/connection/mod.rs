@@ -18,13 +18,13 @@ use tokio::task::AbortHandle;
 
 use crate::error::{ConnectError, RequestError};
 use crate::quic;
-use crate::subscription::SubItem;
+use crate::subscription::{Resume, SubItem};
 use crate::tls::ServerTrust;
 use crate::url::{Target, Transport};
 
 mod io;
 
-pub use io::delivery;
+pub use io::{Incoming, delivery};
 use io::{read_loop, write_loop};
 
 /// Frames queued for the writer before requesters wait.
@@ -48,11 +48,11 @@ pub type Callback = Box<dyn FnOnce(Result<Frame, RequestError>) + Send>;
 enum Waiter {
     /// A plain request.
     Reply(oneshot::Sender<Result<Frame, RequestError>>),
-    /// A Subscribe: on Subscribed, the reader registers `deliveries` under the new id
-    /// before it reads the next frame, so no delivery can arrive unrouted.
+    /// A Subscribe or JoinGroup: on Subscribed, the reader registers `route` under the
+    /// new id before it reads the next frame, so no delivery can arrive unrouted.
     Subscribe {
         reply: oneshot::Sender<Result<Frame, RequestError>>,
-        deliveries: mpsc::Sender<SubItem>,
+        route: Route,
     },
     /// A request whose sender does not wait: called once, from the reader, with the reply
     /// (or from whoever closes the connection, with the reason).
@@ -71,10 +71,18 @@ impl Waiter {
     }
 }
 
+/// Where one subscription's deliveries go, and where the offsets it received are noted
+/// (so that a reconnect resumes after them).
+#[derive(Clone)]
+pub struct Route {
+    pub deliveries: mpsc::Sender<SubItem>,
+    pub resume: Option<Arc<Resume>>,
+}
+
 #[derive(Default)]
 struct Routes {
     pending: HashMap<u32, Waiter>,
-    subscriptions: HashMap<u32, mpsc::Sender<SubItem>>,
+    subscriptions: HashMap<u32, Route>,
     /// Set when the connection is over; new requests fail with it.
     closed: Option<String>,
     /// Set when the client is gone and the connection is finishing: new requests are
@@ -289,15 +297,15 @@ impl Connection {
         self.send_request(frame, Waiter::Reply(reply), answer).await
     }
 
-    /// Sends Subscribe; on success the reader routes deliveries for the new id to
-    /// `deliveries`.
+    /// Sends Subscribe (or JoinGroup); on success the reader routes deliveries for the new
+    /// id along `route`.
     pub async fn subscribe<F: FramePayload>(
         &self,
         frame: &F,
-        deliveries: mpsc::Sender<SubItem>,
+        route: Route,
     ) -> Result<Frame, RequestError> {
         let (reply, answer) = oneshot::channel();
-        self.send_request(frame, Waiter::Subscribe { reply, deliveries }, answer)
+        self.send_request(frame, Waiter::Subscribe { reply, route }, answer)
             .await
     }
 
@@ -419,9 +427,11 @@ impl Connection {
             return;
         }
         let waiters: Vec<Waiter> = routes.pending.drain().map(|(_, waiter)| waiter).collect();
-        for (_, deliveries) in routes.subscriptions.drain() {
+        for (_, route) in routes.subscriptions.drain() {
             if self.end_subscriptions_on_close {
-                let _ = deliveries.try_send(SubItem::Disconnected(reason.clone()));
+                let _ = route
+                    .deliveries
+                    .try_send(SubItem::Disconnected(reason.clone()));
             }
         }
         routes.closed = Some(reason.clone());
@@ -457,7 +467,9 @@ where
     let hello = Hello {
         min_version: VERSION,
         max_version: VERSION,
-        capabilities: Capabilities(Capabilities::HEADERS.0 | Capabilities::CACHE.0),
+        capabilities: Capabilities(
+            Capabilities::HEADERS.0 | Capabilities::CACHE.0 | Capabilities::DURABLE.0,
+        ),
         client_name: params.client_name.clone(),
         auth_token: params.auth_token.clone(),
     };

@@ -308,7 +308,10 @@ impl Broker {
         let mut sub = SubShared::new(id, pattern, limits);
         sub.group = options.group.as_deref().map(Arc::from);
         let sub = Arc::new(sub);
-        let cursors = self.shared.registry.subscribe(&sub, options.start)?;
+        let cursors = self
+            .shared
+            .registry
+            .subscribe(&sub, options.start, &options.resume)?;
         let catchup = (!cursors.is_empty()).then(|| CatchUp::new(cursors));
         Ok(Subscription::new(
             sub,

@@ -51,8 +51,8 @@ pub use config::{
     MAX_QUEUE_BYTES, MAX_QUEUE_EVENTS, QueueLimits, StreamConfig,
 };
 pub use groups::{
-    GroupBatch, GroupConfig, GroupDelivery, GroupError, GroupEvent, GroupInfo, GroupMember,
-    JoinOptions,
+    GroupAcker, GroupBatch, GroupConfig, GroupDelivery, GroupError, GroupEvent, GroupInfo,
+    GroupMember, JoinOptions,
 };
 pub use metrics::{BrokerStats, StreamMetrics, StreamStats};
 pub use name::{

@@ -515,6 +515,7 @@ impl Registry {
         &self,
         sub: &Arc<SubShared>,
         start: StartAt,
+        resume: &[(StreamName, u64)],
     ) -> Result<Vec<Cursor>, SubscribeError> {
         let limits = self.config.limits;
         let mut index = write(&self.index);
@@ -533,7 +534,7 @@ impl Registry {
             });
         }
         let streams = matching_streams(&index, &sub.pattern);
-        let from_history = match start_from_history(sub, start, &streams) {
+        let from_history = match start_from_history(sub, start, resume, &streams) {
             Ok(streams) => streams,
             Err(error) => {
                 // Drops the slot the check above may have made empty.
@@ -545,11 +546,15 @@ impl Registry {
         index.subscriptions += 1;
         let mut cursors = Vec::new();
         for stream in streams {
-            if from_history.iter().any(|s| Arc::ptr_eq(s, &stream)) {
-                cursors.push(Cursor::new(stream, start));
-            } else {
+            if !from_history.iter().any(|s| Arc::ptr_eq(s, &stream)) {
                 stream.attach(sub);
+                continue;
             }
+            let resumed = resume
+                .iter()
+                .find(|(name, _)| name == &stream.name)
+                .map(|(_, offset)| StartAt::Offset(*offset));
+            cursors.push(Cursor::new(stream, resumed.unwrap_or(start)));
         }
         Ok(cursors)
     }
@@ -602,16 +607,33 @@ impl Registry {
     }
 }
 
-/// The streams among `streams` that `sub` reads history from when it starts at `start`;
-/// checks the start against them.
+/// The streams among `streams` that `sub` reads history from when it starts at `start`
+/// (and resumes the `resume` ones at their offsets); checks the start against them.
 fn start_from_history(
     sub: &SubShared,
     start: StartAt,
+    resume: &[(StreamName, u64)],
     streams: &[Arc<Stream>],
 ) -> Result<Vec<Arc<Stream>>, SubscribeError> {
     let pattern = sub.pattern.as_str();
     if start == StartAt::Latest {
-        return Ok(Vec::new());
+        let mut resumed = Vec::new();
+        for stream in streams.iter().filter(|s| s.durable.is_some()) {
+            let Some((_, offset)) = resume.iter().find(|(name, _)| name == &stream.name) else {
+                continue;
+            };
+            check_not_past_end(stream, *offset)?;
+            resumed.push(Arc::clone(stream));
+        }
+        if !resumed.is_empty()
+            && let Some(group) = &sub.group
+        {
+            return Err(SubscribeError::GroupStart {
+                pattern: pattern.to_owned(),
+                group: group.to_string(),
+            });
+        }
+        return Ok(resumed);
     }
     if let Some(group) = &sub.group {
         return Err(SubscribeError::GroupStart {
@@ -627,14 +649,15 @@ fn start_from_history(
             });
         }
         if let Some(stream) = streams.first().filter(|s| s.durable.is_some()) {
-            let end = stream.lock().next_sequence;
-            if offset > end {
-                return Err(SubscribeError::PastEnd {
-                    stream: stream.name.clone(),
-                    offset,
-                    end,
-                });
-            }
+            check_not_past_end(stream, offset)?;
+        }
+    }
+    for (name, offset) in resume {
+        if let Some(stream) = streams
+            .iter()
+            .find(|s| &s.name == name && s.durable.is_some())
+        {
+            check_not_past_end(stream, *offset)?;
         }
     }
     let durable: Vec<Arc<Stream>> = streams
@@ -649,6 +672,18 @@ fn start_from_history(
         });
     }
     Ok(durable)
+}
+
+fn check_not_past_end(stream: &Stream, offset: u64) -> Result<(), SubscribeError> {
+    let end = stream.lock().next_sequence;
+    if offset > end {
+        return Err(SubscribeError::PastEnd {
+            stream: stream.name.clone(),
+            offset,
+            end,
+        });
+    }
+    Ok(())
 }
 
 fn matching_streams(index: &Index, pattern: &Pattern) -> Vec<Arc<Stream>> {
@@ -694,7 +729,7 @@ mod tests {
             sub(5, "x/>"),
         ];
         for s in &subs {
-            registry.subscribe(s, StartAt::Latest).unwrap();
+            registry.subscribe(s, StartAt::Latest, &[]).unwrap();
         }
         let name = StreamName::new("a/b/c").unwrap();
         let mut found = registry.matching(&name);

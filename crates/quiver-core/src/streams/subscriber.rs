@@ -119,6 +119,10 @@ pub struct SubscribeOptions {
     /// A queue group on live delivery: the subscriptions with the same pattern and group
     /// share each stream's batches, one member per batch. Starts at `Latest` only.
     pub group: Option<String>,
+    /// Durable streams that start at an offset of their own whatever `start` says (a
+    /// client resuming after a reconnect); entries for streams that are not durable or not
+    /// matched are ignored.
+    pub resume: Vec<(StreamName, u64)>,
 }
 
 /// The result of offering a batch to a queue.

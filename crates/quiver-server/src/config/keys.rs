@@ -17,8 +17,8 @@ pub enum Kind {
     SocketAddr,
     /// A whole number in an inclusive range.
     Integer { min: u64, max: u64 },
-    /// A byte size such as `64MiB`, at most `max` bytes.
-    Size { max: u64 },
+    /// A byte size such as `64MiB`, from `min` to `max` bytes.
+    Size { min: u64, max: u64 },
     /// A duration such as `250us` or `2s`, at most `max`.
     Duration { max: Duration },
     /// `true` or `false`.
@@ -27,6 +27,9 @@ pub enum Kind {
     LogFilter,
     /// Free text of at most `max_len` bytes; empty means "not set".
     Text { max_len: usize },
+    /// Durable-stream rules: `PATTERN [key=value ...]`, separated by `;` (or, in the
+    /// file, an array of tables).
+    DurableRules,
 }
 
 /// One configuration key.
@@ -173,14 +176,20 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "resp.max_output_buffer",
-        kind: Kind::Size { max: 1 << 40 },
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        },
         default: "256MiB",
         profiles: &[(Profile::LowMemory, "32MiB")],
         doc: "Replies pending for one client beyond this close its connection.",
     },
     Key {
         name: "resp.max_query_buffer",
-        kind: Kind::Size { max: 1 << 40 },
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        },
         default: "1GiB",
         profiles: &[(Profile::LowMemory, "64MiB")],
         doc: "Bytes one client may buffer without completing a request (Redis `client-query-buffer-limit`).",
@@ -206,7 +215,10 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "resp.max_bulk_len",
-        kind: Kind::Size { max: 1 << 40 },
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        },
         default: "512MiB",
         profiles: &[],
         doc: "Largest single argument (Redis `proto-max-bulk-len`).",
@@ -282,7 +294,10 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "streams.batch_max_bytes",
-        kind: Kind::Size { max: 4 << 20 },
+        kind: Kind::Size {
+            min: 0,
+            max: 4 << 20,
+        },
         default: "1MiB",
         profiles: &[
             (Profile::Latency, "256KiB"),
@@ -316,7 +331,10 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "streams.queue_max_bytes",
-        kind: Kind::Size { max: 1 << 30 },
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 30,
+        },
         default: "8MiB",
         profiles: &[(Profile::Throughput, "64MiB"), (Profile::LowMemory, "1MiB")],
         doc: "Payload bytes one subscription may have queued before the slow-subscriber policy applies.",
@@ -338,6 +356,96 @@ pub const KEYS: &[Key] = &[
         doc: "Under the block policy, how long a publish waits for room before it fails.",
     },
     Key {
+        name: "streams.durable",
+        kind: Kind::DurableRules,
+        default: "",
+        profiles: &[],
+        doc: "Streams made durable by name when first used: rules `PATTERN [durability=os|buffered|sync|interval:MS] [max_age=DURATION] [max_bytes=SIZE] [max_messages=N] [keep_unacked=BOOL] [dedupe_window=DURATION]` separated by `;`; the first match wins.",
+    },
+    Key {
+        name: "streams.dedupe_window",
+        kind: Kind::Duration {
+            max: Duration::from_secs(24 * 3600),
+        },
+        default: "2m",
+        profiles: &[],
+        doc: "How long a durable stream remembers message ids (header Quiver-Msg-Id) to drop retried publishes, unless its rule says otherwise; 0s turns it off.",
+    },
+    Key {
+        name: "streams.max_durable",
+        kind: Kind::Integer {
+            min: 1,
+            max: 100_000,
+        },
+        default: "4096",
+        profiles: &[],
+        doc: "Most durable streams at once; each holds open files and up to two threads of its log.",
+    },
+    Key {
+        name: "streams.segment_size",
+        kind: Kind::Size {
+            min: 64 << 10,
+            max: 1 << 30,
+        },
+        default: "64MiB",
+        profiles: &[(Profile::LowMemory, "8MiB")],
+        doc: "Size of one log segment of a durable stream (preallocated); retention frees storage a segment at a time.",
+    },
+    Key {
+        name: "streams.retention_interval",
+        kind: Kind::Duration {
+            max: Duration::from_secs(3600),
+        },
+        default: "1s",
+        profiles: &[],
+        doc: "How often durable streams' retention runs.",
+    },
+    Key {
+        name: "streams.recovery",
+        kind: Kind::Choice(&["strict", "salvage"]),
+        default: "strict",
+        profiles: &[],
+        doc: "What start-up does with corruption inside a durable stream's log: strict refuses to start, naming the file and byte; salvage keeps what is before the damage. A torn tail is always cut.",
+    },
+    Key {
+        name: "streams.group_ack_wait",
+        kind: Kind::Duration {
+            max: Duration::from_secs(24 * 3600),
+        },
+        default: "30s",
+        profiles: &[],
+        doc: "Default ack wait of consumer groups: a message held longer without an ack is delivered again.",
+    },
+    Key {
+        name: "streams.group_max_deliveries",
+        kind: Kind::Integer {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "5",
+        profiles: &[],
+        doc: "Default deliveries after which a consumer group dead-letters a message; 0 never does.",
+    },
+    Key {
+        name: "streams.group_max_in_flight",
+        kind: Kind::Integer {
+            min: 1,
+            max: 1 << 20,
+        },
+        default: "1000",
+        profiles: &[],
+        doc: "Default most unacknowledged messages one group member holds per stream.",
+    },
+    Key {
+        name: "streams.group_flush_interval",
+        kind: Kind::Duration {
+            max: Duration::from_secs(60),
+        },
+        default: "100ms",
+        profiles: &[],
+        doc: "How often a consumer group whose state changed writes it to the catalog; a crash loses at most this much of acks (those messages are delivered again).",
+    },
+    Key {
         name: "cache.databases",
         kind: Kind::Integer { min: 1, max: 1024 },
         default: "16",
@@ -346,7 +454,10 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "cache.max_memory",
-        kind: Kind::Size { max: 1 << 50 },
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 50,
+        },
         default: "0B",
         profiles: &[],
         doc: "Memory bound of the keyspace as INFO's used_memory counts it; 0B is unbounded (Redis `maxmemory`).",
@@ -387,6 +498,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "net.send_buffer",
         kind: Kind::Size {
+            min: 0,
             max: SOCKET_BUFFER_LIMIT,
         },
         default: "0B",
@@ -400,6 +512,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "net.recv_buffer",
         kind: Kind::Size {
+            min: 0,
             max: SOCKET_BUFFER_LIMIT,
         },
         default: "0B",

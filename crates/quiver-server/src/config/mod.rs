@@ -9,6 +9,7 @@ pub mod keys;
 pub mod profile;
 pub mod raw;
 mod render;
+pub mod rules;
 pub mod source;
 mod typed;
 pub mod value;
@@ -124,6 +125,18 @@ pub struct StreamsSettings {
     /// One of `drop_old`, `drop_new`, `block`, `disconnect`, checked.
     pub slow_policy: String,
     pub block_timeout: Duration,
+    /// Streams made durable by name.
+    pub durable: Vec<rules::RuleSpec>,
+    pub dedupe_window: Duration,
+    pub max_durable: u32,
+    pub segment_bytes: u64,
+    pub retention_interval: Duration,
+    /// `true`: salvage (keep what is before damage); `false`: strict.
+    pub salvage: bool,
+    pub group_ack_wait: Duration,
+    pub group_max_deliveries: u32,
+    pub group_max_in_flight: u32,
+    pub group_flush_interval: Duration,
 }
 
 /// The cache keyspace's size and eviction.
@@ -295,6 +308,17 @@ impl Config {
                 queue_max_bytes: bytes("streams.queue_max_bytes"),
                 slow_policy: text("streams.slow_policy"),
                 block_timeout: duration("streams.block_timeout"),
+                durable: rules::parse(&text("streams.durable"))
+                    .expect("streams.durable is checked rules"),
+                dedupe_window: duration("streams.dedupe_window"),
+                max_durable: small("streams.max_durable"),
+                segment_bytes: bytes("streams.segment_size"),
+                retention_interval: duration("streams.retention_interval"),
+                salvage: text("streams.recovery") == "salvage",
+                group_ack_wait: duration("streams.group_ack_wait"),
+                group_max_deliveries: small("streams.group_max_deliveries"),
+                group_max_in_flight: small("streams.group_max_in_flight"),
+                group_flush_interval: duration("streams.group_flush_interval"),
             },
             cache: CacheSettings {
                 databases: u32::try_from(integer("cache.databases"))

@@ -160,6 +160,29 @@ fn read_file(path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
     Ok(pairs)
 }
 
+/// The file's array of rule tables as the rules' text form.
+fn rules_from_tables(
+    path: &Path,
+    dotted: &str,
+    items: &[toml::Value],
+) -> Result<String, ConfigError> {
+    let key = keys::find(dotted).expect("checked by the caller");
+    let mut rules = Vec::with_capacity(items.len());
+    for item in items {
+        let rule = match item {
+            toml::Value::Table(table) => super::rules::from_table(table),
+            other => Err(format!("{other} is not a table")),
+        };
+        rules.push(rule.map_err(|message| ConfigError::InvalidValue {
+            key: key.name,
+            origin: Source::File(path.to_owned()),
+            value: item.to_string(),
+            allowed: format!("{message}; {}", super::rules::HELP),
+        })?);
+    }
+    Ok(rules.join("; "))
+}
+
 fn flatten(
     path: &Path,
     prefix: &str,
@@ -180,6 +203,11 @@ fn flatten(
             toml::Value::String(text) => text.clone(),
             toml::Value::Integer(number) => number.to_string(),
             toml::Value::Boolean(flag) => flag.to_string(),
+            toml::Value::Array(items)
+                if keys::find(&dotted).is_some_and(|key| key.kind == keys::Kind::DurableRules) =>
+            {
+                rules_from_tables(path, &dotted, items)?
+            }
             other => {
                 let Some(key) = keys::find(&dotted) else {
                     return Err(ConfigError::UnknownKey {

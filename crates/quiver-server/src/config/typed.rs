@@ -53,10 +53,21 @@ impl Value {
                 .filter(|number| (min..=max).contains(number))
                 .map(Value::Integer)
                 .ok_or_else(|| invalid(format!("a whole number from {min} to {max}"))),
-            Kind::Size { max } => value::parse_size(text)
-                .filter(|bytes| *bytes <= max)
+            Kind::Size { min, max } => value::parse_size(text)
+                .filter(|bytes| (min..=max).contains(bytes))
                 .map(Value::Size)
-                .ok_or_else(|| invalid(format!("{SIZE_HELP}, at most {}", value::render_size(max)))),
+                .ok_or_else(|| {
+                    let range = if min == 0 {
+                        format!("at most {}", value::render_size(max))
+                    } else {
+                        format!(
+                            "from {} to {}",
+                            value::render_size(min),
+                            value::render_size(max)
+                        )
+                    };
+                    invalid(format!("{SIZE_HELP}, {range}"))
+                }),
             Kind::Duration { max } => value::parse_duration(text)
                 .filter(|duration| *duration <= max)
                 .map(Value::Duration)
@@ -70,6 +81,9 @@ impl Value {
             Kind::Bool => value::parse_bool(text)
                 .map(Value::Bool)
                 .ok_or_else(|| invalid("true or false".to_owned())),
+            Kind::DurableRules => super::rules::parse(text)
+                .map(|rules| Value::Text(super::rules::render(&rules)))
+                .map_err(|message| invalid(format!("{message}; {}", super::rules::HELP))),
             Kind::LogFilter => tracing_subscriber::EnvFilter::builder()
                 .parse(text)
                 .map(|_| Value::Text(text.to_owned()))

@@ -18,7 +18,7 @@ use super::deliveries::{Deliveries, SameStream};
 use super::session::Session;
 use super::streams::{self, Publisher};
 use super::writer::{self, Outgoing, WriteQueue};
-use super::{NativeShared, cache};
+use super::{NativeShared, admin, cache, groups};
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 
@@ -244,6 +244,7 @@ impl<D: Deliveries> Connection<'_, D> {
                 let reply = publisher
                     .publish(
                         shared,
+                        out,
                         request_id,
                         &publish.stream,
                         publish.ack,
@@ -260,7 +261,7 @@ impl<D: Deliveries> Connection<'_, D> {
                     .map(|m| streams::message(&m.headers, m.payload))
                     .collect();
                 let reply = publisher
-                    .publish(shared, request_id, &batch.stream, batch.ack, messages)
+                    .publish(shared, out, request_id, &batch.stream, batch.ack, messages)
                     .await;
                 publish_replies.extend(reply);
                 Flow::Continue
@@ -271,6 +272,64 @@ impl<D: Deliveries> Connection<'_, D> {
             }
             Frame::Unsubscribe(unsubscribe) => {
                 streams::unsubscribe(session, out, request_id, unsubscribe.subscription_id).await;
+                Flow::Continue
+            }
+            Frame::CreateStream(_)
+            | Frame::DescribeStream(_)
+            | Frame::DeleteStream(_)
+            | Frame::ListStreams(_)
+            | Frame::JoinGroup(_)
+            | Frame::GroupAck(_)
+            | Frame::GroupNack(_)
+            | Frame::DescribeGroups(_)
+            | Frame::ResetGroup(_)
+            | Frame::DeleteGroup(_)
+                if !session.granted(Capabilities::DURABLE) =>
+            {
+                let message = format!(
+                    "{:?} needs the DURABLE capability (a server with a data directory); ask for it in Hello",
+                    frame.frame_type()
+                );
+                error(out, request_id, ErrorCode::UNSUPPORTED, &message).await
+            }
+            Frame::CreateStream(create) => {
+                send(out, admin::create(shared, request_id, create).await).await;
+                Flow::Continue
+            }
+            Frame::DescribeStream(describe) => {
+                send(out, admin::describe(shared, request_id, &describe)).await;
+                Flow::Continue
+            }
+            Frame::DeleteStream(delete) => {
+                send(out, admin::delete(shared, request_id, delete).await).await;
+                Flow::Continue
+            }
+            Frame::ListStreams(list) => {
+                send(out, admin::list(shared, request_id, &list)).await;
+                Flow::Continue
+            }
+            Frame::JoinGroup(join) => {
+                groups::join(shared, session, out, *deliveries, request_id, join).await;
+                Flow::Continue
+            }
+            Frame::GroupAck(ack) => {
+                send(out, groups::ack(session, request_id, &ack)).await;
+                Flow::Continue
+            }
+            Frame::GroupNack(nack) => {
+                send(out, groups::nack(session, request_id, &nack)).await;
+                Flow::Continue
+            }
+            Frame::DescribeGroups(describe) => {
+                send(out, groups::describe(shared, request_id, &describe)).await;
+                Flow::Continue
+            }
+            Frame::ResetGroup(reset) => {
+                send(out, groups::reset(shared, request_id, reset).await).await;
+                Flow::Continue
+            }
+            Frame::DeleteGroup(delete) => {
+                send(out, groups::delete(shared, request_id, delete).await).await;
                 Flow::Continue
             }
             Frame::CacheGet(_) | Frame::CacheSet(_) | Frame::CacheDelete(_)
@@ -309,7 +368,8 @@ impl<D: Deliveries> Connection<'_, D> {
             );
             return error(&self.out, request_id, ErrorCode::HELLO_REQUIRED, &message).await;
         };
-        match Session::open(&hello, &self.shared.settings) {
+        let durable = self.shared.broker.has_storage();
+        match Session::open(&hello, &self.shared.settings, durable) {
             Ok((session, ok)) => {
                 self.session = Some(session);
                 send(&self.out, Outgoing::encode(request_id, &ok)).await;

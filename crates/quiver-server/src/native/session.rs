@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use quiver_core::streams::GroupAcker;
 use quiver_wire::limits::MAX_FRAME_LEN;
 use quiver_wire::{
     Capabilities, ErrorCode, ErrorFrame, Hello, HelloOk, VERSION, negotiate_version,
@@ -15,7 +16,7 @@ use super::NativeSettings;
 /// one client cannot take the broker's whole subscription limit.
 pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: usize = 1024;
 
-/// Capabilities this server grants when asked (no durable streams yet).
+/// Capabilities this server grants when asked; `DURABLE` too when it has a data directory.
 const SUPPORTED: Capabilities = Capabilities(Capabilities::HEADERS.0 | Capabilities::CACHE.0);
 
 /// A connection that said Hello.
@@ -24,6 +25,8 @@ pub struct Session {
     /// What the server granted.
     pub capabilities: Capabilities,
     subscriptions: HashMap<u32, JoinHandle<()>>,
+    /// Ack handles of the subscriptions that are consumer-group memberships.
+    ackers: HashMap<u32, GroupAcker>,
     next_id: u32,
 }
 
@@ -32,6 +35,7 @@ impl Session {
     pub fn open(
         hello: &Hello,
         settings: &NativeSettings,
+        durable: bool,
     ) -> Result<(Session, HelloOk), ErrorFrame> {
         let Some(version) = negotiate_version(hello.min_version, hello.max_version) else {
             return Err(ErrorFrame::new(
@@ -50,10 +54,16 @@ impl Session {
                 "the auth token in Hello does not match the server's native.auth_token",
             ));
         }
-        let capabilities = hello.capabilities.intersect(SUPPORTED);
+        let supported = if durable {
+            Capabilities(SUPPORTED.0 | Capabilities::DURABLE.0)
+        } else {
+            SUPPORTED
+        };
+        let capabilities = hello.capabilities.intersect(supported);
         let session = Session {
             capabilities,
             subscriptions: HashMap::new(),
+            ackers: HashMap::new(),
             next_id: 1,
         };
         let ok = HelloOk {
@@ -73,6 +83,8 @@ impl Session {
     /// A fresh subscription id, or `None` at the per-connection limit.
     pub fn next_subscription_id(&mut self) -> Option<u32> {
         self.subscriptions.retain(|_, task| !task.is_finished());
+        let live = &self.subscriptions;
+        self.ackers.retain(|id, _| live.contains_key(id));
         if self.subscriptions.len() >= MAX_SUBSCRIPTIONS_PER_CONNECTION {
             return None;
         }
@@ -90,13 +102,25 @@ impl Session {
         self.subscriptions.insert(id, task);
     }
 
+    /// Records the ack handle of membership `id`.
+    pub fn insert_acker(&mut self, id: u32, acker: GroupAcker) {
+        self.ackers.insert(id, acker);
+    }
+
+    /// The ack handle of membership `id`, if it is one of this connection's.
+    pub fn acker(&self, id: u32) -> Option<&GroupAcker> {
+        self.ackers.get(&id)
+    }
+
     /// Takes subscription `id`'s task out of the session.
     pub fn remove(&mut self, id: u32) -> Option<JoinHandle<()>> {
+        self.ackers.remove(&id);
         self.subscriptions.remove(&id)
     }
 
     /// Stops every subscription's task (their broker subscriptions end with them).
     pub fn close(&mut self) {
+        self.ackers.clear();
         for (_, task) in self.subscriptions.drain() {
             task.abort();
         }
@@ -140,21 +164,27 @@ mod tests {
         let settings = NativeSettings {
             auth_token: Some(Bytes::from_static(b"secret")),
         };
-        let (session, ok) = Session::open(&hello(1, 3, b"secret"), &settings).expect("accepted");
+        let (session, ok) =
+            Session::open(&hello(1, 3, b"secret"), &settings, false).expect("accepted");
         assert_eq!(ok.version, 1);
         assert_eq!(ok.capabilities, SUPPORTED);
         assert!(session.granted(Capabilities::CACHE));
         assert!(!session.granted(Capabilities::DURABLE));
-        let error = Session::open(&hello(1, 1, b"wrong!"), &settings).expect_err("bad token");
+        let (durable, _) =
+            Session::open(&hello(1, 3, b"secret"), &settings, true).expect("accepted");
+        assert!(durable.granted(Capabilities::DURABLE));
+        let error =
+            Session::open(&hello(1, 1, b"wrong!"), &settings, false).expect_err("bad token");
         assert_eq!(error.code, ErrorCode::AUTH_FAILED);
-        let error = Session::open(&hello(2, 3, b"secret"), &settings).expect_err("no version");
+        let error =
+            Session::open(&hello(2, 3, b"secret"), &settings, false).expect_err("no version");
         assert_eq!(error.code, ErrorCode::UNSUPPORTED_VERSION);
     }
 
     #[tokio::test]
     async fn subscription_ids_are_never_zero_or_reused_while_live() {
         let (mut session, _) =
-            Session::open(&hello(1, 1, b""), &NativeSettings::default()).expect("accepted");
+            Session::open(&hello(1, 1, b""), &NativeSettings::default(), false).expect("accepted");
         session.next_id = u32::MAX;
         let first = session.next_subscription_id().expect("room");
         session.insert(first, tokio::spawn(std::future::pending()));

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use quiver_core::streams::{
     self as core, Ack, Batch, Budget, Delivery, EncodingSlot, EndReason, Pattern, PublishError,
-    QueueLimits, StreamHandle, SubscribeOptions, Subscription,
+    QueueLimits, StartAt, StreamHandle, SubscribeError, SubscribeOptions, Subscription,
 };
 use quiver_wire::limits::HEADER_LEN;
 use quiver_wire::{
@@ -53,10 +53,13 @@ impl Publisher {
         }
     }
 
-    /// Publishes `messages` to `stream`; the reply to send, if any.
+    /// Publishes `messages` to `stream`; the reply to send now, if any. The publish is
+    /// taken (sequenced) before this returns, so a connection's publishes keep their
+    /// order; a `committed` one is acknowledged on `out` once its log has it.
     pub async fn publish(
         &mut self,
         shared: &NativeShared,
+        out: &WriteQueue,
         request_id: u32,
         stream: &StreamName,
         ack: AckMode,
@@ -71,16 +74,24 @@ impl Publisher {
             AckMode::Accepted => Ack::Accepted,
             AckMode::Committed => Ack::Committed,
         };
-        match handle.publish(messages, ack_mode, Some(&self.budget)).await {
-            Ok(_) if ack == AckMode::None => None,
-            Ok(receipt) => Some(Outgoing::encode(
-                request_id,
-                &PublishAck {
-                    first_sequence: receipt.first_sequence,
-                    count: u32::try_from(receipt.count).unwrap_or(u32::MAX),
-                },
-            )),
-            Err(error) => Some(Outgoing::encode(request_id, &publish_error(&error))),
+        let submitted = match handle.submit(messages, ack_mode, Some(&self.budget)).await {
+            Ok(submitted) => submitted,
+            Err(error) => return Some(Outgoing::encode(request_id, &publish_error(&error))),
+        };
+        match ack {
+            AckMode::None => None,
+            AckMode::Accepted => Some(publish_ack(request_id, submitted.receipt())),
+            AckMode::Committed => {
+                let out = out.clone();
+                tokio::spawn(async move {
+                    let reply = match submitted.committed().await {
+                        Ok(receipt) => publish_ack(request_id, receipt),
+                        Err(error) => Outgoing::encode(request_id, &publish_error(&error)),
+                    };
+                    let _ = out.send(reply).await;
+                });
+                None
+            }
         }
     }
 
@@ -89,7 +100,9 @@ impl Publisher {
         shared: &NativeShared,
         stream: &StreamName,
     ) -> Result<StreamHandle, ErrorFrame> {
-        if let Some(handle) = self.streams.get(stream.as_bytes()) {
+        if let Some(handle) = self.streams.get(stream.as_bytes())
+            && !handle.is_deleted()
+        {
             return Ok(handle.clone());
         }
         let name = core::StreamName::new(stream.as_str())
@@ -121,6 +134,16 @@ pub fn message(headers: &Headers, payload: Bytes) -> core::Message {
     }
 }
 
+fn publish_ack(request_id: u32, receipt: core::Receipt) -> Outgoing {
+    Outgoing::encode(
+        request_id,
+        &PublishAck {
+            first_sequence: receipt.first_sequence,
+            count: u32::try_from(receipt.count).unwrap_or(u32::MAX),
+        },
+    )
+}
+
 fn publish_error(error: &PublishError) -> ErrorFrame {
     let code = match error {
         PublishError::Empty { .. }
@@ -129,6 +152,8 @@ fn publish_error(error: &PublishError) -> ErrorFrame {
         | PublishError::TooManyStreams { .. } => ErrorCode::LIMIT_EXCEEDED,
         PublishError::NotDurable { .. } => ErrorCode::UNSUPPORTED,
         PublishError::Budget { .. } | PublishError::Blocked { .. } => ErrorCode::OVERLOADED,
+        PublishError::Storage { .. } => ErrorCode::STORAGE,
+        PublishError::Deleted { .. } => ErrorCode::NOT_FOUND,
         _ => ErrorCode::INTERNAL,
     };
     ErrorFrame::new(code, &error.to_string())
@@ -144,7 +169,7 @@ pub async fn subscribe(
     request_id: u32,
     request: Subscribe,
 ) {
-    let subscription = match open(shared, &request) {
+    let subscription = match open(shared, session, &request) {
         Ok(subscription) => subscription,
         Err(error) => {
             let _ = out.send(Outgoing::encode(request_id, &error)).await;
@@ -191,22 +216,28 @@ pub async fn subscribe(
     session.insert(id, tokio::spawn(delivery.run(subscription)));
 }
 
-fn open(shared: &NativeShared, request: &Subscribe) -> Result<Subscription, ErrorFrame> {
-    if let Some(group) = &request.group {
+fn open(
+    shared: &NativeShared,
+    session: &Session,
+    request: &Subscribe,
+) -> Result<Subscription, ErrorFrame> {
+    let durable = session.granted(quiver_wire::Capabilities::DURABLE);
+    let start = match request.start {
+        StartPosition::Latest => StartAt::Latest,
+        _ if !durable => {
+            return Err(ErrorFrame::new(
+                ErrorCode::UNSUPPORTED,
+                "starting before the live point needs the DURABLE capability; ask for it in Hello",
+            ));
+        }
+        StartPosition::Earliest => StartAt::Earliest,
+        StartPosition::Offset(offset) => StartAt::Offset(offset),
+        StartPosition::TimestampMs(ms) => StartAt::TimestampMs(ms),
+    };
+    if !request.resume.is_empty() && !durable {
         return Err(ErrorFrame::new(
             ErrorCode::UNSUPPORTED,
-            &format!(
-                "queue group {group:?}: queue groups are not available on this server yet; subscribe without a group"
-            ),
-        ));
-    }
-    if request.start != StartPosition::Latest {
-        return Err(ErrorFrame::new(
-            ErrorCode::UNSUPPORTED,
-            &format!(
-                "start {:?} needs a durable stream, which this server does not offer yet; start at latest",
-                request.start
-            ),
+            "RESUME needs the DURABLE capability; ask for it in Hello",
         ));
     }
     let pattern = Pattern::new(request.pattern.as_str())
@@ -226,16 +257,43 @@ fn open(shared: &NativeShared, request: &Subscribe) -> Result<Subscription, Erro
             })?,
         ),
     };
+    let resume = request
+        .resume
+        .iter()
+        .filter_map(|(name, offset)| Some((core::StreamName::new(name.as_str()).ok()?, *offset)))
+        .collect();
+    let options = SubscribeOptions {
+        queue,
+        start,
+        group: request.group.clone(),
+        resume,
+    };
     shared
         .broker
-        .subscribe(
-            pattern,
-            SubscribeOptions {
-                queue,
-                ..SubscribeOptions::default()
-            },
-        )
-        .map_err(|error| ErrorFrame::new(ErrorCode::LIMIT_EXCEEDED, &error.to_string()))
+        .subscribe(pattern, options)
+        .map_err(|error| subscribe_error(&error))
+}
+
+fn subscribe_error(error: &SubscribeError) -> ErrorFrame {
+    let code = match error {
+        SubscribeError::TooManySubscriptions { .. } | SubscribeError::TooManyForStream { .. } => {
+            ErrorCode::LIMIT_EXCEEDED
+        }
+        SubscribeError::NotDurable { .. } => ErrorCode::UNSUPPORTED,
+        _ => ErrorCode::INVALID_ARGUMENT,
+    };
+    ErrorFrame::new(code, &error.to_string())
+}
+
+/// The code a SubscriptionEnded carries for why the broker ended a subscription.
+pub fn end_code(reason: &EndReason) -> ErrorCode {
+    match reason {
+        EndReason::SlowConsumer { .. } => ErrorCode::SLOW_CONSUMER,
+        EndReason::Shutdown => ErrorCode::SHUTTING_DOWN,
+        EndReason::StreamDeleted { .. } | EndReason::GroupDeleted { .. } => ErrorCode::NOT_FOUND,
+        EndReason::Storage { .. } => ErrorCode::STORAGE,
+        _ => ErrorCode::INTERNAL,
+    }
 }
 
 /// Handles Unsubscribe: stops the delivery task (frames it queued are written first),
@@ -350,12 +408,7 @@ impl Delivering {
     }
 
     async fn end(&self, reason: &EndReason) {
-        let code = match reason {
-            EndReason::SlowConsumer { .. } => ErrorCode::SLOW_CONSUMER,
-            EndReason::Shutdown => ErrorCode::SHUTTING_DOWN,
-            _ => ErrorCode::INTERNAL,
-        };
-        self.send_end(code, &reason.to_string()).await;
+        self.send_end(end_code(reason), &reason.to_string()).await;
     }
 
     async fn send_end(&self, code: ErrorCode, message: &str) {
@@ -407,7 +460,7 @@ fn encode_body(batch: &Batch, start: usize, end: usize, headers: bool) -> Bytes 
 
 /// A broker event's headers in wire form; headers the wire cannot carry (a key that is
 /// not UTF-8, over the limits) are left out of the delivery as a whole.
-fn wire_headers(headers: &[core::Header]) -> Headers {
+pub(crate) fn wire_headers(headers: &[core::Header]) -> Headers {
     if headers.is_empty() {
         return Headers::new();
     }

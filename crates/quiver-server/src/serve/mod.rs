@@ -20,8 +20,12 @@ use tokio::time::timeout_at;
 
 use bytes::Bytes;
 use quiver_cache::{CacheConfig, Keyspace};
+use quiver_core::streams::durable::{
+    DurableConfig, DurableRule, RecoveryMode, Retention, StorageConfig,
+};
+use quiver_core::streams::groups::GroupDefaults;
 use quiver_core::streams::{
-    BatchConfig, BlockTimeout, Broker, BrokerConfig, QueueLimits, StreamConfig,
+    BatchConfig, BlockTimeout, Broker, BrokerConfig, Pattern, QueueLimits, StreamConfig,
 };
 use quiver_resp::Limits;
 
@@ -56,6 +60,10 @@ pub enum ServeError {
     Cache(#[from] quiver_cache::ConfigError),
     #[error("invalid streams settings: {0}")]
     Streams(#[from] quiver_core::streams::ConfigError),
+    #[error("invalid setting {key}: {message}")]
+    Setting { key: &'static str, message: String },
+    #[error("cannot open the durable streams: {0}")]
+    Storage(#[from] quiver_core::streams::OpenError),
 }
 
 /// Runs the server until a shutdown signal, then drains and returns.
@@ -78,8 +86,9 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     );
     let native_listener = bind("native", "native.addr", &config.native.listener, &config)?;
     let quic_listener = bind_quic(&config, data_dir.path())?;
-    let broker = Broker::new(broker_config(&config)?);
+    let broker = open_broker(&config, data_dir.path())?;
     let flusher = tokio::spawn(broker.clone().run_flusher());
+    let retention = tokio::spawn(broker.clone().run_retention());
     let native_shared = Arc::new(native::NativeShared {
         broker: broker.clone(),
         keyspace: Arc::clone(&keyspace),
@@ -143,6 +152,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         }))
         .collect(),
         flusher,
+        retention,
     };
 
     // Ready before the `listening` lines, so whoever waits for them finds /ready 200.
@@ -162,6 +172,9 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
+    // Durable streams: appends finish, logs are synced and closed, group state written.
+    let closing = state.broker.clone();
+    let _ = tokio::task::spawn_blocking(move || closing.close()).await;
     // Only now: dropping the threads ends whatever connection outlived the drain.
     drop(resp_threads);
     drop(data_dir);
@@ -235,6 +248,86 @@ fn broker_config(config: &Config) -> Result<BrokerConfig, quiver_core::streams::
     })
 }
 
+/// The broker on the data directory: the catalog's streams made again, their logs
+/// recovered (what start-up repaired or moved aside is logged).
+fn open_broker(config: &Config, data_dir: &std::path::Path) -> Result<Broker, ServeError> {
+    let storage = storage_config(config, data_dir)?;
+    let started = Instant::now();
+    let (broker, report) = Broker::open(broker_config(config)?, storage)?;
+    tracing::info!(
+        streams = report.streams,
+        durable = report.durable,
+        took_ms = started.elapsed().as_millis() as u64,
+        "streams opened"
+    );
+    for (stream, cut) in &report.repaired {
+        tracing::warn!(%stream, repair = %cut, "a torn tail of a durable stream's log was cut (a crash during a write)");
+    }
+    for (from, to) in &report.orphaned {
+        tracing::warn!(
+            from = %from.display(),
+            to = %to.display(),
+            "stream data that no catalog entry claims was moved aside; delete it or restore its catalog entry"
+        );
+    }
+    Ok(broker)
+}
+
+fn storage_config(
+    config: &Config,
+    data_dir: &std::path::Path,
+) -> Result<StorageConfig, ServeError> {
+    let streams = &config.streams;
+    if streams.retention_interval.is_zero() {
+        return Err(ServeError::Setting {
+            key: "streams.retention_interval",
+            message: "0s would run retention without pause; give a duration such as 1s".to_owned(),
+        });
+    }
+    let groups = GroupDefaults {
+        ack_wait: streams.group_ack_wait,
+        max_deliveries: streams.group_max_deliveries,
+        max_in_flight: streams.group_max_in_flight,
+        flush_interval: streams.group_flush_interval,
+    };
+    groups
+        .config()
+        .validate()
+        .map_err(|error| ServeError::Setting {
+            key: "streams.group_ack_wait",
+            message: error.to_string(),
+        })?;
+    let rules = streams
+        .durable
+        .iter()
+        .map(|rule| DurableRule {
+            pattern: Pattern::new(&rule.pattern).expect("rules are checked patterns"),
+            config: DurableConfig {
+                durability: rule.durability,
+                retention: Retention {
+                    max_age: rule.max_age,
+                    max_bytes: rule.max_bytes,
+                    max_messages: rule.max_messages,
+                    keep_unacked: rule.keep_unacked,
+                },
+                dedupe_window: rule.dedupe_window.unwrap_or(streams.dedupe_window),
+            },
+        })
+        .collect();
+    let mut storage = StorageConfig::new(data_dir);
+    storage.rules = rules;
+    storage.max_durable_streams = streams.max_durable as usize;
+    storage.segment_bytes = streams.segment_bytes;
+    storage.retention_interval = streams.retention_interval;
+    storage.recovery = if streams.salvage {
+        RecoveryMode::Salvage
+    } else {
+        RecoveryMode::Strict
+    };
+    storage.groups = groups;
+    Ok(storage)
+}
+
 /// `resp.io_threads`, with 0 meaning one per core.
 fn resp_thread_count(config: &Config) -> usize {
     match config.resp.io_threads {
@@ -262,6 +355,8 @@ struct Tasks {
     data: Vec<tokio::task::JoinHandle<()>>,
     /// The broker's batch flusher.
     flusher: tokio::task::JoinHandle<()>,
+    /// The durable streams' retention.
+    retention: tokio::task::JoinHandle<()>,
     /// The operations listener.
     ops: tokio::task::JoinHandle<()>,
 }
@@ -289,6 +384,7 @@ async fn drain_all(
         let _ = task.await;
     }
     tasks.flusher.abort();
+    tasks.retention.abort();
     ops_shutdown.trigger();
     let _ = tasks.ops.await;
     for listener in ops {

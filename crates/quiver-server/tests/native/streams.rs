@@ -79,9 +79,18 @@ async fn wildcards_select_one_level_a_subtree_or_a_whole_tenant(transport: Trans
     let server = NativeServer::over(transport, BrokerConfig::default()).await;
     let client = server.client().await;
     let options = SubscribeOptions::default();
-    let mut one = client.subscribe("acme/orders/*", options).await.expect("*");
-    let mut tree = client.subscribe("acme/orders/>", options).await.expect(">");
-    let mut tenant = client.subscribe("acme/>", options).await.expect("tenant");
+    let mut one = client
+        .subscribe("acme/orders/*", options.clone())
+        .await
+        .expect("*");
+    let mut tree = client
+        .subscribe("acme/orders/>", options.clone())
+        .await
+        .expect(">");
+    let mut tenant = client
+        .subscribe("acme/>", options.clone())
+        .await
+        .expect("tenant");
     for stream in [
         "acme/orders/created",
         "acme/orders/eu/created",

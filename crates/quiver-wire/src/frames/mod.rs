@@ -1,14 +1,20 @@
 //! One type per frame, and [`Frame`], the union of them all.
 
+mod admin;
 mod cache;
 mod connection;
 mod event_batch;
+mod groups;
 pub(crate) mod payload;
 mod publish;
 mod subscribe;
 
 use bytes::{Bytes, BytesMut};
 
+pub use admin::{
+    CreateStream, DeleteStream, DescribeStream, ListStreams, MAX_INTERVAL_MS, Policy, Storage,
+    StreamDeleted, StreamInfo, StreamList, StreamSettings,
+};
 pub use cache::{
     CacheDelete, CacheDeleted, CacheGet, CacheNotFound, CacheOk, CacheSet, CacheValue,
 };
@@ -18,6 +24,11 @@ pub use connection::{
 pub use event_batch::{
     EVENT_BATCH_PREFIX_LEN, Event, EventBatch, EventBatchBody, EventBatchEncoder, EventRef,
     EventRefs, Events,
+};
+pub use groups::{
+    DeleteGroup, DescribeGroups, GroupAck, GroupAcked, GroupDeleted, GroupEvent, GroupEventBatch,
+    GroupList, GroupNack, GroupSettings, GroupSummary, JoinGroup, MemberSummary, OffsetRange,
+    ResetGroup,
 };
 pub use payload::FramePayload;
 pub use publish::{AckMode, Message, Publish, PublishAck, PublishBatch};
@@ -103,6 +114,23 @@ frame_enum! {
     CacheNotFound(CacheNotFound),
     CacheOk(CacheOk),
     CacheDeleted(CacheDeleted),
+    CreateStream(CreateStream),
+    StreamInfo(StreamInfo),
+    DescribeStream(DescribeStream),
+    DeleteStream(DeleteStream),
+    StreamDeleted(StreamDeleted),
+    ListStreams(ListStreams),
+    StreamList(StreamList),
+    JoinGroup(JoinGroup),
+    GroupEventBatch(GroupEventBatch),
+    GroupAck(GroupAck),
+    GroupNack(GroupNack),
+    GroupAcked(GroupAcked),
+    DescribeGroups(DescribeGroups),
+    GroupList(GroupList),
+    ResetGroup(ResetGroup),
+    DeleteGroup(DeleteGroup),
+    GroupDeleted(GroupDeleted),
 }
 
 /// Decodes one typed payload: rejects unknown required flags, ignores unknown optional

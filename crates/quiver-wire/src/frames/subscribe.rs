@@ -5,11 +5,11 @@ use bytes::{BufMut, BytesMut};
 
 use crate::error_code::ErrorCode;
 use crate::frames::payload::{
-    FramePayload, put_name, read_pattern, read_subscription_id, subscription_id_frame,
+    FramePayload, put_name, read_pattern, read_stream, read_subscription_id, subscription_id_frame,
 };
-use crate::header::FrameType;
-use crate::limits::{MAX_BATCH_COUNT, MAX_ERROR_TEXT_LEN, MAX_LEVEL_LEN};
-use crate::name::{StreamPattern, validate_group};
+use crate::header::{FLAG_RESUME, FrameType};
+use crate::limits::{MAX_BATCH_COUNT, MAX_ERROR_TEXT_LEN, MAX_LEVEL_LEN, MAX_RESUME_STREAMS};
+use crate::name::{StreamName, StreamPattern, validate_group};
 use crate::reader::{DecodeError, Reader, limit};
 use crate::writer::{self, EncodeError};
 
@@ -27,7 +27,7 @@ pub enum StartPosition {
 }
 
 impl StartPosition {
-    fn encode(self, dst: &mut BytesMut) {
+    pub(crate) fn encode(self, dst: &mut BytesMut) {
         let (kind, value) = match self {
             Self::Latest => (0, 0),
             Self::Earliest => (1, 0),
@@ -38,7 +38,7 @@ impl StartPosition {
         dst.put_u64_le(value);
     }
 
-    fn read(reader: &mut Reader) -> Result<Self, DecodeError> {
+    pub(crate) fn read(reader: &mut Reader) -> Result<Self, DecodeError> {
         let kind = reader.u8("start kind")?;
         let value = reader.u64("start value")?;
         let position = match kind {
@@ -78,12 +78,26 @@ pub struct Subscribe {
     /// Most events per EventBatch, at most [`MAX_BATCH_COUNT`]; 0 for the stream's batch
     /// size (which shares the stream's encoding with every other subscriber).
     pub max_batch_events: u16,
+    /// Durable streams to resume at an offset of their own, overriding `start` for them
+    /// (at most [`MAX_RESUME_STREAMS`]; flag `RESUME`): what a client that reconnects sends
+    /// to go on from the message after the last one it received.
+    pub resume: Vec<(StreamName, u64)>,
 }
 
 impl FramePayload for Subscribe {
     const TYPE: FrameType = FrameType::Subscribe;
+    const KNOWN_FLAGS: u16 = FLAG_RESUME;
+
+    fn flags(&self) -> u16 {
+        if self.resume.is_empty() {
+            0
+        } else {
+            FLAG_RESUME
+        }
+    }
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        writer::limit("resume count", self.resume.len(), MAX_RESUME_STREAMS)?;
         writer::limit(
             "max batch events",
             usize::from(self.max_batch_events),
@@ -98,10 +112,17 @@ impl FramePayload for Subscribe {
         writer::put_bytes8(dst, "group", group.as_bytes(), MAX_LEVEL_LEN)?;
         dst.put_u32_le(self.queue_capacity);
         dst.put_u16_le(self.max_batch_events);
+        if !self.resume.is_empty() {
+            dst.put_u16_le(self.resume.len() as u16);
+            for (stream, offset) in &self.resume {
+                put_name(dst, stream.as_bytes());
+                dst.put_u64_le(*offset);
+            }
+        }
         Ok(())
     }
 
-    fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
+    fn decode_payload(flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
         let pattern = read_pattern(reader, "pattern")?;
         let start = StartPosition::read(reader)?;
         let group = reader.str8("group", MAX_LEVEL_LEN)?;
@@ -121,14 +142,41 @@ impl FramePayload for Subscribe {
             usize::from(max_batch_events),
             MAX_BATCH_COUNT,
         )?;
+        let mut resume = Vec::new();
+        if flags & FLAG_RESUME != 0 {
+            let count = usize::from(reader.u16("resume count")?);
+            if count == 0 {
+                return Err(DecodeError::NonCanonical {
+                    field: "resume count",
+                    reason: "the RESUME flag is set exactly when at least one stream resumes",
+                });
+            }
+            limit("resume count", count, MAX_RESUME_STREAMS)?;
+            resume.reserve(count.min(reader.remaining() / 12));
+            for _ in 0..count {
+                let stream = read_stream(reader, "resume stream")?;
+                resume.push((stream, reader.u64("resume offset")?));
+            }
+        }
         Ok(Self {
             pattern,
             start,
             group,
             queue_capacity,
             max_batch_events,
+            resume,
         })
     }
+}
+
+/// A group name: a non-empty name level.
+pub(crate) fn read_group_name(
+    reader: &mut Reader,
+    field: &'static str,
+) -> Result<String, DecodeError> {
+    let group = reader.str8(field, MAX_LEVEL_LEN)?;
+    validate_group(&group).map_err(|source| DecodeError::InvalidName { field, source })?;
+    Ok(group)
 }
 
 subscription_id_frame! {

@@ -18,9 +18,14 @@ TYPES = {
     "Subscribe": 0x13, "Subscribed": 0x14, "Unsubscribe": 0x15, "Unsubscribed": 0x16,
     "EventBatch": 0x17, "Lag": 0x18, "SubscriptionEnded": 0x19, "CacheGet": 0x20,
     "CacheSet": 0x21, "CacheDelete": 0x22, "CacheValue": 0x23, "CacheNotFound": 0x24,
-    "CacheOk": 0x25, "CacheDeleted": 0x26,
+    "CacheOk": 0x25, "CacheDeleted": 0x26, "CreateStream": 0x30, "StreamInfo": 0x31,
+    "DescribeStream": 0x32, "DeleteStream": 0x33, "StreamDeleted": 0x34, "ListStreams": 0x35,
+    "StreamList": 0x36, "JoinGroup": 0x40, "GroupEventBatch": 0x41, "GroupAck": 0x42,
+    "GroupNack": 0x43, "GroupAcked": 0x44, "DescribeGroups": 0x45, "GroupList": 0x46,
+    "ResetGroup": 0x47, "DeleteGroup": 0x48, "GroupDeleted": 0x49,
 }
 FLAG_HEADERS = 0x0001
+FLAG_RESUME = 0x0100
 
 
 # Each field is (bytes, comment).
@@ -106,6 +111,25 @@ def frame(name, description, frame_type, payload, flags=0, request_id=0, expect=
 
 
 STREAM = b"acme/orders/created"
+
+
+def settings(kind, interval=0, max_age=0, max_bytes=0, max_messages=0, keep_unacked=0,
+             dedupe=0, policy=0):
+    names = ["live", "buffered", "os", "interval", "sync"]
+    return [u8(kind, f"durability {names[kind] if kind < 5 else '?'}"),
+            u32(interval, "interval ms"), u64(max_age, "max age ms (0: none)"),
+            u64(max_bytes, "max bytes (0: none)"), u64(max_messages, "max messages (0: none)"),
+            u8(keep_unacked, "retention flags (bit 0 keep_unacked)"),
+            u64(dedupe, "dedupe window ms (0: off)"), u8(policy, "policy")]
+
+
+def stream_info(stream, groups):
+    fields = [pre8(stream, "stream"), u64(1700000000000, "created ms")]
+    fields += settings(4, max_messages=1000000, keep_unacked=1, dedupe=120000, policy=2)
+    fields += [u64(10, "first offset"), u64(5000, "next offset"), u64(1048576, "stored bytes"),
+               u32(2, "subscribers"), u64(4990, "published"), u16(len(groups), "group count")]
+    fields += [pre8(g, "  group") for g in groups]
+    return fields
 
 
 def main():
@@ -208,6 +232,86 @@ Everything after the subscription id is the body shared by every subscriber.""",
     frame("cache_deleted", "CacheDeleted: 1 key deleted, answering request 33.", "CacheDeleted",
           [u32(1, "count")], request_id=33)
 
+    # Subscribe that resumes streams at their own offsets (flag RESUME, a required bit).
+    frame("subscribe_resume", """Subscribe to acme/orders/> from earliest, resuming one stream at offset 42
+(flag RESUME: a count and (stream, offset) pairs follow the fixed fields).""", "Subscribe",
+          [pre8(b"acme/orders/>", "pattern"), u8(1, "start earliest"), u64(0, "start value"),
+           pre8(b"", "group (none)"), u32(0, "queue capacity"), u16(0, "max batch events"),
+           u16(1, "resume count"), pre8(STREAM, "  stream"), u64(42, "  next offset")],
+          flags=FLAG_RESUME, request_id=24)
+
+    # Stream administration.
+    frame("create_stream", """CreateStream: durable with sync, keep 7 days and 1 GiB, de-duplicate for
+2 minutes, the server's default policy.""", "CreateStream",
+          [pre8(STREAM, "stream")] + settings(4, max_age=604800000, max_bytes=1 << 30,
+                                               dedupe=120000), request_id=40)
+    frame("create_stream_interval", "CreateStream: durable with interval:50, keep unacked.",
+          "CreateStream", [pre8(b"acme/audit/log", "stream")] + settings(
+              3, interval=50, max_messages=1000, keep_unacked=1, policy=3), request_id=41)
+    frame("stream_info", "StreamInfo answering request 40, with one group.", "StreamInfo",
+          stream_info(STREAM, [b"billing"]), request_id=40)
+    frame("describe_stream", "DescribeStream acme/orders/created.", "DescribeStream",
+          [pre8(STREAM, "stream")], request_id=42)
+    frame("delete_stream", "DeleteStream acme/orders/created.", "DeleteStream",
+          [pre8(STREAM, "stream")], request_id=43)
+    frame("stream_deleted", "StreamDeleted answering request 43.", "StreamDeleted", [],
+          request_id=43)
+    frame("list_streams", "ListStreams from the first, 100 per page.", "ListStreams",
+          [pre8(b"", "after (none)"), u16(100, "limit")], request_id=44)
+    frame("stream_list", "StreamList with one stream and more to come.", "StreamList",
+          [u16(1, "stream count")] + stream_info(STREAM, []) + [u8(1, "more")], request_id=44)
+
+    # Consumer groups.
+    frame("join_group", """JoinGroup: group billing on acme/orders/>, member w1, 100 in flight; a group it
+creates starts at earliest with a 30 s ack wait, 5 deliveries, 1000 in flight per member and
+the default dead-letter stream.""", "JoinGroup",
+          [pre8(b"acme/orders/>", "pattern"), pre8(b"billing", "group"), pre8(b"w1", "member"),
+           u32(100, "max in flight (this member)"), u8(1, "start earliest"),
+           u64(0, "start value"), u8(1, "has settings"), u32(30000, "ack wait ms"),
+           u32(5, "max deliveries"), u32(1000, "max in flight (group)"),
+           pre8(b"", "dead letter (default)")], request_id=50)
+    frame("join_group_defaults", "JoinGroup with the server's defaults and no member name.",
+          "JoinGroup", [pre8(STREAM, "pattern"), pre8(b"jobs", "group"), pre8(b"", "member"),
+                        u32(0, "max in flight (the group's)"), u8(0, "start latest"),
+                        u64(0, "start value"), u8(0, "has settings")], request_id=51)
+    frame("group_event_batch", """GroupEventBatch for membership 4: two messages of acme/orders/created, the
+second delivered for the third time.""", "GroupEventBatch",
+          [u32(4, "subscription id"), pre8(STREAM, "stream"), u16(2, "count"),
+           u64(7, "offset"), u64(1700000000001, "timestamp ms"), u32(1, "deliveries"),
+           pre32(b"a", "payload"), u64(3, "offset"), u64(1700000000000, "timestamp ms"),
+           u32(3, "deliveries"), pre32(b"b", "payload")])
+    frame("group_event_batch_headers", "GroupEventBatch with a header (flag HEADERS).",
+          "GroupEventBatch", [u32(4, "subscription id"), pre8(STREAM, "stream"), u16(1, "count"),
+                              u64(9, "offset"), u64(1, "timestamp ms"), u32(1, "deliveries")]
+          + headers([(b"k", b"v")]) + [pre32(b"x", "payload")], flags=FLAG_HEADERS)
+    frame("group_ack", "GroupAck of offsets 7..=9 and 12 of acme/orders/created.", "GroupAck",
+          [u32(4, "subscription id"), pre8(STREAM, "stream"), u16(2, "range count"),
+           u64(7, "  first"), u32(3, "  length"), u64(12, "  first"), u32(1, "  length")],
+          request_id=52)
+    frame("group_nack", "GroupNack of offset 3, delivered again after 5 s.", "GroupNack",
+          [u32(4, "subscription id"), pre8(STREAM, "stream"), u32(5000, "delay ms"),
+           u16(1, "range count"), u64(3, "  first"), u32(1, "  length")], request_id=53)
+    frame("group_acked", "GroupAcked: 4 messages, answering request 52.", "GroupAcked",
+          [u64(4, "count")], request_id=52)
+    frame("describe_groups", "DescribeGroups: every group of acme/orders/created.",
+          "DescribeGroups", [pre8(STREAM, "stream"), pre8(b"", "group (all)")], request_id=54)
+    frame("group_list", "GroupList: group billing with one member.", "GroupList",
+          [pre8(STREAM, "stream"), u16(1, "group count"), pre8(b"billing", "  group"),
+           u32(30000, "  ack wait ms"), u32(5, "  max deliveries"), u32(1000, "  max in flight"),
+           pre8(b"acme/orders/created.dead", "  dead letter"), u64(120, "  next"),
+           u64(100, "  floor"), u64(150, "  end"), u64(20, "  pending"), u64(2, "  ready"),
+           u64(50, "  lag"), u64(100, "  acked"), u64(7, "  redelivered"),
+           u64(1, "  dead lettered"), u64(0, "  lost to retention"), u32(1, "  member count"),
+           u16(1, "  members listed"), pre8(b"w1", "    member"), u32(20, "    pending"),
+           u64(120, "    delivered"), u64(100, "    acked")], request_id=54)
+    frame("reset_group", "ResetGroup billing to offset 100.", "ResetGroup",
+          [pre8(STREAM, "stream"), pre8(b"billing", "group"), u8(2, "start offset"),
+           u64(100, "start value")], request_id=55)
+    frame("delete_group", "DeleteGroup billing.", "DeleteGroup",
+          [pre8(STREAM, "stream"), pre8(b"billing", "group")], request_id=56)
+    frame("group_deleted", "GroupDeleted answering request 56.", "GroupDeleted", [],
+          request_id=56)
+
     # Incomplete input: the decoder asks for more bytes.
     write("incomplete_header", "Only 10 of the 16 header bytes.", "incomplete",
           header("Ping", 0, 1, 0)[:5])
@@ -270,6 +374,23 @@ header alone, before any payload is buffered.""", "error FRAME_TOO_LARGE",
           "Subscribe", [pre8(STREAM, "pattern"), u8(0, "start latest"), u64(5, "start value"),
                         pre8(b"", "group"), u32(0, "queue capacity"), u16(0, "max batch events")],
           request_id=5, expect="error MALFORMED_FRAME")
+    frame("error_unknown_durability", "CreateStream with durability 7.", "CreateStream",
+          [pre8(STREAM, "stream")] + settings(7), request_id=5, expect="error MALFORMED_FRAME")
+    frame("error_interval_zero", "CreateStream with durability interval and 0 ms.",
+          "CreateStream", [pre8(STREAM, "stream")] + settings(3, interval=0), request_id=5,
+          expect="error MALFORMED_FRAME")
+    frame("error_ack_empty_range", "GroupAck with a range of length 0.", "GroupAck",
+          [u32(4, "subscription id"), pre8(STREAM, "stream"), u16(1, "range count"),
+           u64(7, "  first"), u32(0, "  length")], request_id=5, expect="error MALFORMED_FRAME")
+    frame("error_resume_flag_without_streams", "Subscribe with flag RESUME and a count of 0.",
+          "Subscribe", [pre8(STREAM, "pattern"), u8(0, "start latest"), u64(0, "start value"),
+                        pre8(b"", "group"), u32(0, "queue capacity"), u16(0, "max batch events"),
+                        u16(0, "resume count")], flags=FLAG_RESUME, request_id=5,
+          expect="error MALFORMED_FRAME")
+    frame("error_group_name", "JoinGroup with a group name holding a slash.", "JoinGroup",
+          [pre8(STREAM, "pattern"), pre8(b"a/b", "group"), pre8(b"", "member"),
+           u32(0, "max in flight"), u8(0, "start latest"), u64(0, "start value"),
+           u8(0, "has settings")], request_id=5, expect="error INVALID_NAME")
     frame("error_subscription_id_zero", "Unsubscribe subscription 0 (ids are never 0).",
           "Unsubscribe", [u32(0, "subscription id")], request_id=5,
           expect="error MALFORMED_FRAME")

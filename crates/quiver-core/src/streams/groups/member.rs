@@ -140,38 +140,19 @@ impl GroupMember {
         self.receiver.try_recv().ok()
     }
 
-    fn group_of(&self, stream: &StreamName) -> Result<Arc<Group>, GroupError> {
-        lock(&self.shared.joined)
-            .iter()
-            .find(|(s, _)| &s.name == stream)
-            .map(|(_, group)| Arc::clone(group))
-            .ok_or_else(|| GroupError::NotMember {
-                stream: stream.clone(),
-                group: self.shared.group.clone(),
-            })
-    }
-
-    fn refused(&self, stream: &StreamName, refusal: Refusal) -> GroupError {
-        match refusal {
-            Refusal::NotHeld { offset } => GroupError::NotHeld {
-                stream: stream.clone(),
-                group: self.shared.group.clone(),
-                offset,
-            },
-            Refusal::NoMember => GroupError::NotMember {
-                stream: stream.clone(),
-                group: self.shared.group.clone(),
-            },
+    /// A handle that acks and nacks for this member from elsewhere (a transport's read
+    /// loop, while a task receives). It stops working when the member is dropped.
+    pub fn acker(&self) -> GroupAcker {
+        GroupAcker {
+            shared: Arc::clone(&self.shared),
+            registry: Arc::clone(&self.registry),
         }
     }
 
     /// Acknowledges messages of `stream` this member holds: all of them, or (when one is
     /// not held) none. Returns how many were acknowledged.
     pub fn ack(&self, stream: &StreamName, offsets: &[u64]) -> Result<u64, GroupError> {
-        let group = self.group_of(stream)?;
-        group
-            .ack(self.shared.id, offsets)
-            .map_err(|refusal| self.refused(stream, refusal))
+        ack(&self.shared, stream, offsets)
     }
 
     /// Gives messages back: delivered again (to any member) after `delay`. All of them,
@@ -182,15 +163,87 @@ impl GroupMember {
         offsets: &[u64],
         delay: Duration,
     ) -> Result<u64, GroupError> {
-        if delay > MAX_NACK_DELAY {
-            return Err(GroupError::NackDelay { delay });
-        }
-        let group = self.group_of(stream)?;
-        let now_ms = self.registry.clock.unix_ms();
-        group
-            .nack(self.shared.id, offsets, delay, now_ms)
-            .map_err(|refusal| self.refused(stream, refusal))
+        nack(&self.shared, &self.registry, stream, offsets, delay)
     }
+}
+
+/// Acks and nacks for one [`GroupMember`] (see [`GroupMember::acker`]).
+#[derive(Clone)]
+pub struct GroupAcker {
+    shared: Arc<MemberShared>,
+    registry: Arc<Registry>,
+}
+
+impl std::fmt::Debug for GroupAcker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupAcker")
+            .field("member", &self.shared.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GroupAcker {
+    /// See [`GroupMember::ack`].
+    pub fn ack(&self, stream: &StreamName, offsets: &[u64]) -> Result<u64, GroupError> {
+        ack(&self.shared, stream, offsets)
+    }
+
+    /// See [`GroupMember::nack`].
+    pub fn nack(
+        &self,
+        stream: &StreamName,
+        offsets: &[u64],
+        delay: Duration,
+    ) -> Result<u64, GroupError> {
+        nack(&self.shared, &self.registry, stream, offsets, delay)
+    }
+}
+
+fn group_for(member: &MemberShared, stream: &StreamName) -> Result<Arc<Group>, GroupError> {
+    lock(&member.joined)
+        .iter()
+        .find(|(s, _)| &s.name == stream)
+        .map(|(_, group)| Arc::clone(group))
+        .ok_or_else(|| GroupError::NotMember {
+            stream: stream.clone(),
+            group: member.group.clone(),
+        })
+}
+
+fn refused(member: &MemberShared, stream: &StreamName, refusal: Refusal) -> GroupError {
+    match refusal {
+        Refusal::NotHeld { offset } => GroupError::NotHeld {
+            stream: stream.clone(),
+            group: member.group.clone(),
+            offset,
+        },
+        Refusal::NoMember => GroupError::NotMember {
+            stream: stream.clone(),
+            group: member.group.clone(),
+        },
+    }
+}
+
+fn ack(member: &MemberShared, stream: &StreamName, offsets: &[u64]) -> Result<u64, GroupError> {
+    group_for(member, stream)?
+        .ack(member.id, offsets)
+        .map_err(|refusal| refused(member, stream, refusal))
+}
+
+fn nack(
+    member: &MemberShared,
+    registry: &Registry,
+    stream: &StreamName,
+    offsets: &[u64],
+    delay: Duration,
+) -> Result<u64, GroupError> {
+    if delay > MAX_NACK_DELAY {
+        return Err(GroupError::NackDelay { delay });
+    }
+    let now_ms = registry.clock.unix_ms();
+    group_for(member, stream)?
+        .nack(member.id, offsets, delay, now_ms)
+        .map_err(|refusal| refused(member, stream, refusal))
 }
 
 impl Drop for GroupMember {

@@ -37,7 +37,7 @@ pub use config::{
     MAX_NACK_DELAY,
 };
 pub use group::{DEAD_GROUP_HEADER, DEAD_OFFSET_HEADER, DEAD_STREAM_HEADER, DELIVERY_COUNT_HEADER};
-pub use member::{GroupMember, JoinOptions};
+pub use member::{GroupAcker, GroupMember, JoinOptions};
 pub(crate) use member::{
     MemberShared, group_of, info, join_stream, live_members, save_now, start_offset,
 };
