@@ -3,6 +3,7 @@
 //! binary end to end. The contract tests run over TCP and over QUIC ([`over_both!`]).
 
 mod cache;
+mod durable;
 mod frames;
 mod policy;
 mod process;
@@ -114,9 +115,46 @@ impl NativeServer {
     /// there still holds a port.
     pub async fn start_at(
         transport: Transport,
-        (addr, quic_addr): (SocketAddr, SocketAddr),
+        addrs: (SocketAddr, SocketAddr),
         identity: Identity,
         config: BrokerConfig,
+        settings: NativeSettings,
+    ) -> NativeServer {
+        Self::start_with(transport, addrs, identity, Broker::new(config), settings).await
+    }
+
+    /// A server whose broker keeps durable streams in `dir`.
+    pub async fn durable(transport: Transport, dir: &std::path::Path) -> NativeServer {
+        let any = "127.0.0.1:0".parse().expect("address");
+        let identity = Identity::generate().expect("self-signed certificate");
+        Self::durable_at(transport, (any, any), identity, dir).await
+    }
+
+    /// [`Self::durable`] on given addresses and identity (to restart in place).
+    pub async fn durable_at(
+        transport: Transport,
+        addrs: (SocketAddr, SocketAddr),
+        identity: Identity,
+        dir: &std::path::Path,
+    ) -> NativeServer {
+        let storage = quiver_core::streams::durable::StorageConfig::new(dir);
+        let (broker, _) = Broker::open(BrokerConfig::default(), storage).expect("open storage");
+        Self::start_with(transport, addrs, identity, broker, NativeSettings::default()).await
+    }
+
+    /// Stops serving and closes the broker's durable streams (as a server's shutdown
+    /// does), so that another server may open the same data directory.
+    pub fn stop(&self) {
+        self.shutdown.trigger();
+        self.broker.shutdown();
+        self.broker.close();
+    }
+
+    async fn start_with(
+        transport: Transport,
+        (addr, quic_addr): (SocketAddr, SocketAddr),
+        identity: Identity,
+        broker: Broker,
         settings: NativeSettings,
     ) -> NativeServer {
         let listener_config = ListenerConfig {
@@ -142,7 +180,6 @@ impl NativeServer {
             }
         };
         let addr = listener.stats().addr;
-        let broker = Broker::new(config);
         tokio::spawn(broker.clone().run_flusher());
         let shared = Arc::new(NativeShared {
             broker: broker.clone(),
