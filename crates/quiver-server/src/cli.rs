@@ -32,6 +32,10 @@ pub enum Invocation {
     Config(Inputs),
     /// Offline tools for a log directory.
     Log(LogCommand),
+    /// A command to a running server (`stream`, `pub`, `sub`, `group`).
+    Client(Box<(crate::client_cmd::Common, crate::client_cmd::ClientCommand)>),
+    /// Bad arguments a client command found after clap (exit status 2).
+    Invalid(String),
 }
 
 /// `quiver log ...`: offline tools for one log directory.
@@ -60,6 +64,7 @@ pub fn command() -> Command {
             "Print the effective configuration as TOML, with where each value came from",
         )))
         .subcommand(log_command())
+        .subcommands(crate::client_cmd::client_commands())
 }
 
 fn log_command() -> Command {
@@ -109,6 +114,12 @@ pub fn parse(
         Some(("serve", sub)) => Invocation::Serve(inputs(sub, env)),
         Some(("config", sub)) => Invocation::Config(inputs(sub, env)),
         Some(("log", sub)) => Invocation::Log(log_invocation(sub)),
+        Some((name, sub)) if ["stream", "pub", "sub", "group"].contains(&name) => {
+            match crate::client_cmd::parse(name, sub, env) {
+                Ok(parsed) => Invocation::Client(Box::new(parsed)),
+                Err(message) => Invocation::Invalid(message),
+            }
+        }
         _ => unreachable!("clap requires one of the declared subcommands"),
     })
 }

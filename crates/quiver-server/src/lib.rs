@@ -7,6 +7,7 @@
 //! on `quiver-core` and back.
 
 pub mod cli;
+pub mod client_cmd;
 pub mod clock;
 pub mod config;
 pub mod http;

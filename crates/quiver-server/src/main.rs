@@ -16,6 +16,17 @@ fn main() -> ExitCode {
         Ok(invocation) => invocation,
         Err(error) => error.exit(),
     };
+    let invocation = match invocation {
+        Invocation::Client(parsed) => {
+            let (common, command) = *parsed;
+            return quiver_server::client_cmd::run(&common, command);
+        }
+        Invocation::Invalid(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+        other => other,
+    };
     match run(invocation) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -32,6 +43,9 @@ fn run(invocation: Invocation) -> anyhow::Result<()> {
             print!("{}", Loaded::load(&inputs)?.to_toml());
         }
         Invocation::Log(command) => log_tools::run(&command, &mut std::io::stdout().lock())?,
+        Invocation::Client(_) | Invocation::Invalid(_) => {
+            unreachable!("client commands are run before")
+        }
         Invocation::Serve(inputs) => {
             let loaded = Loaded::load(&inputs)?;
             logging::init(&loaded.config.log)?;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use quiver_client::{
-    AckMode, ConsumerEvent, ErrorCode, GroupConsumer, GroupOptions, RequestError,
-    StartPosition, Storage, StreamOptions, SubscribeOptions, SubscriptionEvent,
+    AckMode, ConsumerEvent, ErrorCode, GroupConsumer, GroupOptions, RequestError, StartPosition,
+    Storage, StreamOptions, SubscribeOptions, SubscriptionEvent,
 };
 
 use super::{NativeServer, Transport, WAIT, next, over_both, payloads};
@@ -47,10 +47,7 @@ async fn streams_are_created_described_listed_and_deleted(transport: Transport) 
         .expect_err("exists");
     assert_eq!(code(&again), ErrorCode::ALREADY_EXISTS);
     let bad = client
-        .create_stream(
-            "acme/orders/bad",
-            StreamOptions::live().max_messages(10),
-        )
+        .create_stream("acme/orders/bad", StreamOptions::live().max_messages(10))
         .await
         .expect_err("retention on a live stream");
     assert_eq!(code(&bad), ErrorCode::INVALID_ARGUMENT);
@@ -67,7 +64,10 @@ async fn streams_are_created_described_listed_and_deleted(transport: Transport) 
         .map(|s| s.stream.to_string())
         .collect();
     assert_eq!(names, ["acme/orders/created", "acme/orders/live"]);
-    client.delete_stream("acme/orders/live").await.expect("delete");
+    client
+        .delete_stream("acme/orders/live")
+        .await
+        .expect("delete");
     let missing = client
         .describe_stream("acme/orders/live")
         .await
@@ -224,7 +224,10 @@ async fn a_subscription_and_a_member_resume_after_a_restart(transport: Transport
     let second = NativeServer::durable_at(transport, addrs, identity, dir.path()).await;
     assert_eq!(next(&mut sub).await, SubscriptionEvent::Resubscribed);
     loop {
-        match tokio::time::timeout(WAIT, worker.next()).await.expect("rejoined") {
+        match tokio::time::timeout(WAIT, worker.next())
+            .await
+            .expect("rejoined")
+        {
             Some(ConsumerEvent::Rejoined) => break,
             Some(ConsumerEvent::Message(_)) => {}
             other => panic!("expected a rejoin, got {other:?}"),

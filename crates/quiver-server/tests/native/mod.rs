@@ -139,7 +139,14 @@ impl NativeServer {
     ) -> NativeServer {
         let storage = quiver_core::streams::durable::StorageConfig::new(dir);
         let (broker, _) = Broker::open(BrokerConfig::default(), storage).expect("open storage");
-        Self::start_with(transport, addrs, identity, broker, NativeSettings::default()).await
+        Self::start_with(
+            transport,
+            addrs,
+            identity,
+            broker,
+            NativeSettings::default(),
+        )
+        .await
     }
 
     /// Stops serving and closes the broker's durable streams (as a server's shutdown
