@@ -3,6 +3,7 @@
 
 mod cli;
 mod config;
+mod crash;
 mod docs;
 mod log_tools;
 mod native;
