@@ -17,6 +17,7 @@ pub struct Counters {
     pub plain_bytes: AtomicU64,
     pub stored_bytes: AtomicU64,
     pub fsyncs: AtomicU64,
+    pub fsync_us: AtomicU64,
     pub fsync_buckets: [AtomicU64; FSYNC_BUCKETS],
     pub segments_created: AtomicU64,
     pub recovery_truncations: AtomicU64,
@@ -34,6 +35,7 @@ impl Counters {
     /// Records one fsync that took `us` microseconds.
     pub fn fsync_done(&self, us: u64) {
         Counters::add(&self.fsyncs, 1);
+        Counters::add(&self.fsync_us, us);
         let bucket = (63 - us.max(1).leading_zeros() as usize).min(FSYNC_BUCKETS - 1);
         Counters::add(&self.fsync_buckets[bucket], 1);
     }
@@ -48,6 +50,8 @@ pub struct Stats {
     pub bytes: u64,
     pub batches: u64,
     pub fsyncs: u64,
+    /// Time spent in fsyncs, µs.
+    pub fsync_us: u64,
     /// `fsync_histogram_us[i]` counts fsyncs of `[2^i, 2^(i+1))` µs.
     pub fsync_histogram_us: [u64; FSYNC_BUCKETS],
     pub segments: u64,
@@ -73,6 +77,7 @@ impl Stats {
             bytes: l(&c.bytes),
             batches: l(&c.batches),
             fsyncs: l(&c.fsyncs),
+            fsync_us: l(&c.fsync_us),
             fsync_histogram_us: std::array::from_fn(|i| l(&c.fsync_buckets[i])),
             segments,
             segments_created: l(&c.segments_created),

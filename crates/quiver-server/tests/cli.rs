@@ -197,6 +197,17 @@ fn create_publish_read_consume_restart_and_resume() {
     ));
     assert_eq!(info[0]["acked"], 4);
     assert_eq!(info[0]["lag"], 0);
+    let (status, metrics) = crate::support::http_get(server.http, "/metrics");
+    assert_eq!(status, 200);
+    for line in [
+        "quiver_stream_stored_messages{stream=\"acme/orders/created\"} 4",
+        "quiver_stream_next_offset{stream=\"acme/orders/created\"} 4",
+        "quiver_group_lag{stream=\"acme/orders/created\",group=\"billing\"} 0",
+        "quiver_group_acked_total{stream=\"acme/orders/created\",group=\"billing\"} 4",
+        "# TYPE quiver_stream_fsync_seconds histogram",
+    ] {
+        assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
+    }
     let reset = json_lines(&quiver(
         &server,
         &[

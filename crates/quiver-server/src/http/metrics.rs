@@ -112,7 +112,194 @@ pub fn render(state: &ServerState) -> String {
         }
     }
     streams(&mut out, state);
+    durable(&mut out, state);
     out
+}
+
+/// Per durable stream (storage, appends, fsync latency) and per consumer group (lag,
+/// pending, redeliveries, dead letters).
+fn durable(out: &mut String, state: &ServerState) {
+    let streams: Vec<_> = state
+        .broker
+        .list_streams()
+        .into_iter()
+        .filter_map(|info| info.durable.clone().map(|durable| (info, durable)))
+        .collect();
+    if streams.is_empty() {
+        return;
+    }
+    type Read = fn(&quiver_core::streams::durable::DurableStats) -> u64;
+    let per_stream: [(&str, &str, &str, Read); 9] = [
+        (
+            "quiver_stream_stored_messages",
+            "gauge",
+            "Messages a durable stream holds (readable).",
+            |d| d.stored_messages,
+        ),
+        (
+            "quiver_stream_stored_bytes",
+            "gauge",
+            "Bytes of a durable stream's log segments on disk.",
+            |d| d.stored_bytes,
+        ),
+        (
+            "quiver_stream_first_offset",
+            "gauge",
+            "The first offset a reader may start at.",
+            |d| d.first_offset,
+        ),
+        (
+            "quiver_stream_next_offset",
+            "gauge",
+            "The offset after the last stored message.",
+            |d| d.next_offset,
+        ),
+        (
+            "quiver_stream_appended_messages_total",
+            "counter",
+            "Messages appended since start-up (its rate is the append rate).",
+            |d| d.appended,
+        ),
+        (
+            "quiver_stream_appended_bytes_total",
+            "counter",
+            "Payload and header bytes appended since start-up.",
+            |d| d.appended_bytes,
+        ),
+        (
+            "quiver_stream_append_rounds_total",
+            "counter",
+            "Append rounds: one write (and under sync one fsync) each.",
+            |d| d.append_rounds,
+        ),
+        (
+            "quiver_stream_duplicates_total",
+            "counter",
+            "Publishes dropped as repeats of a stored message id.",
+            |d| d.duplicates,
+        ),
+        (
+            "quiver_stream_failed",
+            "gauge",
+            "1 when the stream's log failed and appends stop until a restart.",
+            |d| u64::from(d.failed.is_some()),
+        ),
+    ];
+    for (name, kind, help, read) in per_stream {
+        family(out, name, kind, help);
+        for (info, durable) in &streams {
+            let _ = writeln!(out, "{name}{{stream=\"{}\"}} {}", info.name, read(durable));
+        }
+    }
+    family(
+        out,
+        "quiver_stream_fsync_seconds",
+        "histogram",
+        "Latency of a durable stream's fsyncs.",
+    );
+    for (info, durable) in &streams {
+        let log = &durable.log;
+        let mut cumulative = 0;
+        for (i, count) in log.fsync_histogram_us.iter().enumerate() {
+            cumulative += count;
+            let le = (1u64 << (i + 1)) as f64 / 1e6;
+            let _ = writeln!(
+                out,
+                "quiver_stream_fsync_seconds_bucket{{stream=\"{}\",le=\"{le}\"}} {cumulative}",
+                info.name
+            );
+        }
+        let _ = writeln!(
+            out,
+            "quiver_stream_fsync_seconds_bucket{{stream=\"{}\",le=\"+Inf\"}} {}\nquiver_stream_fsync_seconds_sum{{stream=\"{}\"}} {:.6}\nquiver_stream_fsync_seconds_count{{stream=\"{}\"}} {}",
+            info.name,
+            log.fsyncs,
+            info.name,
+            log.fsync_us as f64 / 1e6,
+            info.name,
+            log.fsyncs
+        );
+    }
+    groups(out, state, &streams);
+}
+
+fn groups(
+    out: &mut String,
+    state: &ServerState,
+    streams: &[(
+        quiver_core::streams::StreamInfo,
+        quiver_core::streams::durable::DurableStats,
+    )],
+) {
+    let all: Vec<_> = streams
+        .iter()
+        .flat_map(|(info, _)| state.broker.groups(&info.name).unwrap_or_default())
+        .collect();
+    if all.is_empty() {
+        return;
+    }
+    type Read = fn(&quiver_core::streams::GroupInfo) -> u64;
+    let per_group: [(&str, &str, &str, Read); 8] = [
+        (
+            "quiver_group_lag",
+            "gauge",
+            "Messages a consumer group has not acknowledged (undelivered + pending).",
+            |g| g.lag,
+        ),
+        (
+            "quiver_group_pending",
+            "gauge",
+            "Messages delivered to a group's members and not acknowledged.",
+            |g| g.pending,
+        ),
+        (
+            "quiver_group_ready",
+            "gauge",
+            "Pending messages waiting to be delivered again.",
+            |g| g.ready,
+        ),
+        (
+            "quiver_group_members",
+            "gauge",
+            "Members of a group now.",
+            |g| g.members.len() as u64,
+        ),
+        (
+            "quiver_group_acked_total",
+            "counter",
+            "Messages a group acknowledged.",
+            |g| g.acked,
+        ),
+        (
+            "quiver_group_redelivered_total",
+            "counter",
+            "Deliveries after the first.",
+            |g| g.redelivered,
+        ),
+        (
+            "quiver_group_dead_lettered_total",
+            "counter",
+            "Messages moved to the group's dead-letter stream.",
+            |g| g.dead_lettered,
+        ),
+        (
+            "quiver_group_lost_to_retention_total",
+            "counter",
+            "Messages retention deleted before the group acknowledged them.",
+            |g| g.lost_to_retention,
+        ),
+    ];
+    for (name, kind, help, read) in per_group {
+        family(out, name, kind, help);
+        for group in &all {
+            let (stream, value) = (&group.stream, read(group));
+            let _ = writeln!(
+                out,
+                "{name}{{stream=\"{stream}\",group=\"{}\"}} {value}",
+                group.name
+            );
+        }
+    }
 }
 
 /// The streams broker's totals over every stream.
