@@ -6,6 +6,7 @@
 use clap::{Parser, Subcommand};
 
 mod cache;
+mod durable;
 mod log;
 mod pubsub;
 
@@ -25,6 +26,12 @@ enum Command {
     Pubsub(pubsub::PubsubArgs),
     /// Cache SET / GET throughput and latency against quiver://, quiver+quic:// or redis://.
     Cache(cache::CacheArgs),
+    /// Durable-stream publishing (acks, delivery, loss) or catch-up against quiver:// or
+    /// nats:// (JetStream).
+    Durable(durable::DurableArgs),
+    /// Consumer-group consumption with explicit acks against quiver:// or nats://
+    /// (JetStream durable pull consumer).
+    Group(durable::GroupArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -32,5 +39,7 @@ fn main() -> anyhow::Result<()> {
         Command::Log(args) => log::run(&args),
         Command::Pubsub(args) => pubsub::run(&args),
         Command::Cache(args) => cache::run(&args),
+        Command::Durable(args) => durable::run(&args),
+        Command::Group(args) => durable::run_group(&args),
     }
 }

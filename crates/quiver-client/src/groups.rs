@@ -143,6 +143,35 @@ impl GroupConsumer {
         &self.group
     }
 
+    /// A message that is already here, without waiting (what came in the same delivery as
+    /// the last one, typically): lets a member ack a delivery's messages together.
+    pub fn try_next(&mut self) -> Option<GroupMessage> {
+        if self.ready.is_empty()
+            && let Ok(SubItem::GroupBatch(batch)) = self.deliveries.try_recv()
+        {
+            self.unpack(batch);
+        }
+        self.ready.pop_front()
+    }
+
+    fn unpack(&mut self, batch: quiver_wire::GroupEventBatch) {
+        let stream: Arc<str> = Arc::from(batch.stream.as_str());
+        self.ready.extend(batch.events.into_iter().map(|event| {
+            GroupMessage {
+                stream: Arc::clone(&stream),
+                offset: event.offset,
+                deliveries: event.deliveries,
+                timestamp_ms: event.timestamp_ms,
+                headers: event
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.to_owned(), Bytes::copy_from_slice(v)))
+                    .collect(),
+                payload: event.payload,
+            }
+        }));
+    }
+
     /// The next message or notice; `None` after [`ConsumerEvent::Ended`].
     pub async fn next(&mut self) -> Option<ConsumerEvent> {
         loop {
@@ -158,23 +187,7 @@ impl GroupConsumer {
                 .await
                 .unwrap_or_else(|| SubItem::Disconnected("the connection ended".to_owned()));
             match item {
-                SubItem::GroupBatch(batch) => {
-                    let stream: Arc<str> = Arc::from(batch.stream.as_str());
-                    self.ready.extend(batch.events.into_iter().map(|event| {
-                        GroupMessage {
-                            stream: Arc::clone(&stream),
-                            offset: event.offset,
-                            deliveries: event.deliveries,
-                            timestamp_ms: event.timestamp_ms,
-                            headers: event
-                                .headers
-                                .iter()
-                                .map(|(k, v)| (k.to_owned(), Bytes::copy_from_slice(v)))
-                                .collect(),
-                            payload: event.payload,
-                        }
-                    }));
-                }
+                SubItem::GroupBatch(batch) => self.unpack(batch),
                 SubItem::Resubscribed => return Some(ConsumerEvent::Rejoined),
                 SubItem::Ended(code, message) => {
                     self.end();

@@ -107,7 +107,7 @@ pub use quiver_wire::{
     AckMode, Capabilities, ErrorCode, GroupSettings, GroupSummary, MemberSummary, Policy,
     PublishAck, StartPosition, Storage, StreamInfo, StreamSettings,
 };
-pub use streams::StreamOptions;
+pub use streams::{PendingAck, StreamOptions};
 pub use subscription::{Event, SubscribeOptions, Subscription, SubscriptionEvent};
 pub use tls::ServerTrust;
 pub use url::{DEFAULT_PORT, DEFAULT_QUIC_PORT};

@@ -5,12 +5,47 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use quiver_wire::{
-    CreateStream, DeleteStream, DescribeStream, Frame, ListStreams, Policy, Publish, PublishAck,
-    Storage, StreamInfo, StreamSettings,
+    CreateStream, DeleteStream, DescribeStream, Frame, Headers, ListStreams, Message, Policy,
+    Publish, PublishAck, PublishBatch, Storage, StreamInfo, StreamSettings,
 };
+use tokio::sync::oneshot;
 
 use crate::error::RequestError;
 use crate::{AckMode, Client, publish_ack, stream_name, unexpected};
+
+/// The ack of a batch queued with [`Client::publish_batch_queued`].
+#[derive(Debug)]
+pub struct PendingAck {
+    receiver: oneshot::Receiver<Result<PublishAck, RequestError>>,
+    timeout: Duration,
+}
+
+impl std::future::Future for PendingAck {
+    type Output = Result<PublishAck, RequestError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.receiver)
+            .poll(cx)
+            .map(|reply| {
+                reply.unwrap_or(Err(RequestError::Disconnected {
+                    reason: "the connection ended before the ack".to_owned(),
+                }))
+            })
+    }
+}
+
+impl PendingAck {
+    /// Waits for the ack at most the client's request timeout.
+    pub async fn wait(self) -> Result<PublishAck, RequestError> {
+        let timeout = self.timeout;
+        tokio::time::timeout(timeout, self)
+            .await
+            .unwrap_or(Err(RequestError::Timeout { after: timeout }))
+    }
+}
 
 /// Streams asked for per ListStreams page.
 const LIST_PAGE: u16 = 1024;
@@ -170,6 +205,54 @@ impl Client {
                 return Ok(all);
             }
         }
+    }
+
+    /// Queues `payloads` as one PublishBatch on the connection and returns the future of
+    /// its ack, so that a caller keeps many batches in flight, each acknowledged as `ack`
+    /// says, in the order it queued them (the server takes a connection's publishes in
+    /// order). The future fails with [`RequestError::Timeout`] after the request timeout.
+    ///
+    /// ```no_run
+    /// use quiver_client::{AckMode, Client};
+    ///
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = Client::connect("quiver://127.0.0.1:7070").await?;
+    /// let mut acks = Vec::new();
+    /// for n in 0..8 {
+    ///     let batch = (0..64).map(|i| format!("event {n}.{i}"));
+    ///     acks.push(client.publish_batch_queued("acme/metrics/cpu", batch, AckMode::Committed).await?);
+    /// }
+    /// for ack in acks {
+    ///     println!("stored from offset {}", ack.await?.first_sequence);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn publish_batch_queued<P: Into<Bytes>>(
+        &self,
+        stream: &str,
+        payloads: impl IntoIterator<Item = P>,
+        ack: AckMode,
+    ) -> Result<PendingAck, RequestError> {
+        let batch = PublishBatch {
+            stream: stream_name(stream)?,
+            ack,
+            messages: payloads
+                .into_iter()
+                .map(|payload| Message {
+                    headers: Headers::new(),
+                    payload: payload.into(),
+                })
+                .collect(),
+        };
+        let (sender, receiver) = oneshot::channel();
+        let connection = self.shared.connection();
+        let timeout = connection.request_timeout();
+        let callback = Box::new(move |reply: Result<Frame, RequestError>| {
+            let _ = sender.send(reply.and_then(|frame| publish_ack(frame, "PublishBatch")));
+        });
+        connection.request_then(&batch, callback).await;
+        Ok(PendingAck { receiver, timeout })
     }
 
     /// Publishes one message to a durable stream and waits until it is in the stream's log

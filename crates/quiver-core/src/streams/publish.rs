@@ -136,6 +136,25 @@ impl Submitted {
         self.receipt
     }
 
+    /// The outcome when it is known already (a live stream's, or a durable stream's whose
+    /// append round has finished, as it has when this publish led it); `None` while the
+    /// messages are still being stored.
+    pub fn try_committed(&self) -> Option<Result<Receipt, PublishError>> {
+        let Some(commit) = &self.commit else {
+            return Some(Ok(self.receipt));
+        };
+        let progress = commit.progress.borrow();
+        if progress.end >= commit.end {
+            return Some(Ok(self.receipt));
+        }
+        progress.failed.as_ref().map(|failed| {
+            Err(PublishError::Storage {
+                stream: commit.stream.clone(),
+                message: failed.to_string(),
+            })
+        })
+    }
+
     /// Waits until the messages are stored with the stream's durability (at once for a
     /// live stream, where nothing is stored), then returns the receipt.
     pub async fn committed(self) -> Result<Receipt, PublishError> {
@@ -215,7 +234,14 @@ pub(crate) async fn submit(
         let blocker = {
             let mut state = stream.lock();
             match stream.blocker(&mut state, events, bytes) {
-                None => return take(stream, &mut state, messages, charge, ack, &cx),
+                None => {
+                    let (submitted, lead) = take(stream, &mut state, messages, charge, ack, &cx)?;
+                    drop(state);
+                    if lead {
+                        durable::lead(stream, cx.clock);
+                    }
+                    return Ok(submitted);
+                }
                 Some(sub) => sub,
             }
         };
@@ -234,7 +260,8 @@ pub(crate) async fn submit(
     }
 }
 
-/// Takes an admitted publish (the stream's lock held).
+/// Takes an admitted publish (the stream's lock held); also whether the caller leads the
+/// durable stream's next append round.
 fn take(
     stream: &Arc<Stream>,
     state: &mut StreamState,
@@ -242,7 +269,7 @@ fn take(
     charge: Charge,
     ack: Ack,
     cx: &PublishContext<'_>,
-) -> Result<Submitted, PublishError> {
+) -> Result<(Submitted, bool), PublishError> {
     let unix_ms = cx.clock.unix_ms();
     let Some(durable) = &stream.durable else {
         let first = state.next_sequence;
@@ -254,22 +281,26 @@ fn take(
             count,
             duplicates: 0,
         };
-        return Ok(Submitted {
+        let submitted = Submitted {
             receipt,
             commit: None,
-        });
+        };
+        return Ok((submitted, false));
     };
-    let taken = durable::take(stream, state, messages, charge, unix_ms, cx.clock)?;
+    let taken = durable::take(stream, state, messages, charge, unix_ms)?;
     durable.count_duplicates(taken.receipt.duplicates);
     let commit = (ack == Ack::Committed).then(|| Commit {
         stream: stream.name.clone(),
         end: taken.commit_end,
         progress: durable.progress(),
     });
-    Ok(Submitted {
-        receipt: taken.receipt,
-        commit,
-    })
+    Ok((
+        Submitted {
+            receipt: taken.receipt,
+            commit,
+        },
+        taken.lead,
+    ))
 }
 
 /// Checks count and sizes; returns the total bytes.

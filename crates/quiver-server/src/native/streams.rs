@@ -82,6 +82,13 @@ impl Publisher {
             AckMode::None => None,
             AckMode::Accepted => Some(publish_ack(request_id, submitted.receipt())),
             AckMode::Committed => {
+                // Stored already when this publish led the append round itself.
+                if let Some(outcome) = submitted.try_committed() {
+                    return Some(match outcome {
+                        Ok(receipt) => publish_ack(request_id, receipt),
+                        Err(error) => Outgoing::encode(request_id, &publish_error(&error)),
+                    });
+                }
                 let out = out.clone();
                 tokio::spawn(async move {
                     let reply = match submitted.committed().await {

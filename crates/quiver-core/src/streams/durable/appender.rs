@@ -5,9 +5,12 @@
 //! to live fan-out in offset order, and then announces the new stored end, which is what
 //! `committed` publishes wait for.
 //!
-//! Rounds start on demand (the first publish that finds none running starts one) and end
-//! when the queue is empty, so an idle stream costs no thread. While one round writes, the
-//! next publishes queue up: the busier the stream, the more each write and fsync carries.
+//! Rounds start on demand and end when the queue is empty, so an idle stream costs no
+//! thread. The publish that finds no round running *leads* the first one itself, on its
+//! own thread, so that an unloaded stream answers a publish without handing it to another
+//! thread and back; whatever queued meanwhile is handed to a round runner on tokio's
+//! blocking pool, which loops until the queue is empty. While one round writes, the next publishes queue up:
+//! the busier the stream, the more each write and fsync carries.
 
 use std::sync::Arc;
 
@@ -50,11 +53,13 @@ impl DurableState {
     }
 }
 
-/// What taking a publish on a durable stream gives: the receipt, and the stored end the
-/// publish is committed at.
+/// What taking a publish on a durable stream gives: the receipt, the stored end the
+/// publish is committed at, and whether the caller leads the next append round (call
+/// [`lead`] once the stream's lock is released).
 pub(crate) struct Taken {
     pub(crate) receipt: Receipt,
     pub(crate) commit_end: u64,
+    pub(crate) lead: bool,
 }
 
 /// Takes `messages` on a durable stream (its lock held): assigns their offsets, drops
@@ -65,7 +70,6 @@ pub(crate) fn take(
     messages: Vec<Message>,
     charge: Charge,
     unix_ms: u64,
-    clock: &Arc<dyn Clock>,
 ) -> Result<Taken, PublishError> {
     let next = state.next_sequence;
     let durable = state
@@ -97,6 +101,7 @@ pub(crate) fn take(
                 duplicates: dups,
             },
             commit_end: last + 1,
+            lead: false,
         });
     }
     let count = fresh.len() as u64;
@@ -107,13 +112,9 @@ pub(crate) fn take(
         messages: fresh,
         charge,
     });
-    let start_round = !durable.running;
+    let lead = !durable.running;
     durable.running = true;
     state.next_sequence = next + count;
-    if start_round {
-        let (stream, clock) = (Arc::clone(stream), Arc::clone(clock));
-        tokio::task::spawn_blocking(move || run_rounds(&stream, &*clock));
-    }
     let after_duplicates = duplicates.iter().max().map_or(0, |last| last + 1);
     Ok(Taken {
         receipt: Receipt {
@@ -122,7 +123,26 @@ pub(crate) fn take(
             duplicates: dups,
         },
         commit_end: (next + count).max(after_duplicates),
+        lead,
     })
+}
+
+/// Leads an append round (the stream's lock not held): one round on this thread, then
+/// whatever queued meanwhile goes to a runner on the blocking pool.
+///
+/// The round runs inline, not on a pool thread: handing it over and back costs two thread
+/// wake-ups, more than the write (and under `sync` a good part of the fsync) it would
+/// spare this task's thread. Only one round runs inline per publish, so a busy stream
+/// soon has a runner doing its rounds.
+pub(crate) fn lead(stream: &Arc<Stream>, clock: &Arc<dyn Clock>) {
+    if round(stream, &**clock) == Round::Again {
+        hand_off(stream, clock);
+    }
+}
+
+fn hand_off(stream: &Arc<Stream>, clock: &Arc<dyn Clock>) {
+    let (stream, clock) = (Arc::clone(stream), Arc::clone(clock));
+    tokio::task::spawn_blocking(move || while round(&stream, &*clock) == Round::Again {});
 }
 
 /// Stops taking publishes (they fail with `message`) and waits up to `timeout` for the
@@ -150,53 +170,69 @@ pub(crate) fn stop(stream: &Stream, message: &str, timeout: std::time::Duration)
     }
 }
 
-/// Runs append rounds until the queue is empty (on a blocking-pool thread).
-fn run_rounds(stream: &Arc<Stream>, clock: &dyn Clock) {
+/// Whether another round has work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// More was queued: run another round.
+    Again,
+    /// The queue is empty (or appends stopped): no round runs now.
+    Done,
+}
+
+/// One append round: takes everything queued, appends it, hands it to fan-out, announces
+/// the new stored end.
+fn round(stream: &Arc<Stream>, clock: &dyn Clock) -> Round {
     let durable = stream.durable.as_ref().expect("durable");
-    loop {
-        let requests = {
-            let mut state = stream.lock();
-            let queued = state.durable.as_mut().expect("durable state");
-            if queued.queue.is_empty() {
-                queued.running = false;
-                return;
-            }
-            std::mem::take(&mut queued.queue)
-        };
-        let started = std::time::Instant::now();
-        let appended = append(stream, &requests);
+    let requests = {
         let mut state = stream.lock();
-        if let Err(message) = appended {
-            let queued = state.durable.as_mut().expect("durable state");
-            let message: Arc<str> = Arc::from(message);
-            queued.failed = Some(Arc::clone(&message));
-            queued.queue.clear();
+        let queued = state.durable.as_mut().expect("durable state");
+        if queued.queue.is_empty() {
             queued.running = false;
-            drop(state);
-            durable.fail(message);
-            return;
+            return Round::Done;
         }
-        let (mut messages, mut bytes) = (0, 0);
-        for request in requests {
-            messages += request.messages.len() as u64;
-            bytes += request
-                .messages
-                .iter()
-                .map(Message::size_bytes)
-                .sum::<u64>();
-            stream.take(
-                &mut state,
-                request.first,
-                request.messages,
-                request.charge,
-                clock.now(),
-                request.timestamp_ms,
-            );
-        }
-        let end = state.fanout_next();
+        std::mem::take(&mut queued.queue)
+    };
+    let started = std::time::Instant::now();
+    let appended = append(stream, &requests);
+    let mut state = stream.lock();
+    if let Err(message) = appended {
+        let queued = state.durable.as_mut().expect("durable state");
+        let message: Arc<str> = Arc::from(message);
+        queued.failed = Some(Arc::clone(&message));
+        queued.queue.clear();
+        queued.running = false;
         drop(state);
-        durable.stored(end, messages, bytes, started.elapsed());
+        durable.fail(message);
+        return Round::Done;
     }
+    let (mut messages, mut bytes) = (0, 0);
+    for request in requests {
+        messages += request.messages.len() as u64;
+        bytes += request
+            .messages
+            .iter()
+            .map(Message::size_bytes)
+            .sum::<u64>();
+        stream.take(
+            &mut state,
+            request.first,
+            request.messages,
+            request.charge,
+            clock.now(),
+            request.timestamp_ms,
+        );
+    }
+    let end = state.fanout_next();
+    let queued = state.durable.as_mut().expect("durable state");
+    let next = if queued.queue.is_empty() {
+        queued.running = false;
+        Round::Done
+    } else {
+        Round::Again
+    };
+    drop(state);
+    durable.stored(end, messages, bytes, started.elapsed());
+    next
 }
 
 /// Appends every request, each as one or more log batches (a batch holds at most the

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 
 use crate::streams::groups::group::Group;
 
-pub(crate) use appender::{DurableState, stop, take};
+pub(crate) use appender::{DurableState, lead, stop, take};
 pub use config::{
     DurabilityName, DurableConfig, DurableConfigError, DurableRule, MAX_DEDUPE_IDS,
     MAX_DEDUPE_WINDOW, MAX_INTERVAL_MS, MAX_MSG_ID_BYTES, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES,
