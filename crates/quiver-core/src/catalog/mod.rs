@@ -212,6 +212,17 @@ mod tests {
     use super::*;
     use crate::streams::StreamConfig;
 
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_decode_or_fail_without_panicking(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let _ = StreamDef::decode(&bytes);
+            let _ = GroupSnapshot::decode(&bytes);
+            let mut text = b"quiver-stream 1\nname a/b/c\n".to_vec();
+            text.extend_from_slice(&bytes);
+            let _ = StreamDef::decode(&text);
+        }
+    }
+
     #[test]
     fn streams_round_trip_and_damage_is_named() {
         let streams: Arc<dyn Storage> = Arc::new(MemoryStorage::new());

@@ -210,6 +210,8 @@ pub(crate) async fn dispatch(registry: Arc<Registry>, stream: Arc<Stream>, group
         let now_ms = registry.clock.unix_ms();
         let end = progress.borrow_and_update().end;
         let first = durable.first_offset();
+        // Before the state's lock: the member sinks come first in the lock order.
+        let members = group.members(round);
         let (work, dead, deadline) = {
             let mut state = group.state();
             if state.floor() < first {
@@ -218,7 +220,7 @@ pub(crate) async fn dispatch(registry: Arc<Registry>, stream: Arc<Stream>, group
             state.expire(now_ms);
             let dead = state.take_dead();
             let mut work = Vec::new();
-            for member in group.members(round) {
+            for member in members {
                 let assignment = state.assign(member, end, now_ms);
                 if !assignment.is_empty() {
                     work.push((member, assignment));
