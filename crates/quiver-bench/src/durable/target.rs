@@ -174,12 +174,13 @@ impl Publisher {
     /// completed.
     pub async fn send(&mut self, batch: Vec<Bytes>) -> anyhow::Result<Vec<Duration>> {
         let mut done = Vec::new();
-        let sent = Instant::now();
         match self.conn.clone() {
             Conn::Quiver(client) => {
                 while self.acks.len() >= self.window {
                     done.push(self.wait_oldest().await?);
                 }
+                // Latency counts from the send, not from the wait for room in the window.
+                let sent = Instant::now();
                 // Queued on the connection here, in order; the task only waits.
                 let pending = client
                     .publish_batch_queued(&self.names.quiver, batch, self.ack)
@@ -194,6 +195,7 @@ impl Publisher {
                 {
                     done.push(self.wait_oldest().await?);
                 }
+                let sent = Instant::now();
                 for payload in batch {
                     let future = js
                         .publish(self.names.nats_subject.clone(), payload)
