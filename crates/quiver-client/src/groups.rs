@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use quiver_wire::{
     DeleteGroup, DescribeGroups, ErrorCode, Frame, GroupAck, GroupNack, GroupSettings,
-    GroupSummary, JoinGroup, OffsetRange, ResetGroup, StartPosition, StreamPattern, Unsubscribe,
+    GroupSummary, JoinGroup, OffsetRange, ResetGroup, StartPosition, StreamPattern,
 };
 use tokio::sync::mpsc;
 
@@ -265,26 +265,13 @@ impl GroupConsumer {
     /// Leaves the group and waits for the server to confirm.
     pub async fn leave(mut self) -> Result<(), RequestError> {
         self.ended = true;
-        let Some(server_id) = self.shared.forget(self.local) else {
-            return Ok(());
-        };
-        let request = Unsubscribe {
-            subscription_id: server_id,
-        };
-        self.shared.connection().request(&request).await.map(|_| ())
+        self.shared.unsubscribe(self.local).await
     }
 }
 
 impl Drop for GroupConsumer {
     fn drop(&mut self) {
-        if let Some(server_id) = self.shared.forget(self.local) {
-            let connection = self.shared.connection();
-            if !connection.is_closed() {
-                connection.try_send(&Unsubscribe {
-                    subscription_id: server_id,
-                });
-            }
-        }
+        self.shared.unsubscribe_dropped(self.local);
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use quiver_wire::{Capabilities, Frame, JoinGroup, Subscribe};
+use quiver_wire::{Capabilities, Frame, JoinGroup, Subscribe, Unsubscribe};
 use tokio::sync::{mpsc, watch};
 
 use crate::ClientOptions;
@@ -134,6 +134,30 @@ impl Shared {
         let record = lock(&self.subscriptions).remove(&local)?;
         self.connection().forget_subscription(record.server_id);
         Some(record.server_id)
+    }
+
+    /// Ends subscription `local` (a subscription or a group membership) and waits for the
+    /// server to confirm; nothing to do when it is already forgotten.
+    pub async fn unsubscribe(&self, local: u64) -> Result<(), RequestError> {
+        let Some(server_id) = self.forget(local) else {
+            return Ok(());
+        };
+        let request = Unsubscribe {
+            subscription_id: server_id,
+        };
+        self.connection().request(&request).await.map(|_| ())
+    }
+
+    /// Ends subscription `local` without waiting (its handle was dropped).
+    pub fn unsubscribe_dropped(&self, local: u64) {
+        if let Some(server_id) = self.forget(local) {
+            let connection = self.connection();
+            if !connection.is_closed() {
+                connection.try_send(&Unsubscribe {
+                    subscription_id: server_id,
+                });
+            }
+        }
     }
 
     /// Makes every recorded subscription again on `connection`, telling each subscriber

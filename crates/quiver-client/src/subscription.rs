@@ -5,9 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use quiver_wire::limits::MAX_RESUME_STREAMS;
-use quiver_wire::{
-    ErrorCode, EventBatchBody, GroupEventBatch, StartPosition, StreamName, Unsubscribe,
-};
+use quiver_wire::{ErrorCode, EventBatchBody, GroupEventBatch, StartPosition, StreamName};
 use tokio::sync::mpsc;
 
 use crate::error::RequestError;
@@ -267,25 +265,12 @@ impl Subscription {
     /// Ends the subscription and waits for the server to confirm.
     pub async fn unsubscribe(mut self) -> Result<(), RequestError> {
         self.ended = true;
-        let Some(server_id) = self.shared.forget(self.local) else {
-            return Ok(());
-        };
-        let request = Unsubscribe {
-            subscription_id: server_id,
-        };
-        self.shared.connection().request(&request).await.map(|_| ())
+        self.shared.unsubscribe(self.local).await
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if let Some(server_id) = self.shared.forget(self.local) {
-            let connection = self.shared.connection();
-            if !connection.is_closed() {
-                connection.try_send(&Unsubscribe {
-                    subscription_id: server_id,
-                });
-            }
-        }
+        self.shared.unsubscribe_dropped(self.local);
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use quiver_core::streams::groups::{GroupConfig, GroupInfo, MAX_IN_FLIGHT};
 use quiver_core::streams::{
-    self as core, GroupDelivery, GroupError, GroupMember, JoinOptions, Pattern, StartAt,
+    self as core, GroupAcker, GroupDelivery, GroupError, GroupMember, JoinOptions, Pattern, StartAt,
 };
 use quiver_wire::{
     Capabilities, DeleteGroup, DescribeGroups, ErrorCode, ErrorFrame, GroupAck, GroupAcked,
@@ -192,38 +192,44 @@ fn offsets(request_id: u32, ranges: &[OffsetRange]) -> Result<Vec<u64>, Outgoing
 
 /// Handles GroupAck.
 pub fn ack(session: &Session, request_id: u32, request: &GroupAck) -> Outgoing {
-    let Some(acker) = session.acker(request.subscription_id) else {
-        let message = format!(
-            "no group membership {} on this connection",
-            request.subscription_id
-        );
-        return error(request_id, ErrorCode::NOT_FOUND, &message);
-    };
-    let offsets = match offsets(request_id, &request.ranges) {
-        Ok(offsets) => offsets,
-        Err(refused) => return refused,
-    };
-    match acker.ack(&core_name(&request.stream), &offsets) {
-        Ok(count) => Outgoing::encode(request_id, &GroupAcked { count }),
-        Err(failure) => group_error(request_id, &failure),
-    }
+    settle(
+        session,
+        request_id,
+        request.subscription_id,
+        &request.ranges,
+        |acker, offsets| acker.ack(&core_name(&request.stream), offsets),
+    )
 }
 
 /// Handles GroupNack.
 pub fn nack(session: &Session, request_id: u32, request: &GroupNack) -> Outgoing {
-    let Some(acker) = session.acker(request.subscription_id) else {
-        let message = format!(
-            "no group membership {} on this connection",
-            request.subscription_id
-        );
+    let delay = Duration::from_millis(u64::from(request.delay_ms));
+    settle(
+        session,
+        request_id,
+        request.subscription_id,
+        &request.ranges,
+        |acker, offsets| acker.nack(&core_name(&request.stream), offsets, delay),
+    )
+}
+
+/// Applies an ack or a nack of `ranges` through membership `subscription_id`'s acker.
+fn settle(
+    session: &Session,
+    request_id: u32,
+    subscription_id: u32,
+    ranges: &[OffsetRange],
+    apply: impl FnOnce(&GroupAcker, &[u64]) -> Result<u64, GroupError>,
+) -> Outgoing {
+    let Some(acker) = session.acker(subscription_id) else {
+        let message = format!("no group membership {subscription_id} on this connection");
         return error(request_id, ErrorCode::NOT_FOUND, &message);
     };
-    let offsets = match offsets(request_id, &request.ranges) {
+    let offsets = match offsets(request_id, ranges) {
         Ok(offsets) => offsets,
         Err(refused) => return refused,
     };
-    let delay = Duration::from_millis(u64::from(request.delay_ms));
-    match acker.nack(&core_name(&request.stream), &offsets, delay) {
+    match apply(acker, &offsets) {
         Ok(count) => Outgoing::encode(request_id, &GroupAcked { count }),
         Err(failure) => group_error(request_id, &failure),
     }

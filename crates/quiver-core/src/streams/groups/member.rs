@@ -62,17 +62,16 @@ pub(crate) struct MemberShared {
 /// One member of a consumer group. Receive with [`recv`](Self::recv), acknowledge with
 /// [`ack`](Self::ack); dropping it leaves the group (what it held goes to the others).
 pub struct GroupMember {
-    shared: Arc<MemberShared>,
+    acker: GroupAcker,
     receiver: mpsc::UnboundedReceiver<GroupDelivery>,
-    registry: Arc<Registry>,
 }
 
 impl std::fmt::Debug for GroupMember {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupMember")
-            .field("name", &self.shared.name)
-            .field("group", &self.shared.group)
-            .field("pattern", &self.shared.pattern)
+            .field("name", &self.acker.shared.name)
+            .field("group", &self.acker.shared.group)
+            .field("pattern", &self.acker.shared.pattern)
             .finish_non_exhaustive()
     }
 }
@@ -102,26 +101,28 @@ impl GroupMember {
             joined: Mutex::default(),
         });
         let member = Self {
-            shared: Arc::clone(&shared),
+            acker: GroupAcker {
+                shared: Arc::clone(&shared),
+                registry,
+            },
             receiver,
-            registry,
         };
         (member, shared)
     }
 
     /// The member's name.
     pub fn name(&self) -> &str {
-        &self.shared.name
+        &self.acker.shared.name
     }
 
     /// The group's name.
     pub fn group(&self) -> &str {
-        &self.shared.group
+        &self.acker.shared.group
     }
 
     /// The streams this member receives from now.
     pub fn streams(&self) -> Vec<StreamName> {
-        lock(&self.shared.joined)
+        lock(&self.acker.shared.joined)
             .iter()
             .map(|(stream, _)| stream.name.clone())
             .collect()
@@ -143,16 +144,13 @@ impl GroupMember {
     /// A handle that acks and nacks for this member from elsewhere (a transport's read
     /// loop, while a task receives). It stops working when the member is dropped.
     pub fn acker(&self) -> GroupAcker {
-        GroupAcker {
-            shared: Arc::clone(&self.shared),
-            registry: Arc::clone(&self.registry),
-        }
+        self.acker.clone()
     }
 
     /// Acknowledges messages of `stream` this member holds: all of them, or (when one is
     /// not held) none. Returns how many were acknowledged.
     pub fn ack(&self, stream: &StreamName, offsets: &[u64]) -> Result<u64, GroupError> {
-        ack(&self.shared, stream, offsets)
+        self.acker.ack(stream, offsets)
     }
 
     /// Gives messages back: delivered again (to any member) after `delay`. All of them,
@@ -163,7 +161,7 @@ impl GroupMember {
         offsets: &[u64],
         delay: Duration,
     ) -> Result<u64, GroupError> {
-        nack(&self.shared, &self.registry, stream, offsets, delay)
+        self.acker.nack(stream, offsets, delay)
     }
 }
 
@@ -185,7 +183,10 @@ impl std::fmt::Debug for GroupAcker {
 impl GroupAcker {
     /// See [`GroupMember::ack`].
     pub fn ack(&self, stream: &StreamName, offsets: &[u64]) -> Result<u64, GroupError> {
-        ack(&self.shared, stream, offsets)
+        let member = &*self.shared;
+        group_for(member, stream)?
+            .ack(member.id, offsets)
+            .map_err(|refusal| refused(member, stream, refusal))
     }
 
     /// See [`GroupMember::nack`].
@@ -195,7 +196,14 @@ impl GroupAcker {
         offsets: &[u64],
         delay: Duration,
     ) -> Result<u64, GroupError> {
-        nack(&self.shared, &self.registry, stream, offsets, delay)
+        if delay > MAX_NACK_DELAY {
+            return Err(GroupError::NackDelay { delay });
+        }
+        let member = &*self.shared;
+        let now_ms = self.registry.clock.unix_ms();
+        group_for(member, stream)?
+            .nack(member.id, offsets, delay, now_ms)
+            .map_err(|refusal| refused(member, stream, refusal))
     }
 }
 
@@ -224,33 +232,12 @@ fn refused(member: &MemberShared, stream: &StreamName, refusal: Refusal) -> Grou
     }
 }
 
-fn ack(member: &MemberShared, stream: &StreamName, offsets: &[u64]) -> Result<u64, GroupError> {
-    group_for(member, stream)?
-        .ack(member.id, offsets)
-        .map_err(|refusal| refused(member, stream, refusal))
-}
-
-fn nack(
-    member: &MemberShared,
-    registry: &Registry,
-    stream: &StreamName,
-    offsets: &[u64],
-    delay: Duration,
-) -> Result<u64, GroupError> {
-    if delay > MAX_NACK_DELAY {
-        return Err(GroupError::NackDelay { delay });
-    }
-    let now_ms = registry.clock.unix_ms();
-    group_for(member, stream)?
-        .nack(member.id, offsets, delay, now_ms)
-        .map_err(|refusal| refused(member, stream, refusal))
-}
-
 impl Drop for GroupMember {
     fn drop(&mut self) {
-        self.registry.forget_member(&self.shared);
-        for (_, group) in lock(&self.shared.joined).drain(..) {
-            group.leave(self.shared.id);
+        let GroupAcker { shared, registry } = &self.acker;
+        registry.forget_member(shared);
+        for (_, group) in lock(&shared.joined).drain(..) {
+            group.leave(shared.id);
         }
     }
 }
