@@ -8,11 +8,12 @@ use quiver_core::streams::durable::StorageConfig;
 use quiver_core::streams::{Broker, BrokerConfig};
 
 fuzz_target!(|data: &[u8]| {
-    let split = data
-        .first()
-        .map_or(0, |b| usize::from(*b))
-        .min(data.len().saturating_sub(1));
-    let (stream_file, group_file) = data.get(1..).unwrap_or_default().split_at(split);
+    // The first two bytes (little-endian) say how many of the rest are the stream file.
+    let (head, rest) = data.split_at(data.len().min(2));
+    let mut len = [0u8; 2];
+    len[..head.len()].copy_from_slice(head);
+    let (stream_file, group_file) =
+        rest.split_at(usize::from(u16::from_le_bytes(len)).min(rest.len()));
     let Ok(dir) = tempfile::tempdir() else { return };
     let catalog = dir.path().join("catalog");
     let (streams, groups) = (catalog.join("streams"), catalog.join("groups"));
