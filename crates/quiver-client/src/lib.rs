@@ -297,17 +297,7 @@ impl Client {
         payloads: impl IntoIterator<Item = P>,
         ack: AckMode,
     ) -> Result<Option<PublishAck>, RequestError> {
-        let batch = PublishBatch {
-            stream: stream_name(stream)?,
-            ack,
-            messages: payloads
-                .into_iter()
-                .map(|payload| Message {
-                    headers: Headers::new(),
-                    payload: payload.into(),
-                })
-                .collect(),
-        };
+        let batch = plain_batch(stream, payloads, ack)?;
         if ack == AckMode::None {
             return self.shared.connection().send(&batch).await.map(|()| None);
         }
@@ -426,6 +416,25 @@ impl Client {
             other => Err(unexpected("Ping", &other)),
         }
     }
+}
+
+/// `payloads`, without headers, as one PublishBatch to `stream`.
+fn plain_batch<P: Into<Bytes>>(
+    stream: &str,
+    payloads: impl IntoIterator<Item = P>,
+    ack: AckMode,
+) -> Result<PublishBatch, RequestError> {
+    Ok(PublishBatch {
+        stream: stream_name(stream)?,
+        ack,
+        messages: payloads
+            .into_iter()
+            .map(|payload| Message {
+                headers: Headers::new(),
+                payload: payload.into(),
+            })
+            .collect(),
+    })
 }
 
 fn stream_name(stream: &str) -> Result<StreamName, RequestError> {

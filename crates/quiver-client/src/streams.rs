@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use quiver_wire::{
-    CreateStream, DeleteStream, DescribeStream, Frame, Headers, ListStreams, Message, Policy,
-    Publish, PublishAck, PublishBatch, Storage, StreamInfo, StreamSettings,
+    CreateStream, DeleteStream, DescribeStream, Frame, ListStreams, Policy, Publish, PublishAck,
+    Storage, StreamInfo, StreamSettings,
 };
 use tokio::sync::oneshot;
 
 use crate::error::RequestError;
-use crate::{AckMode, Client, publish_ack, stream_name, unexpected};
+use crate::{AckMode, Client, plain_batch, publish_ack, stream_name, unexpected};
 
 /// The ack of a batch queued with [`Client::publish_batch_queued`].
 #[derive(Debug)]
@@ -234,17 +234,7 @@ impl Client {
         payloads: impl IntoIterator<Item = P>,
         ack: AckMode,
     ) -> Result<PendingAck, RequestError> {
-        let batch = PublishBatch {
-            stream: stream_name(stream)?,
-            ack,
-            messages: payloads
-                .into_iter()
-                .map(|payload| Message {
-                    headers: Headers::new(),
-                    payload: payload.into(),
-                })
-                .collect(),
-        };
+        let batch = plain_batch(stream, payloads, ack)?;
         let (sender, receiver) = oneshot::channel();
         let connection = self.shared.connection();
         let timeout = connection.request_timeout();

@@ -45,13 +45,14 @@ impl Message {
     /// Bytes the message counts for in batches, queues and budgets: payload plus header keys
     /// and values.
     pub fn size_bytes(&self) -> u64 {
-        let headers: usize = self
-            .headers
-            .iter()
-            .map(|h| h.key.len() + h.value.len())
-            .sum();
-        (self.payload.len() + headers) as u64
+        content_bytes(&self.payload, &self.headers)
     }
+}
+
+/// Payload plus header keys and values: what a message or event counts for.
+pub(crate) fn content_bytes(payload: &[u8], headers: &[Header]) -> u64 {
+    let headers: usize = headers.iter().map(|h| h.key.len() + h.value.len()).sum();
+    (payload.len() + headers) as u64
 }
 
 /// A message as delivered: its publish timestamp and content. Its sequence number is the
@@ -64,6 +65,24 @@ pub struct Event {
     pub payload: Bytes,
     /// The headers.
     pub headers: Vec<Header>,
+}
+
+impl Event {
+    /// A record read from a stream's log, as delivered (its offset is the caller's).
+    pub(crate) fn from_record(record: quiver_log::Record) -> Event {
+        Event {
+            timestamp_ms: u64::try_from(record.timestamp_ms).unwrap_or(0),
+            payload: record.value,
+            headers: record
+                .headers
+                .into_iter()
+                .map(|h| Header {
+                    key: h.key,
+                    value: h.value,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// How many transport encodings one batch can cache. Version 1 of the native protocol needs

@@ -18,7 +18,7 @@ use std::time::Duration;
 use quiver_log::{ReadError, Record};
 use tokio::task::JoinHandle;
 
-use crate::streams::batch::{Batch, Event, Header};
+use crate::streams::batch::{Batch, Event, content_bytes};
 use crate::streams::budget::Charge;
 use crate::streams::config::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
 use crate::streams::metrics::StreamMetrics;
@@ -276,24 +276,8 @@ pub(crate) fn history_batch(stream: &Stream, records: Vec<Record>) -> Arc<Batch>
     let events: Vec<Event> = records
         .into_iter()
         .map(|record| {
-            let event = Event {
-                timestamp_ms: u64::try_from(record.timestamp_ms).unwrap_or(0),
-                payload: record.value,
-                headers: record
-                    .headers
-                    .into_iter()
-                    .map(|h| Header {
-                        key: h.key,
-                        value: h.value,
-                    })
-                    .collect(),
-            };
-            bytes += event.payload.len() as u64
-                + event
-                    .headers
-                    .iter()
-                    .map(|h| (h.key.len() + h.value.len()) as u64)
-                    .sum::<u64>();
+            let event = Event::from_record(record);
+            bytes += content_bytes(&event.payload, &event.headers);
             event
         })
         .collect();

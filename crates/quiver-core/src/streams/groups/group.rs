@@ -16,7 +16,7 @@ use bytes::Bytes;
 use quiver_log::{ReadError, Record};
 use tokio::sync::{Notify, mpsc};
 
-use crate::streams::batch::{Header, Message};
+use crate::streams::batch::{Event, Header, Message};
 use crate::streams::config::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS};
 use crate::streams::groups::state::{Assignment, GroupState, MemberId, Refusal};
 use crate::streams::groups::{GroupBatch, GroupDelivery, GroupEvent};
@@ -365,19 +365,18 @@ fn read_assignment(stream: &Stream, assignment: &Assignment) -> Result<Vec<Group
 }
 
 fn event(record: Record, deliveries: u32) -> GroupEvent {
+    let offset = record.offset;
+    let Event {
+        timestamp_ms,
+        payload,
+        headers,
+    } = Event::from_record(record);
     GroupEvent {
-        offset: record.offset,
+        offset,
         deliveries,
-        timestamp_ms: u64::try_from(record.timestamp_ms).unwrap_or(0),
-        payload: record.value,
-        headers: record
-            .headers
-            .into_iter()
-            .map(|h| Header {
-                key: h.key,
-                value: h.value,
-            })
-            .collect(),
+        timestamp_ms,
+        payload,
+        headers,
     }
 }
 
@@ -425,14 +424,11 @@ async fn dead_letter(
         // Gone (retention): nothing to keep.
         return true;
     };
-    let mut headers: Vec<Header> = record
-        .headers
-        .into_iter()
-        .map(|h| Header {
-            key: h.key,
-            value: h.value,
-        })
-        .collect();
+    let Event {
+        payload,
+        mut headers,
+        ..
+    } = Event::from_record(record);
     let mut add = |key: &'static str, value: String| {
         headers.push(Header {
             key: Bytes::from_static(key.as_bytes()),
@@ -443,10 +439,7 @@ async fn dead_letter(
     add(DEAD_OFFSET_HEADER, offset.to_string());
     add(DEAD_GROUP_HEADER, group.name.clone());
     add(DELIVERY_COUNT_HEADER, deliveries.to_string());
-    let message = Message {
-        payload: record.value,
-        headers,
-    };
+    let message = Message { payload, headers };
     let Ok(target) = registry.dead_letter_stream(&group.dead_letter, stream) else {
         return false;
     };

@@ -42,7 +42,7 @@ pub(crate) use member::{
     MemberShared, group_of, info, join_stream, live_members, save_now, start_offset,
 };
 
-use crate::streams::batch::Header;
+use crate::streams::batch::{Header, content_bytes};
 use crate::streams::name::StreamName;
 use crate::streams::subscriber::EndReason;
 
@@ -64,12 +64,7 @@ pub struct GroupEvent {
 impl GroupEvent {
     /// Payload and header bytes.
     pub fn size_bytes(&self) -> u64 {
-        let headers: usize = self
-            .headers
-            .iter()
-            .map(|h| h.key.len() + h.value.len())
-            .sum();
-        (self.payload.len() + headers) as u64
+        content_bytes(&self.payload, &self.headers)
     }
 }
 
