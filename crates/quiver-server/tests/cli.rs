@@ -90,11 +90,7 @@ fn create_publish_read_consume_restart_and_resume() {
         ],
         "first\nsecond\nthird\n",
     ));
-    let offsets: Vec<u64> = published
-        .iter()
-        .map(|v| v["offset"].as_u64().unwrap())
-        .collect();
-    assert_eq!(offsets, [0, 1, 2]);
+    assert_eq!(offsets(&published), [0, 1, 2]);
     let with_header = quiver(
         &server,
         &[
@@ -141,24 +137,8 @@ fn create_publish_read_consume_restart_and_resume() {
         "{line}"
     );
 
-    let consumed = json_lines(&quiver(
-        &server,
-        &[
-            "sub",
-            "acme/orders/created",
-            "--group",
-            "billing",
-            "--count",
-            "2",
-            "--json",
-        ],
-        "",
-    ));
-    let offsets: Vec<u64> = consumed
-        .iter()
-        .map(|v| v["offset"].as_u64().unwrap())
-        .collect();
-    assert_eq!(offsets, [0, 1]);
+    let consumed = consume_billing(&server);
+    assert_eq!(offsets(&consumed), [0, 1]);
     assert_eq!(consumed[0]["deliveries"], 1);
 
     let mut server = server;
@@ -172,24 +152,8 @@ fn create_publish_read_consume_restart_and_resume() {
     let listed = json_lines(&quiver(&server, &["stream", "ls", "--json"], ""));
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["next_offset"], 4);
-    let resumed = json_lines(&quiver(
-        &server,
-        &[
-            "sub",
-            "acme/orders/created",
-            "--group",
-            "billing",
-            "--count",
-            "2",
-            "--json",
-        ],
-        "",
-    ));
-    let offsets: Vec<u64> = resumed
-        .iter()
-        .map(|v| v["offset"].as_u64().unwrap())
-        .collect();
-    assert_eq!(offsets, [2, 3], "the group goes on where it was");
+    let resumed = consume_billing(&server);
+    assert_eq!(offsets(&resumed), [2, 3], "the group goes on where it was");
     let info = json_lines(&quiver(
         &server,
         &["group", "info", "acme/orders/created", "billing", "--json"],
@@ -260,4 +224,26 @@ fn failures_have_their_exit_status_and_say_why() {
     );
     assert_eq!(live.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&live.stderr).contains("not durable"));
+}
+
+/// Two messages of `acme/orders/created` consumed by group `billing`, as JSON lines.
+fn consume_billing(server: &Server) -> Vec<Value> {
+    let args = [
+        "sub",
+        "acme/orders/created",
+        "--group",
+        "billing",
+        "--count",
+        "2",
+        "--json",
+    ];
+    json_lines(&quiver(server, &args, ""))
+}
+
+/// The `offset` of each line.
+fn offsets(lines: &[Value]) -> Vec<u64> {
+    lines
+        .iter()
+        .map(|v| v["offset"].as_u64().unwrap())
+        .collect()
 }
