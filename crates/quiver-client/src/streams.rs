@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use quiver_wire::{
-    CreateStream, DeleteStream, DescribeStream, Frame, ListStreams, Policy, Publish, PublishAck,
-    Storage, StreamInfo, StreamSettings,
+    CreateStream, DeleteStream, DescribeStream, Frame, ListStreams, Policy, PublishAck, Storage,
+    StreamInfo, StreamSettings,
 };
 use tokio::sync::oneshot;
 
@@ -252,13 +252,9 @@ impl Client {
         stream: &str,
         payload: impl Into<Bytes>,
     ) -> Result<PublishAck, RequestError> {
-        let publish = Publish {
-            stream: stream_name(stream)?,
-            ack: AckMode::Committed,
-            headers: quiver_wire::Headers::new(),
-            payload: payload.into(),
-        };
-        let reply = self.shared.connection().request(&publish).await?;
-        publish_ack(reply, "Publish")
+        let ack = self
+            .publish_with(stream, &[], payload, AckMode::Committed)
+            .await?;
+        Ok(ack.expect("a `committed` publish is answered with an ack"))
     }
 }
