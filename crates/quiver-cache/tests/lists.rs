@@ -1,4 +1,4 @@
-use quiver_cache::{ListEnd, OpError, SetOptions};
+use quiver_cache::{ExpireCondition, ListEnd, OpError, SetOptions};
 
 use crate::{T0, ks};
 
@@ -49,11 +49,20 @@ fn index_set_insert_rem_trim() {
         T0,
     )
     .unwrap();
-    assert_eq!(db.lindex(b"l", -1, T0).unwrap().as_deref(), Some(&b"a"[..]));
-    assert_eq!(db.lindex(b"l", 10, T0).unwrap(), None);
-    assert_eq!(db.lset(b"l", 1, b"B", T0), Ok(()));
-    assert_eq!(db.lset(b"l", 9, b"B", T0), Err(OpError::IndexOutOfRange));
-    assert_eq!(db.lset(b"nokey", 0, b"B", T0), Err(OpError::NoSuchKey));
+    assert_eq!(
+        db.lindex(b"l", Some(-1), T0).unwrap().as_deref(),
+        Some(&b"a"[..])
+    );
+    assert_eq!(db.lindex(b"l", Some(10), T0).unwrap(), None);
+    assert_eq!(db.lset(b"l", Some(1), b"B", T0), Ok(()));
+    assert_eq!(
+        db.lset(b"l", Some(9), b"B", T0),
+        Err(OpError::IndexOutOfRange)
+    );
+    assert_eq!(
+        db.lset(b"nokey", Some(0), b"B", T0),
+        Err(OpError::NoSuchKey)
+    );
     assert_eq!(db.linsert(b"l", true, b"c", b"X", T0), Ok(6));
     assert_eq!(db.linsert(b"l", false, b"zz", b"X", T0), Ok(-1));
     assert_eq!(db.linsert(b"nokey", false, b"zz", b"X", T0), Ok(0));
@@ -122,6 +131,17 @@ fn lmove_and_ready_keys() {
         Some(&b"a"[..])
     );
     assert_eq!(strs(db.lrange(b"src", 0, -1, T0).unwrap()), ["b", "a"]);
+    // A rotation of a one-element list keeps the key, and its TTL.
+    db.push(b"one", &[b"x"], ListEnd::Right, false, T0).unwrap();
+    db.expire_at(b"one", (T0 + 100_000) as i64, ExpireCondition::Always, T0)
+        .unwrap();
+    assert_eq!(
+        db.lmove(b"one", b"one", ListEnd::Left, ListEnd::Right, T0)
+            .unwrap()
+            .as_deref(),
+        Some(&b"x"[..])
+    );
+    assert_eq!(db.pttl(b"one", T0), 100_000);
     assert_eq!(
         db.lmove(b"none", b"dst", ListEnd::Left, ListEnd::Left, T0),
         Ok(None)

@@ -168,7 +168,7 @@ proptest! {
                 6 => {
                     let len = m.len() as i64;
                     let idx = if a < 0 { len + a } else { a };
-                    let res = db.lset(b"l", a, &v, T0);
+                    let res = db.lset(b"l", Some(a), &v, T0);
                     if m.is_empty() { prop_assert_eq!(res, Err(OpError::NoSuchKey)); }
                     else if idx < 0 || idx >= len { prop_assert_eq!(res, Err(OpError::IndexOutOfRange)); }
                     else { prop_assert_eq!(res, Ok(())); m[idx as usize] = v; }

@@ -76,15 +76,26 @@ fn incr_family() {
     assert_eq!(db.incr_by(b"s", 1, T0), Err(OpError::NotAnInteger));
     db.set(b"sp", b" 1", SetOptions::default(), T0).unwrap();
     assert_eq!(db.incr_by(b"sp", 1, T0), Err(OpError::NotAnInteger));
-    assert_eq!(db.incr_by_float(b"f", 10.5, T0).unwrap(), &b"10.5"[..]);
-    assert_eq!(db.incr_by_float(b"f", 0.1, T0).unwrap(), &b"10.6"[..]);
-    db.set(b"e", b"5.0e3", SetOptions::default(), T0).unwrap();
-    assert_eq!(db.incr_by_float(b"e", 2.0e2, T0).unwrap(), &b"5200"[..]);
     assert_eq!(
-        db.incr_by_float(b"e", f64::INFINITY, T0),
+        db.incr_by_float(b"f", Some(10.5), T0).unwrap(),
+        &b"10.5"[..]
+    );
+    assert_eq!(db.incr_by_float(b"f", Some(0.1), T0).unwrap(), &b"10.6"[..]);
+    db.set(b"e", b"5.0e3", SetOptions::default(), T0).unwrap();
+    assert_eq!(
+        db.incr_by_float(b"e", Some(2.0e2), T0).unwrap(),
+        &b"5200"[..]
+    );
+    assert_eq!(
+        db.incr_by_float(b"e", Some(f64::INFINITY), T0),
         Err(OpError::NanOrInfinity)
     );
-    assert_eq!(db.incr_by_float(b"s", 1.0, T0), Err(OpError::NotAFloat));
+    assert_eq!(
+        db.incr_by_float(b"s", Some(1.0), T0),
+        Err(OpError::NotAFloat)
+    );
+    // A delta that is not a float is refused after the stored value's type.
+    assert_eq!(db.incr_by_float(b"f", None, T0), Err(OpError::NotAFloat));
 }
 
 #[test]

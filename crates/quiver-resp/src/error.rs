@@ -156,6 +156,9 @@ pub enum CommandError {
     /// `INCR` and friends past `i64`.
     #[error("ERR increment or decrement would overflow")]
     Overflow,
+    /// `HINCRBYFLOAT` by an infinite increment.
+    #[error("ERR value is NaN or Infinity")]
+    NanOrInfinityArgument,
     /// `INCRBYFLOAT` to NaN or infinity.
     #[error("ERR increment would produce NaN or Infinity")]
     NanOrInfinity,

@@ -4,6 +4,7 @@
 mod cli;
 mod config;
 mod crash;
+mod differential;
 mod docs;
 mod log_tools;
 mod native;

@@ -132,12 +132,15 @@ impl Db<'_> {
     pub fn lindex(
         &mut self,
         key: &[u8],
-        index: i64,
+        index: Option<i64>,
         now_ms: u64,
     ) -> Result<Option<Bytes>, OpError> {
         self.read_key(key, now_ms, |k| {
-            Ok(k.view::<ListValue>()?
-                .and_then(|l| list_index(l.len(), index).map(|i| out(&l.items()[i]))))
+            let Some(l) = k.view::<ListValue>()? else {
+                return Ok(None);
+            };
+            let index = index.ok_or(OpError::NotAnInteger)?;
+            Ok(list_index(l.len(), index).map(|i| out(&l.items()[i])))
         })
     }
 
@@ -145,12 +148,13 @@ impl Db<'_> {
     pub fn lset(
         &mut self,
         key: &[u8],
-        index: i64,
+        index: Option<i64>,
         value: &[u8],
         now_ms: u64,
     ) -> Result<(), OpError> {
         self.write_key(key, now_ms, true, |k| {
             let len = k.view::<ListValue>()?.ok_or(OpError::NoSuchKey)?.len();
+            let index = index.ok_or(OpError::NotAnInteger)?;
             let i = list_index(len, index).ok_or(OpError::IndexOutOfRange)?;
             k.modify::<ListValue, _>(false, |l| l.set(i, value))?;
             Ok(())
@@ -299,6 +303,18 @@ impl Db<'_> {
                 if s.view::<ListValue>()?.is_none() {
                     return Ok(None);
                 }
+            }
+            if src == dst {
+                // A rotation within one list: the key is never empty, so it keeps its TTL.
+                let mut s = KeyCtx::write(set.get(ss), db, sh, src, clock);
+                let v = s
+                    .modify::<ListValue, _>(false, |l| {
+                        let v = l.pop(from.front()).expect("lists are never empty");
+                        l.push(&v, to.front());
+                        v
+                    })?
+                    .expect("the list exists");
+                return Ok(Some(out(&v)));
             }
             KeyCtx::write(set.get(ds), db, dh, dst, clock).check::<ListValue>()?;
             let mut s = KeyCtx::write(set.get(ss), db, sh, src, clock);

@@ -190,6 +190,17 @@ impl<'s> KeyCtx<'s> {
         }
     }
 
+    /// Stores a string as text even when it reads as an integer (INCRBYFLOAT's result).
+    pub(crate) fn put_text(&mut self, value: &[u8]) {
+        match self.idx {
+            Some(idx) => self.s.update(self.db, idx, |e| e.set_text(value)),
+            None => {
+                let entry = Entry::text(self.key, value, initial_access(&self.clock));
+                self.idx = Some(self.s.insert(self.db, self.hash, entry));
+            }
+        }
+    }
+
     /// Stores an already built value, replacing any value.
     pub(crate) fn put_value(&mut self, value: Value) {
         match self.idx {

@@ -132,9 +132,13 @@ impl Db<'_> {
         self.multi(&[src, dst], |set, routes| {
             let (ss, sh) = routes[0];
             let (ds, dh) = routes[1];
-            let present = KeyCtx::write(set.get(ss), db, sh, src, clock)
+            // A missing source answers 0 before the destination's type is checked.
+            let Some(present) = KeyCtx::write(set.get(ss), db, sh, src, clock)
                 .view::<SetValue>()?
-                .is_some_and(|s| s.contains(member));
+                .map(|s| s.contains(member))
+            else {
+                return Ok(false);
+            };
             KeyCtx::write(set.get(ds), db, dh, dst, clock).check::<SetValue>()?;
             if !present {
                 return Ok(false);

@@ -304,15 +304,24 @@ impl Db<'_> {
     }
 
     /// INCRBYFLOAT: returns the new value formatted as Redis does.
-    pub fn incr_by_float(&mut self, key: &[u8], delta: f64, now_ms: u64) -> Result<Bytes, OpError> {
+    ///
+    /// `delta` is `None` when the argument is not a float: refused after the stored value
+    /// is checked, in Redis's order.
+    pub fn incr_by_float(
+        &mut self,
+        key: &[u8],
+        delta: Option<f64>,
+        now_ms: u64,
+    ) -> Result<Bytes, OpError> {
         self.write_key(key, now_ms, true, |k| {
             let current = match k.entry() {
                 None => 0.0,
                 Some(e) => e.str()?.with(parse_f64).ok_or(OpError::NotAFloat)?,
             };
+            let delta = delta.ok_or(OpError::NotAFloat)?;
             let v = add_f64(current, delta)?;
             let text = format_f64(v);
-            k.put_string(&text);
+            k.put_text(&text);
             Ok(Bytes::from(text))
         })
     }

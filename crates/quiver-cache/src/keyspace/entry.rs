@@ -81,7 +81,16 @@ impl Keyed for Entry {
 impl Entry {
     /// A string entry; canonical integers take the integer form. One allocation.
     pub(crate) fn string(key: &[u8], value: &[u8], access: u32) -> Self {
-        let int = parse_i64(value);
+        Self::string_as(key, value, parse_i64(value), access)
+    }
+
+    /// A string entry kept as text even when it reads as an integer (what Redis
+    /// stores for INCRBYFLOAT: "embstr", not "int").
+    pub(crate) fn text(key: &[u8], value: &[u8], access: u32) -> Self {
+        Self::string_as(key, value, None, access)
+    }
+
+    fn string_as(key: &[u8], value: &[u8], int: Option<i64>, access: u32) -> Self {
         let value_len = if int.is_some() { 0 } else { value.len() };
         let mut buf = Vec::with_capacity(prefix_len(key) + key.len() + value_len);
         put_key(&mut buf, key);
@@ -173,6 +182,11 @@ impl Entry {
             self.value = Value::Int(i);
             return;
         }
+        self.set_text(value);
+    }
+
+    /// Replaces the value with the string `value`, kept as text.
+    pub(crate) fn set_text(&mut self, value: &[u8]) {
         let end = self.key_span().1;
         if matches!(self.value, Value::Inline) && self.buf.len() == end + value.len() {
             // Same length: overwritten in place, sparing an allocation and a free.

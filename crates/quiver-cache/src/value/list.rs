@@ -3,18 +3,10 @@
 use crate::table::box_size;
 use crate::value::deque::BlockDeque;
 
-/// A list that stays below this many elements and [`LIST_LISTPACK_MAX_BYTES`] reports
-/// "listpack" (Redis 7.2's single-node list); past it, "quicklist".
-pub const LIST_LISTPACK_MAX_ENTRIES: usize = 128;
-/// Redis's default `list-max-listpack-size -2` (8 KiB per node).
-pub const LIST_LISTPACK_MAX_BYTES: usize = 8192;
-
 /// A list value.
 #[derive(Debug, Clone, Default)]
 pub struct ListValue {
     items: BlockDeque,
-    payload_bytes: usize,
-    big: bool,
 }
 
 impl ListValue {
@@ -35,13 +27,11 @@ impl ListValue {
 
     /// Adds at the head.
     pub fn push_front(&mut self, v: &[u8]) {
-        self.account_add(v.len());
         self.items.push_front(v);
     }
 
     /// Adds at the tail.
     pub fn push_back(&mut self, v: &[u8]) {
-        self.account_add(v.len());
         self.items.push_back(v);
     }
 
@@ -56,46 +46,31 @@ impl ListValue {
 
     /// Removes from the head or tail.
     pub fn pop(&mut self, front: bool) -> Option<Box<[u8]>> {
-        let v = if front {
+        if front {
             self.items.pop_front()
         } else {
             self.items.pop_back()
-        }?;
-        self.payload_bytes -= v.len();
-        Some(v)
+        }
     }
 
     /// Inserts `v` at `idx` (0..=len).
     pub fn insert(&mut self, idx: usize, v: &[u8]) {
-        self.account_add(v.len());
         self.items.insert(idx, v);
     }
 
     /// Replaces the element at `idx`.
     pub fn set(&mut self, idx: usize, v: &[u8]) {
-        let old = self
-            .items
-            .get(idx)
-            .expect("LSET checks the index first")
-            .len();
-        self.payload_bytes -= old;
-        self.account_add(v.len());
         self.items.set(idx, v);
     }
 
     /// Keeps only elements whose position satisfies `keep`, in order.
     pub fn retain_positions(&mut self, mut keep: impl FnMut(usize, &[u8]) -> bool) {
         let mut i = 0;
-        let mut removed = 0;
         self.items.retain(|v| {
             let k = keep(i, v);
             i += 1;
-            if !k {
-                removed += v.len();
-            }
             k
         });
-        self.payload_bytes -= removed;
     }
 
     /// Heap bytes of this value, the box included.
@@ -103,15 +78,9 @@ impl ListValue {
         box_size::<Self>() + self.items.heap_bytes()
     }
 
-    /// The encoding Redis would report for this list.
+    /// The encoding Redis 7.0 reports for every list.
     pub fn encoding(&self) -> &'static str {
-        if self.big { "quicklist" } else { "listpack" }
-    }
-
-    fn account_add(&mut self, n: usize) {
-        self.payload_bytes += n;
-        self.big |= self.items.len() + 1 > LIST_LISTPACK_MAX_ENTRIES
-            || self.payload_bytes > LIST_LISTPACK_MAX_BYTES;
+        "quicklist"
     }
 }
 

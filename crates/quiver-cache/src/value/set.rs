@@ -5,12 +5,10 @@ use crate::memory::bytes_size;
 use crate::table::{Keyed, box_size};
 use crate::value::string::parse_i64;
 
-/// Redis's `set-max-intset-entries`: an all-integer set up to this size reports "intset".
+/// Redis's `set-max-intset-entries`: a set whose members have all been integers and
+/// that never grew past this size reports "intset"; any other set "hashtable", as in
+/// Redis 7.0, which never converts back.
 pub const SET_INTSET_MAX_ENTRIES: usize = 512;
-/// Redis's `set-max-listpack-entries`.
-pub const SET_LISTPACK_MAX_ENTRIES: usize = 128;
-/// Redis's `set-max-listpack-value`.
-pub const SET_LISTPACK_MAX_VALUE_BYTES: usize = 64;
 
 impl Keyed for Box<[u8]> {
     fn key(&self) -> &[u8] {
@@ -23,9 +21,7 @@ impl Keyed for Box<[u8]> {
 pub struct SetValue {
     table: HashedTable<Box<[u8]>>,
     heap_bytes: usize,
-    not_ints: bool,
-    not_small: bool,
-    big: bool,
+    hashtable: bool,
 }
 
 impl SetValue {
@@ -56,16 +52,9 @@ impl SetValue {
         if self.contains(member) {
             return false;
         }
-        self.not_ints |= parse_i64(member).is_none();
-        self.not_small |= member.len() > SET_LISTPACK_MAX_VALUE_BYTES;
         self.heap_bytes += bytes_size(member.len());
         self.table.insert_new(member.into());
-        let limit = if self.not_ints {
-            SET_LISTPACK_MAX_ENTRIES
-        } else {
-            SET_INTSET_MAX_ENTRIES
-        };
-        self.big |= self.len() > limit || (self.not_ints && self.not_small);
+        self.hashtable |= self.len() > SET_INTSET_MAX_ENTRIES || parse_i64(member).is_none();
         true
     }
 
@@ -109,12 +98,10 @@ impl SetValue {
 
     /// The encoding Redis would report for this set.
     pub fn encoding(&self) -> &'static str {
-        if self.big {
+        if self.hashtable {
             "hashtable"
-        } else if !self.not_ints {
-            "intset"
         } else {
-            "listpack"
+            "intset"
         }
     }
 }
@@ -130,12 +117,12 @@ mod tests {
         assert!(!s.insert(b"1"));
         assert_eq!(s.encoding(), "intset");
         s.insert(b"a");
-        assert_eq!(s.encoding(), "listpack");
+        assert_eq!(s.encoding(), "hashtable");
         for i in 0..200 {
             s.insert(format!("m{i}").as_bytes());
         }
-        assert_eq!(s.encoding(), "hashtable");
         assert!(s.remove(b"a"));
+        assert_eq!(s.encoding(), "hashtable", "never back to intset");
         assert!(!s.contains(b"a"));
         assert_eq!(s.len(), 201);
     }

@@ -147,7 +147,27 @@ pub struct CommandSpec {
     pub summary: &'static str,
     /// Subcommands of a container command (`CLIENT`, `CONFIG`...).
     pub subcommands: &'static [CommandSpec],
+    /// Position of a `numkeys` argument followed by that many keys, beyond the
+    /// first/last/step range (0: none). Such commands carry the `movablekeys` flag.
+    pub numkeys: usize,
+    /// The field or member the command looks up in its first key's value, for
+    /// reading a pipeline ahead.
+    pub member: MemberAt,
+    /// The first key plays another part than the rest (a source or a destination) and
+    /// has a key specification of its own, as Redis reports it.
+    pub first_key_apart: bool,
     pub(crate) parser: Parser,
+}
+
+/// Where a command names the field or member it looks up in its first key's value.
+#[derive(Debug, Clone, Copy)]
+pub enum MemberAt {
+    /// Nowhere: the command looks up keys only.
+    None,
+    /// At this argument position.
+    At(usize),
+    /// Where this function finds it, after options (`ZADD key [NX|XX]... score member`).
+    Find(fn(&Request) -> Option<usize>),
 }
 
 impl CommandSpec {
@@ -174,8 +194,32 @@ impl CommandSpec {
             since,
             summary,
             subcommands: &[],
+            numkeys: 0,
+            member: MemberAt::None,
+            first_key_apart: false,
             parser,
         }
+    }
+
+    /// This entry with its first key in a key specification of its own.
+    pub(crate) const fn with_first_key_apart(self) -> CommandSpec {
+        CommandSpec {
+            first_key_apart: true,
+            ..self
+        }
+    }
+
+    /// This entry with a `numkeys` argument at `position`, followed by the keys.
+    pub(crate) const fn with_numkeys(self, position: usize) -> CommandSpec {
+        CommandSpec {
+            numkeys: position,
+            ..self
+        }
+    }
+
+    /// This entry with the member it looks up at `member`.
+    pub(crate) const fn with_member(self, member: MemberAt) -> CommandSpec {
+        CommandSpec { member, ..self }
     }
 
     /// This entry as a container of `subcommands`.
@@ -191,9 +235,46 @@ impl CommandSpec {
         self.flags & flag != 0
     }
 
-    /// Positions of the keys in a request of `argc` arguments (name included), by the
-    /// command's first key, last key and step, as `COMMAND INFO` reports them.
-    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> + use<> {
+    /// Positions of the keys in `request`, by the command's first key, last key and
+    /// step, then the keys its `numkeys` argument counts (none when that argument is
+    /// not a count the request holds), as `COMMAND GETKEYS` reports them.
+    pub fn key_positions(&self, request: &Request) -> impl Iterator<Item = usize> + use<> {
+        let counted = self.counted_keys(request).unwrap_or(0..0);
+        self.range_positions(request.len()).chain(counted)
+    }
+
+    /// Whether the command takes keys at all.
+    pub fn has_keys(&self) -> bool {
+        self.first_key > 0 || self.numkeys > 0
+    }
+
+    /// `COMMAND GETKEYS`: the key positions of `request`, or Redis's error when its
+    /// `numkeys` is not a count of keys the request holds, or it names no key.
+    pub fn get_keys(&self, request: &Request) -> Result<Vec<usize>, CommandError> {
+        let invalid = CommandError::Message("Invalid arguments specified for command");
+        let counted = self.counted_keys(request).ok_or(invalid.clone())?;
+        let positions: Vec<usize> = self.range_positions(request.len()).chain(counted).collect();
+        if positions.is_empty() {
+            return Err(invalid);
+        }
+        Ok(positions)
+    }
+
+    /// The positions its `numkeys` argument counts: empty without one, `None` when
+    /// it is not a count from 1 that the request holds.
+    fn counted_keys(&self, request: &Request) -> Option<std::ops::Range<usize>> {
+        if self.numkeys == 0 {
+            return Some(0..0);
+        }
+        let count = crate::num::parse_i64(request.arg(self.numkeys)?)?;
+        let count = usize::try_from(count).ok().filter(|&n| n > 0)?;
+        let first = self.numkeys + 1;
+        (first + count <= request.len()).then_some(first..first + count)
+    }
+
+    /// Positions by the first key, last key and step, in a request of `argc`
+    /// arguments (name included), as `COMMAND INFO` reports them.
+    fn range_positions(&self, argc: usize) -> impl Iterator<Item = usize> + use<> {
         let argc = i64::try_from(argc).unwrap_or(i64::MAX);
         let first = i64::from(self.first_key);
         let last = match i64::from(self.last_key) {
@@ -205,6 +286,15 @@ impl CommandSpec {
         (first.max(1)..=last)
             .step_by(step)
             .filter_map(|pos| usize::try_from(pos).ok())
+    }
+
+    /// Position of the field or member `request` looks up in its first key's value.
+    pub fn member_position(&self, request: &Request) -> Option<usize> {
+        match self.member {
+            MemberAt::None => None,
+            MemberAt::At(position) => Some(position),
+            MemberAt::Find(find) => find(request),
+        }
     }
 
     /// True when `argc` arguments (name included) satisfy the arity.

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::{CommandSpec, commands, flag, lookup};
 use crate::command::server::{CommandCommand, ListFilter};
 use crate::encode::Reply;
+use crate::request::Request;
 
 /// The reply to a `COMMAND` subcommand.
 pub fn command_reply(command: &CommandCommand) -> Reply {
@@ -36,6 +37,7 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
                     .collect(),
             )
         }
+        CommandCommand::GetKeys { args } => get_keys_reply(args),
         CommandCommand::List { filter } => Reply::Array(
             commands()
                 .iter()
@@ -56,6 +58,8 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
                 "    Return details about multiple commands.",
                 "DOCS [<command-name> ...]",
                 "    Return documentation details about multiple commands.",
+                "GETKEYS <full-command>",
+                "    Return the keys from a full command.",
                 "HELP",
                 "    Print this help.",
             ]
@@ -63,6 +67,38 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
             .map(Reply::simple)
             .collect(),
         ),
+    }
+}
+
+/// `COMMAND GETKEYS`: the keys `args` (a command and its arguments) names.
+fn get_keys_reply(args: &[Bytes]) -> Reply {
+    let request = Request::from_args(args);
+    let error = |text: &'static str| Reply::Error(Bytes::from_static(text.as_bytes()));
+    let Some(spec) = args.first().and_then(|name| lookup(name)) else {
+        return error("ERR Invalid command specified");
+    };
+    let spec = match args.get(1).filter(|_| !spec.subcommands.is_empty()) {
+        Some(sub) => match spec.subcommand(sub) {
+            Some(sub) => sub,
+            None => return error("ERR Invalid command specified"),
+        },
+        None => spec,
+    };
+    if !spec.has_keys() {
+        return error("ERR The command has no key arguments");
+    }
+    if !spec.accepts(args.len()) {
+        return error("ERR Invalid number of arguments specified for command");
+    }
+    match spec.get_keys(&request) {
+        Ok(positions) => Reply::Array(
+            positions
+                .into_iter()
+                .filter_map(|pos| args.get(pos).cloned())
+                .map(Reply::Bulk)
+                .collect(),
+        ),
+        Err(err) => Reply::error(&err),
     }
 }
 
@@ -96,8 +132,13 @@ pub fn info_reply(spec: &CommandSpec) -> Reply {
                 .collect(),
         ),
         Reply::Set(Vec::new()),
-        Reply::Array(key_specs(spec)),
-        Reply::Array(spec.subcommands.iter().map(info_reply).collect()),
+        Reply::Set(key_specs(spec)),
+        // Redis sends no subcommands as an empty set, and some as an array.
+        if spec.subcommands.is_empty() {
+            Reply::Set(Vec::new())
+        } else {
+            Reply::Array(spec.subcommands.iter().map(info_reply).collect())
+        },
     ])
 }
 
@@ -174,48 +215,63 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     categories
 }
 
-/// A range key specification from the legacy first/last/step triple.
+/// The key specifications: a range from the legacy first/last/step triple, and
+/// the keys a `numkeys` argument counts.
 fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
-    if spec.first_key <= 0 {
-        return Vec::new();
-    }
     let access = if spec.has(flag::WRITE) { "RW" } else { "RO" };
-    let last = if spec.last_key < 0 {
-        spec.last_key
-    } else {
-        spec.last_key - spec.first_key
-    };
     let text = |s: &'static str| Reply::bulk_static(s);
-    vec![Reply::Map(vec![
-        (text("flags"), Reply::Set(vec![Reply::simple(access)])),
-        (
-            text("begin_search"),
-            Reply::Map(vec![
-                (text("type"), text("index")),
-                (
-                    text("spec"),
-                    Reply::Map(vec![(
-                        text("index"),
-                        Reply::Integer(i64::from(spec.first_key)),
-                    )]),
-                ),
-            ]),
-        ),
-        (
-            text("find_keys"),
-            Reply::Map(vec![
-                (text("type"), text("range")),
-                (
-                    text("spec"),
-                    Reply::Map(vec![
-                        (text("lastkey"), Reply::Integer(i64::from(last))),
-                        (text("keystep"), Reply::Integer(i64::from(spec.key_step))),
-                        (text("limit"), Reply::Integer(0)),
-                    ]),
-                ),
-            ]),
-        ),
-    ])]
+    let int = |n: usize| Reply::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    let key_spec = |begin: usize, kind: &'static str, find: Vec<(Reply, Reply)>| {
+        Reply::Map(vec![
+            (text("flags"), Reply::Set(vec![Reply::simple(access)])),
+            (
+                text("begin_search"),
+                Reply::Map(vec![
+                    (text("type"), text("index")),
+                    (text("spec"), Reply::Map(vec![(text("index"), int(begin))])),
+                ]),
+            ),
+            (
+                text("find_keys"),
+                Reply::Map(vec![
+                    (text("type"), text(kind)),
+                    (text("spec"), Reply::Map(find)),
+                ]),
+            ),
+        ])
+    };
+    let range = |first: i32, last: i32| {
+        // `lastkey` counts from the first key, or from the end when negative.
+        let last = if last < 0 { last } else { last - first };
+        key_spec(
+            usize::try_from(first).unwrap_or(0),
+            "range",
+            vec![
+                (text("lastkey"), Reply::Integer(i64::from(last))),
+                (text("keystep"), Reply::Integer(i64::from(spec.key_step))),
+                (text("limit"), Reply::Integer(0)),
+            ],
+        )
+    };
+    let mut specs = Vec::with_capacity(2);
+    if spec.first_key > 0 && spec.first_key_apart {
+        specs.push(range(spec.first_key, spec.first_key));
+        specs.push(range(spec.first_key + 1, spec.last_key));
+    } else if spec.first_key > 0 {
+        specs.push(range(spec.first_key, spec.last_key));
+    }
+    if spec.numkeys > 0 {
+        specs.push(key_spec(
+            spec.numkeys,
+            "keynum",
+            vec![
+                (text("keynumidx"), Reply::Integer(0)),
+                (text("firstkey"), Reply::Integer(1)),
+                (text("keystep"), Reply::Integer(1)),
+            ],
+        ));
+    }
+    specs
 }
 
 fn list_filter_matches(spec: &CommandSpec, filter: Option<&ListFilter>) -> bool {

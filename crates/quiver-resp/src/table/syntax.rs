@@ -94,6 +94,7 @@ pub(crate) fn syntax(name: &str) -> &'static str {
         "config|get" => "parameter...",
         "config|set" => "(parameter value)...",
         "command|info" | "command|docs" => "[command-name...]",
+        "command|getkeys" => "command [arg...]",
         "command|list" => "[FILTERBY (MODULE module-name|ACLCAT category|PATTERN pattern)]",
         _ => "",
     }

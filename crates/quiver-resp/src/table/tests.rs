@@ -184,17 +184,40 @@ fn container_help_lists_subcommands() {
 
 #[test]
 fn key_positions_follow_the_key_spec() {
-    let positions = |name: &str, argc: usize| -> Vec<usize> {
-        lookup(name.as_bytes())
+    let request = |line: &str| Request::from_args(line.split_whitespace());
+    let positions = |line: &str| -> Vec<usize> {
+        let request = request(line);
+        lookup(request.name().unwrap())
             .unwrap()
-            .key_positions(argc)
+            .key_positions(&request)
             .collect()
     };
-    assert_eq!(positions("get", 2), [1]);
-    assert_eq!(positions("mset", 7), [1, 3, 5]);
-    assert_eq!(positions("del", 4), [1, 2, 3]);
-    assert_eq!(positions("rpoplpush", 3), [1, 2]);
-    assert_eq!(positions("ping", 1), [] as [usize; 0]);
+    assert_eq!(positions("get k"), [1]);
+    assert_eq!(positions("mset a 1 b 2 c 3"), [1, 3, 5]);
+    assert_eq!(positions("del a b c"), [1, 2, 3]);
+    assert_eq!(positions("rpoplpush a b"), [1, 2]);
+    assert_eq!(positions("ping"), [] as [usize; 0]);
     // A request shorter than the spec names no key past its end.
-    assert_eq!(positions("lmove", 2), [1]);
+    assert_eq!(positions("lmove a"), [1]);
+    // Keys counted by `numkeys`, after the range.
+    assert_eq!(positions("zunionstore d 2 a b WEIGHTS 1 2"), [1, 3, 4]);
+    assert_eq!(positions("sintercard 2 a b LIMIT 1"), [2, 3]);
+    assert_eq!(positions("zunionstore d x a b"), [1]);
+    assert_eq!(positions("sintercard 3 a b"), [] as [usize; 0]);
+}
+
+#[test]
+fn getkeys_refuses_bad_counts_and_keyless_commands() {
+    let get_keys = |line: &str| {
+        let request = Request::from_args(line.split_whitespace());
+        lookup(request.name().unwrap())
+            .unwrap()
+            .get_keys(&request)
+            .map_err(|error| error.to_string())
+    };
+    assert_eq!(get_keys("zinterstore d 1 a"), Ok(vec![1, 3]));
+    let invalid = Err("ERR Invalid arguments specified for command".to_owned());
+    assert_eq!(get_keys("zinterstore d 0 a"), invalid);
+    assert_eq!(get_keys("zinterstore d 3 a b"), invalid);
+    assert_eq!(get_keys("lmove"), invalid);
 }

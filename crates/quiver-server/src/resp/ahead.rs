@@ -12,10 +12,10 @@ use quiver_resp::table;
 pub(super) fn targets(request: &Request) -> impl Iterator<Item = WarmTarget<'_>> {
     let spec = request.name().and_then(table::lookup);
     let member = spec
-        .and_then(|spec| member_position(spec.name, request))
+        .and_then(|spec| spec.member_position(request))
         .and_then(|pos| request.arg(pos));
     spec.into_iter()
-        .flat_map(|spec| spec.key_positions(request.len()))
+        .flat_map(|spec| spec.key_positions(request))
         .filter_map(|pos| request.arg(pos))
         .enumerate()
         .map(move |(i, key)| (key, member.filter(|_| i == 0)))
@@ -25,30 +25,6 @@ pub(super) fn targets(request: &Request) -> impl Iterator<Item = WarmTarget<'_>>
 pub(super) fn several_keys(request: &Request) -> bool {
     // Every command that names two keys has at least two arguments.
     request.len() >= 3 && targets(request).nth(1).is_some()
-}
-
-/// Position of the first field or member a command looks up in its key's value.
-fn member_position(command: &str, request: &Request) -> Option<usize> {
-    match command {
-        "hset" | "hsetnx" | "hmset" | "hget" | "hmget" | "hdel" | "hexists" | "hincrby"
-        | "hincrbyfloat" | "hstrlen" | "sadd" | "srem" | "sismember" | "smismember" | "zscore"
-        | "zmscore" | "zrem" | "zrank" | "zrevrank" => Some(2),
-        "zincrby" => Some(3),
-        // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member ...
-        "zadd" => {
-            let options = (2..request.len())
-                .take_while(|&pos| request.arg(pos).is_some_and(is_zadd_option))
-                .count();
-            Some(2 + options + 1)
-        }
-        _ => None,
-    }
-}
-
-fn is_zadd_option(arg: &[u8]) -> bool {
-    [&b"nx"[..], b"xx", b"gt", b"lt", b"ch", b"incr"]
-        .iter()
-        .any(|option| arg.eq_ignore_ascii_case(option))
 }
 
 #[cfg(test)]

@@ -359,7 +359,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
         };
         let change = match name_text.as_str() {
             "maxmemory" => Change::MaxMemory(parse_memory(&value_text).ok_or_else(|| invalid("argument must be a memory value"))?),
-            "maxmemory-policy" => Change::Policy(value_text.parse().map_err(|_| invalid("argument(s) must be one of the following: volatile-lru, allkeys-lru, volatile-lfu, allkeys-lfu, volatile-random, allkeys-random, volatile-ttl, noeviction"))?),
+            "maxmemory-policy" => Change::Policy(value_text.parse().map_err(|_| invalid("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"))?),
             "requirepass" => Change::RequirePass((!value.is_empty()).then(|| value.clone())),
             "protected-mode" => Change::ProtectedMode(match value_text.to_ascii_lowercase().as_str() {
                 "yes" => true,

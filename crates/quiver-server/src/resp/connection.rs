@@ -448,7 +448,8 @@ impl Connection {
             }
             let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
             if timeout.is_some_and(|left| left.is_zero()) {
-                write_timeout_reply(&command, self.session.protocol, output);
+                // Redis answers every timed-out blocking list command with the null array.
+                write::write_null_array(output, self.session.protocol);
                 break Ok(());
             }
             input.reserve(READ_CHUNK_BYTES);
@@ -493,15 +494,6 @@ fn blocking_name(command: &Command) -> &'static str {
             ..
         }) => "blpop",
         _ => "brpop",
-    }
-}
-
-/// Redis's reply when a blocking command times out: null bulk for BLMOVE,
-/// null array for BLPOP/BRPOP.
-fn write_timeout_reply(command: &Command, protocol: quiver_resp::Protocol, out: &mut BytesMut) {
-    match command {
-        Command::List(ListCommand::BlMove { .. }) => write::write_null(out, protocol),
-        _ => write::write_null_array(out, protocol),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::table::flag::{DENYOOM, FAST, READONLY, WRITE};
-use crate::table::{CommandSpec, Group, Parser};
+use crate::table::{CommandSpec, Group, MemberAt, Parser};
 
 const fn c(
     name: &'static str,
@@ -38,7 +38,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 legacy_reply: false,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hmset",
         -4,
@@ -52,7 +53,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 legacy_reply: true,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hsetnx",
         4,
@@ -66,7 +68,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 value: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hget",
         3,
@@ -79,7 +82,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 field: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hmget",
         -3,
@@ -92,7 +96,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 fields: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hdel",
         -3,
@@ -105,7 +110,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 fields: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hexists",
         3,
@@ -118,7 +124,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 field: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hlen",
         2,
@@ -164,7 +171,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 delta: a.i64()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hincrbyfloat",
         4,
@@ -172,13 +180,14 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "2.6.0",
         "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.",
         |a| {
-            wrap(HashCommand::HIncrByFloat {
-                key: a.next()?,
-                field: a.next()?,
-                delta: a.f64()?,
-            })
+            let (key, field, delta) = (a.next()?, a.next()?, a.f64()?);
+            if !delta.is_finite() {
+                return Err(CommandError::NanOrInfinityArgument);
+            }
+            wrap(HashCommand::HIncrByFloat { key, field, delta })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hstrlen",
         3,
@@ -191,7 +200,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 field: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "hrandfield",
         -2,

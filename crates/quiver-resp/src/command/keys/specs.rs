@@ -236,7 +236,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 only_if_new: false,
             })
         },
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "renamenx",
         3,
@@ -251,7 +252,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 only_if_new: true,
             })
         },
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "copy",
         -3,
@@ -260,7 +262,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "6.2.0",
         "Copies the value of a key to a new key.",
         parse_copy,
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "randomkey",
         1,

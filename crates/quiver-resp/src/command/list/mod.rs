@@ -44,12 +44,13 @@ pub enum ListCommand {
     LLen { key: Bytes },
     /// `LRANGE key start stop`.
     LRange { key: Bytes, start: i64, stop: i64 },
-    /// `LINDEX key index`.
-    LIndex { key: Bytes, index: i64 },
-    /// `LSET key index element`.
+    /// `LINDEX key index`. `None`: the index is not an integer, which Redis
+    /// reports only after finding a list at `key`.
+    LIndex { key: Bytes, index: Option<i64> },
+    /// `LSET key index element`; `index` as for `LIndex`.
     LSet {
         key: Bytes,
-        index: i64,
+        index: Option<i64>,
         element: Bytes,
     },
     /// `LINSERT key BEFORE|AFTER pivot element`.

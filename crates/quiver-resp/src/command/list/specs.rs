@@ -1,6 +1,7 @@
 //! The list commands' entries in the command table.
 
 use super::*;
+use crate::num::parse_i64;
 use crate::table::flag::{BLOCKING, DENYOOM, FAST, NOSCRIPT, READONLY, WRITE};
 use crate::table::{CommandSpec, Group, Parser};
 
@@ -117,7 +118,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| {
             wrap(ListCommand::LIndex {
                 key: a.next()?,
-                index: a.i64()?,
+                index: parse_i64(a.next_slice()?),
             })
         },
     ),
@@ -131,7 +132,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| {
             wrap(ListCommand::LSet {
                 key: a.next()?,
-                index: a.i64()?,
+                index: parse_i64(a.next_slice()?),
                 element: a.next()?,
             })
         },
@@ -217,7 +218,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 to,
             })
         },
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "rpoplpush",
         3,
@@ -233,7 +235,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 to: End::Left,
             })
         },
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "blpop",
         -3,
@@ -271,5 +274,6 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 timeout_ms,
             })
         },
-    ),
+    )
+    .with_first_key_apart(),
 ];

@@ -130,6 +130,14 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         |a| command(CommandCommand::Docs { names: a.rest() }),
     ),
     c(
+        "command|getkeys",
+        -4,
+        LOADING | STALE,
+        "2.8.13",
+        "Extracts the key names from an arbitrary command.",
+        |a| command(CommandCommand::GetKeys { args: a.rest() }),
+    ),
+    c(
         "command|list",
         -2,
         LOADING | STALE,

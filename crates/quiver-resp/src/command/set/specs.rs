@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::table::flag::{DENYOOM, FAST, MOVABLE_KEYS, READONLY, WRITE};
-use crate::table::{CommandSpec, Group, Parser};
+use crate::table::{CommandSpec, Group, MemberAt, Parser};
 
 const fn c(
     name: &'static str,
@@ -33,7 +33,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 members: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "srem",
         -3,
@@ -47,7 +48,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 members: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "smembers",
         2,
@@ -70,7 +72,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 member: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "smismember",
         -3,
@@ -84,7 +87,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 members: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "scard",
         2,
@@ -142,7 +146,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 member: a.next()?,
             })
         },
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "sinter",
         -2,
@@ -178,7 +183,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "1.0.0",
         "Stores the intersect of multiple sets in a key.",
         |a| combine(a, SetOp::Inter, true),
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "sunionstore",
         -3,
@@ -187,7 +193,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "1.0.0",
         "Stores the union of multiple sets in a key.",
         |a| combine(a, SetOp::Union, true),
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "sdiffstore",
         -3,
@@ -196,7 +203,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "1.0.0",
         "Stores the difference of multiple sets in a key.",
         |a| combine(a, SetOp::Diff, true),
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "sintercard",
         -3,
@@ -205,7 +213,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "7.0.0",
         "Returns the number of members of the intersect of multiple sets.",
         parse_sintercard,
-    ),
+    )
+    .with_numkeys(1),
     c(
         "sscan",
         -3,

@@ -56,8 +56,9 @@ pub enum StringCommand {
     },
     /// `INCR`, `DECR`, `INCRBY`, `DECRBY` as one signed delta.
     IncrBy { key: Bytes, delta: i64 },
-    /// `INCRBYFLOAT key delta`.
-    IncrByFloat { key: Bytes, delta: f64 },
+    /// `INCRBYFLOAT key delta`. `None`: the delta is not a float, which Redis reports
+    /// only after checking the stored value.
+    IncrByFloat { key: Bytes, delta: Option<f64> },
 }
 
 /// `SET` with its options.
@@ -378,7 +379,14 @@ mod tests {
             error("INCRBY k 1.5"),
             "ERR value is not an integer or out of range"
         );
-        assert_eq!(error("INCRBYFLOAT k x"), "ERR value is not a valid float");
+        // A delta that is not a float is refused after the key's type is checked.
+        assert_eq!(
+            parse("INCRBYFLOAT k x"),
+            Ok(Command::String(StringCommand::IncrByFloat {
+                key: b("k"),
+                delta: None
+            }))
+        );
         assert_eq!(
             error("MSET a 1 b"),
             "ERR wrong number of arguments for 'mset' command"

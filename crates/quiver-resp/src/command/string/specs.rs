@@ -1,6 +1,7 @@
 //! The string commands' entries in the command table.
 
 use super::*;
+use crate::num::parse_f64;
 use crate::table::flag::{DENYOOM, FAST, READONLY, WRITE};
 use crate::table::{CommandSpec, Group, Parser};
 
@@ -263,7 +264,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| {
             wrap(StringCommand::IncrByFloat {
                 key: a.next()?,
-                delta: a.f64()?,
+                delta: parse_f64(a.next_slice()?),
             })
         },
     ),

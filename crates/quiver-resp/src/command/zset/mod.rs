@@ -115,6 +115,9 @@ pub struct ZStore {
     pub weights: Option<Vec<f64>>,
     /// How scores of a member combine.
     pub aggregate: Aggregate,
+    /// What is wrong with the options after the keys, if anything: Redis reports it
+    /// only when no input key holds a value of the wrong type.
+    pub option_error: Option<CommandError>,
 }
 
 /// Union or intersection.
@@ -136,6 +139,21 @@ pub enum Aggregate {
     Min,
     /// The highest weighted score.
     Max,
+}
+
+/// Where ZADD names its first member: after the key, its options and a score
+/// (`ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member ...`), for reading ahead.
+pub(crate) fn zadd_member(request: &crate::request::Request) -> Option<usize> {
+    let options = (2..request.len())
+        .take_while(|&pos| {
+            request.arg(pos).is_some_and(|arg| {
+                ["nx", "xx", "gt", "lt", "ch", "incr"]
+                    .iter()
+                    .any(|option| is(arg, option))
+            })
+        })
+        .count();
+    Some(2 + options + 1)
 }
 
 fn parse_zadd(args: &mut Args<'_>) -> Result<Command, CommandError> {
@@ -234,6 +252,25 @@ fn zstore(args: &mut Args<'_>, op: ZSetOp) -> Result<Command, CommandError> {
         return Err(CommandError::Syntax);
     }
     let keys = args.take(numkeys)?;
+    let (weights, aggregate, option_error) = match zstore_options(args, numkeys) {
+        Ok((weights, aggregate)) => (weights, aggregate, None),
+        Err(error) => (None, Aggregate::Sum, Some(error)),
+    };
+    wrap(SortedSetCommand::ZStore(ZStore {
+        op,
+        destination,
+        keys,
+        weights,
+        aggregate,
+        option_error,
+    }))
+}
+
+/// `[WEIGHTS weight...] [AGGREGATE SUM|MIN|MAX]` after `numkeys` keys.
+fn zstore_options(
+    args: &mut Args<'_>,
+    numkeys: usize,
+) -> Result<(Option<Vec<f64>>, Aggregate), CommandError> {
     let (mut weights, mut aggregate) = (None, Aggregate::Sum);
     while let Some(word) = args.peek() {
         if is(word, "weights") && args.remaining() > numkeys {
@@ -258,13 +295,7 @@ fn zstore(args: &mut Args<'_>, op: ZSetOp) -> Result<Command, CommandError> {
             return Err(CommandError::Syntax);
         }
     }
-    wrap(SortedSetCommand::ZStore(ZStore {
-        op,
-        destination,
-        keys,
-        weights,
-        aggregate,
-    }))
+    Ok((weights, aggregate))
 }
 
 #[cfg(test)]

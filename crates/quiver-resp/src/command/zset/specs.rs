@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::table::flag::{DENYOOM, FAST, MOVABLE_KEYS, READONLY, WRITE};
-use crate::table::{CommandSpec, Group, Parser};
+use crate::table::{CommandSpec, Group, MemberAt, Parser};
 
 const fn c(
     name: &'static str,
@@ -36,7 +36,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "1.2.0",
         "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
         parse_zadd,
-    ),
+    )
+    .with_member(MemberAt::Find(zadd_member)),
     c(
         "zrem",
         -3,
@@ -50,7 +51,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 members: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "zscore",
         3,
@@ -64,7 +66,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 member: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "zmscore",
         -3,
@@ -78,7 +81,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 members: a.rest(),
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "zincrby",
         4,
@@ -93,7 +97,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 member: a.next()?,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(3)),
     c(
         "zcard",
         2,
@@ -191,7 +196,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "6.2.0",
         "Stores a range of members from sorted set in a key.",
         |a| zrange(a, true, None),
-    ),
+    )
+    .with_first_key_apart(),
     c(
         "zrank",
         3,
@@ -206,7 +212,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 rev: false,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "zrevrank",
         3,
@@ -221,7 +228,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 rev: true,
             })
         },
-    ),
+    )
+    .with_member(MemberAt::At(2)),
     c(
         "zpopmin",
         -2,
@@ -248,7 +256,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "2.0.0",
         "Stores the union of multiple sorted sets in a key.",
         |a| zstore(a, ZSetOp::Union),
-    ),
+    )
+    .with_numkeys(2),
     c(
         "zinterstore",
         -4,
@@ -257,7 +266,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "2.0.0",
         "Stores the intersect of multiple sorted sets in a key.",
         |a| zstore(a, ZSetOp::Inter),
-    ),
+    )
+    .with_numkeys(2),
     c(
         "zremrangebyscore",
         4,

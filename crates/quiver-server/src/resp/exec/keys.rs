@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(t.r2("MEMORY USAGE nope"), "$-1\r\n");
         assert!(t.r2("MEMORY HELP").starts_with("*6\r\n+MEMORY"));
         assert_eq!(t.r2("RPUSH l x"), ":1\r\n");
-        assert_eq!(t.r2("OBJECT ENCODING l"), "$8\r\nlistpack\r\n");
+        assert_eq!(t.r2("OBJECT ENCODING l"), "$9\r\nquicklist\r\n");
         // Key commands work on values of every type.
         assert_eq!(t.r2("EXPIRE l 10"), ":1\r\n");
         assert_ne!(t.r2("TYPE l"), WRONGTYPE);

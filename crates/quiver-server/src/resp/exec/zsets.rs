@@ -5,8 +5,9 @@
 
 use bytes::{Bytes, BytesMut};
 use quiver_cache::{
-    Aggregate as CacheAggregate, LexBound as CacheLex, ScoreBound as CacheScore, ZAddCompare,
-    ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy as CacheRangeBy, ZRangeSpec,
+    Aggregate as CacheAggregate, LexBound as CacheLex, OpError, ScoreBound as CacheScore,
+    ValueType, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy as CacheRangeBy,
+    ZRangeSpec,
 };
 use quiver_resp::Protocol;
 use quiver_resp::command::SortedSetCommand;
@@ -17,7 +18,7 @@ use quiver_resp::command::zset::{
 use quiver_resp::encode::{write_array_len, write_bulk, write_double, write_null};
 
 use super::DataCtx;
-use super::data::{count, refs, reply, scan_count, scan_head, to_usize};
+use super::data::{count, error, refs, reply, scan_count, scan_head, to_usize};
 
 /// Runs a sorted set command; hands back variants this server does not know.
 #[allow(
@@ -165,6 +166,18 @@ fn run_zrange(ctx: &mut DataCtx<'_, '_>, range: ZRange, out: &mut BytesMut) {
 
 /// `ZUNIONSTORE`/`ZINTERSTORE`: the size of the stored result.
 fn run_zstore(ctx: &mut DataCtx<'_, '_>, store: &ZStore, out: &mut BytesMut) {
+    if let Some(option_error) = &store.option_error {
+        let wrong_type = store.keys.iter().any(|key| {
+            ctx.db
+                .key_type(key, ctx.now_ms)
+                .is_some_and(|kind| !matches!(kind, ValueType::Set | ValueType::ZSet))
+        });
+        return if wrong_type {
+            error(out, &OpError::WrongType)
+        } else {
+            error(out, option_error)
+        };
+    }
     let aggregate = match store.aggregate {
         Aggregate::Sum => CacheAggregate::Sum,
         Aggregate::Min => CacheAggregate::Min,

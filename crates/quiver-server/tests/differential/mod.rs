@@ -1,0 +1,618 @@
+//! The differential test: the same command sequences go to redis-server 7 and to
+//! Quiver, and the replies, errors included, must be equal in RESP2 and RESP3.
+//!
+//! Two sources of sequences: the hand-written cases in `cases.txt` (every family),
+//! and random sequences over a small key space (`random.rs`), seeded. A reply that
+//! differs is a bug in Quiver or a deliberate departure listed in
+//! `docs/redis-compatibility.md` (and left out of the cases).
+//!
+//! redis-server comes from the system (`REDIS_SERVER` names another binary). Without
+//! it the tests say so and pass, unless `DIFFERENTIAL_REQUIRE_REDIS=1` (CI sets it). A longer
+//! random run: `DIFFERENTIAL_COMMANDS=200000 DIFFERENTIAL_SEED=7 cargo test --test main
+//! differential -- --nocapture`; `DIFFERENTIAL_SEQUENCE=N` with the same seed replays
+//! sequence N alone and prints its commands up to the difference.
+
+mod random;
+mod reply;
+
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reply::Reply;
+
+use crate::support::Server;
+
+/// How a reply is compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compare {
+    /// Byte for byte, types included.
+    Exact,
+    /// Elements sorted first: the order is not defined (SMEMBERS, KEYS...).
+    Unordered,
+    /// A flat array sorted two by two (HGETALL in RESP2), maps sorted.
+    UnorderedPairs,
+    /// Sent to both, replies not compared (random results, server details).
+    Ignore,
+}
+
+/// Most differences listed in one failure.
+const MAX_REPORTED: usize = 40;
+
+/// A redis-server on a Unix socket in its own directory, killed on drop.
+struct Redis {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Redis {
+    /// Starts redis-server, or `None` when it is not installed and not required.
+    fn start(dir: &Path) -> Option<Redis> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let socket = dir.join("redis.sock");
+        let spawned = Command::new(&binary)
+            .args(["--port", "0", "--unixsocket"])
+            .arg(&socket)
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(["--loglevel", "warning", "--dir"])
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(error) if std::env::var_os("DIFFERENTIAL_REQUIRE_REDIS").is_none() => {
+                eprintln!("differential test skipped: cannot start {binary}: {error}");
+                return None;
+            }
+            Err(error) => {
+                panic!("cannot start {binary} (DIFFERENTIAL_REQUIRE_REDIS is set): {error}")
+            }
+        };
+        let redis = Redis { child, socket };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while UnixStream::connect(&redis.socket).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(redis)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A connection that sends commands and reads replies.
+struct Peer {
+    reader: BufReader<Box<dyn std::io::Read>>,
+    writer: Box<dyn Write>,
+}
+
+impl Peer {
+    fn tcp(server: &Server) -> Peer {
+        let stream = TcpStream::connect(server.resp).expect("connect to Quiver");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        stream.set_nodelay(true).expect("nodelay");
+        let reader = stream.try_clone().expect("clone");
+        Peer {
+            reader: BufReader::new(Box::new(reader)),
+            writer: Box::new(stream),
+        }
+    }
+
+    fn unix(redis: &Redis) -> Peer {
+        let stream = UnixStream::connect(&redis.socket).expect("connect to redis-server");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let reader = stream.try_clone().expect("clone");
+        Peer {
+            reader: BufReader::new(Box::new(reader)),
+            writer: Box::new(stream),
+        }
+    }
+
+    fn call(&mut self, args: &[Vec<u8>]) -> Reply {
+        let mut request = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            request.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            request.extend_from_slice(arg);
+            request.extend_from_slice(b"\r\n");
+        }
+        self.writer.write_all(&request).expect("send");
+        Reply::read(&mut self.reader)
+            .unwrap_or_else(|error| panic!("reading the reply to {}: {error}", show(args)))
+    }
+}
+
+/// Both servers, and the differences found so far.
+struct Pair {
+    redis: Redis,
+    quiver: Server,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    differences: Vec<String>,
+}
+
+/// A connection to each server, on the same protocol, with empty databases.
+struct Session {
+    redis: Peer,
+    quiver: Peer,
+}
+
+impl Pair {
+    fn start() -> Option<Pair> {
+        let redis_dir = tempfile::tempdir().expect("temp dir");
+        let redis = Redis::start(redis_dir.path())?;
+        let quiver_dir = tempfile::tempdir().expect("temp dir");
+        let quiver = Server::start(quiver_dir.path(), &[]);
+        Some(Pair {
+            redis,
+            quiver,
+            _dirs: (redis_dir, quiver_dir),
+            differences: Vec::new(),
+        })
+    }
+
+    /// New connections speaking RESP3 when `resp3`, after FLUSHALL.
+    fn session(&self, resp3: bool) -> Session {
+        let mut session = Session {
+            redis: Peer::unix(&self.redis),
+            quiver: Peer::tcp(&self.quiver),
+        };
+        if resp3 {
+            session.both(&args(&["HELLO", "3"]));
+        }
+        session.both(&args(&["FLUSHALL"]));
+        session
+    }
+
+    /// Sends `command` to both; records a difference (with `context`) and returns
+    /// false when the replies differ.
+    fn check(
+        &mut self,
+        session: &mut Session,
+        command: &[Vec<u8>],
+        compare: Compare,
+        context: &str,
+    ) -> bool {
+        let (redis, quiver) = session.both(command);
+        let (redis, quiver) = match compare {
+            Compare::Exact => (redis, quiver),
+            Compare::Unordered => (redis.sorted(), quiver.sorted()),
+            Compare::UnorderedPairs => (redis.sorted_pairs(), quiver.sorted_pairs()),
+            Compare::Ignore => return true,
+        };
+        if redis == quiver {
+            return true;
+        }
+        self.differences.push(format!(
+            "{context}: {}\n    redis:  {redis}\n    quiver: {quiver}",
+            show(command)
+        ));
+        false
+    }
+
+    /// Fails with every difference found.
+    fn finish(self, what: &str) {
+        if self.differences.is_empty() {
+            return;
+        }
+        let shown: Vec<&String> = self.differences.iter().take(MAX_REPORTED).collect();
+        panic!(
+            "{} differences from redis-server in {what}:\n{}",
+            self.differences.len(),
+            shown
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+impl Session {
+    fn both(&mut self, command: &[Vec<u8>]) -> (Reply, Reply) {
+        (self.redis.call(command), self.quiver.call(command))
+    }
+}
+
+fn args(words: &[&str]) -> Vec<Vec<u8>> {
+    words.iter().map(|word| word.as_bytes().to_vec()).collect()
+}
+
+/// A command as a line, for reports.
+fn show(command: &[Vec<u8>]) -> String {
+    command
+        .iter()
+        .map(|arg| {
+            let text = String::from_utf8_lossy(arg);
+            if text.is_empty() || text.contains(|c: char| c.is_whitespace() || c == '"') {
+                format!("{text:?}")
+            } else {
+                text.into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One line of `cases.txt`: a command and how its reply is compared.
+struct CaseLine {
+    line: usize,
+    compare: Compare,
+    command: Vec<Vec<u8>>,
+}
+
+/// The cases: blocks separated by blank lines, each run on fresh connections after
+/// FLUSHALL. A line is a command; a leading `~` compares it unordered, `%` as
+/// field/value pairs, `?` not at all; `#` starts a comment line.
+fn cases() -> Vec<Vec<CaseLine>> {
+    let text = include_str!("cases.txt");
+    let mut blocks = vec![Vec::new()];
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        if trimmed.is_empty() {
+            if blocks.last().is_some_and(|block| !block.is_empty()) {
+                blocks.push(Vec::new());
+            }
+            continue;
+        }
+        let (compare, rest) = match trimmed.split_at(1) {
+            ("~", rest) => (Compare::Unordered, rest),
+            ("%", rest) => (Compare::UnorderedPairs, rest),
+            ("?", rest) => (Compare::Ignore, rest),
+            _ => (Compare::Exact, trimmed),
+        };
+        let command =
+            split_words(rest).unwrap_or_else(|error| panic!("cases.txt line {line_no}: {error}"));
+        blocks.last_mut().expect("a block").push(CaseLine {
+            line: line_no,
+            compare,
+            command,
+        });
+    }
+    blocks.retain(|block| !block.is_empty());
+    blocks
+}
+
+/// Words separated by spaces; `"…"` quotes a word, with `\"`, `\\`, `\r`, `\n`, `\t`
+/// and `\xHH` escapes inside.
+fn split_words(line: &str) -> Result<Vec<Vec<u8>>, String> {
+    let mut words = Vec::new();
+    let mut chars = line.trim().chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = Vec::new();
+        if c == '"' {
+            chars.next();
+            loop {
+                match chars.next().ok_or("unterminated quote")? {
+                    '"' => break,
+                    '\\' => match chars.next().ok_or("dangling backslash")? {
+                        'r' => word.push(b'\r'),
+                        'n' => word.push(b'\n'),
+                        't' => word.push(b'\t'),
+                        'x' => {
+                            let hex: String = chars.by_ref().take(2).collect();
+                            word.push(
+                                u8::from_str_radix(&hex, 16)
+                                    .map_err(|_| format!("bad \\x escape {hex:?}"))?,
+                            );
+                        }
+                        other => word.extend_from_slice(other.to_string().as_bytes()),
+                    },
+                    other => word.extend_from_slice(other.to_string().as_bytes()),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.extend_from_slice(c.to_string().as_bytes());
+                chars.next();
+            }
+        }
+        words.push(word);
+    }
+    if words.is_empty() {
+        return Err("no command".into());
+    }
+    Ok(words)
+}
+
+#[test]
+fn hand_written_cases_match_redis() {
+    let Some(mut pair) = Pair::start() else {
+        return;
+    };
+    let blocks = cases();
+    let mut commands = 0;
+    for resp3 in [false, true] {
+        let protocol = if resp3 { "RESP3" } else { "RESP2" };
+        for block in &blocks {
+            let mut session = pair.session(resp3);
+            for case in block {
+                commands += 1;
+                let context = format!("cases.txt:{} {protocol}", case.line);
+                pair.check(&mut session, &case.command, case.compare, &context);
+            }
+        }
+    }
+    eprintln!(
+        "differential: {commands} hand-written commands, {} differences",
+        pair.differences.len()
+    );
+    pair.finish("the hand-written cases");
+}
+
+/// Every row of Quiver's command table against redis-server's: `COMMAND INFO` (name,
+/// arity, flags, key positions, ACL categories, key specifications, subcommands) and
+/// `COMMAND GETKEYS` on a request of the command's arity. Key specification flags are
+/// left out: Quiver reports the access flag only (docs/redis-compatibility.md).
+#[test]
+fn command_table_matches_redis() {
+    let Some(mut pair) = Pair::start() else {
+        return;
+    };
+    let mut session = pair.session(true);
+    let names = match session.quiver.call(&args(&["COMMAND", "LIST"])) {
+        Reply::Array(names) => names,
+        other => panic!("COMMAND LIST: {other}"),
+    };
+    assert!(names.len() > 100, "{} commands", names.len());
+    for name in names {
+        let Reply::Bulk(name) = name else {
+            panic!("COMMAND LIST holds {name}");
+        };
+        let info = vec![b"COMMAND".to_vec(), b"INFO".to_vec(), name.clone()];
+        let (redis, quiver) = session.both(&info);
+        let quiver = comparable_info(quiver, None);
+        let redis = comparable_info(redis, Some(&quiver));
+        if redis != quiver {
+            pair.differences.push(format!(
+                "COMMAND INFO {}\n    redis:  {redis}\n    quiver: {quiver}",
+                String::from_utf8_lossy(&name)
+            ));
+            continue;
+        }
+        for entry in command_entries(&quiver) {
+            if let Some(request) = sample_request(entry) {
+                let mut getkeys = args(&["COMMAND", "GETKEYS"]);
+                getkeys.extend(request);
+                pair.check(&mut session, &getkeys, Compare::Exact, "command table");
+            }
+        }
+    }
+    pair.finish("the command table");
+}
+
+/// A `COMMAND INFO` reply as compared: sets sorted (their order means nothing), without
+/// command tips and key specification flags and notes (documented departures), and,
+/// for redis-server's reply, only the subcommands Quiver's `like` has.
+fn comparable_info(reply: Reply, like: Option<&Reply>) -> Reply {
+    let subcommand_names = |reply: &Reply| -> Vec<Reply> {
+        command_entries(reply)
+            .iter()
+            .skip(1)
+            .filter_map(|entry| entry.first().cloned())
+            .collect()
+    };
+    let keep = like.map(subcommand_names);
+    let Reply::Array(commands) = reply else {
+        return reply;
+    };
+    let command = |fields: Vec<Reply>| {
+        let fields = fields
+            .into_iter()
+            .enumerate()
+            .map(|(i, field)| match (i, field) {
+                (7, _) => Reply::Set(Vec::new()),
+                (8, specs) => without_flags(specs),
+                (_, Reply::Set(items)) => Reply::Set(sorted(items)),
+                (_, other) => other,
+            })
+            .collect();
+        Reply::Array(fields)
+    };
+    Reply::Array(
+        commands
+            .into_iter()
+            .map(|entry| {
+                let Reply::Array(mut fields) = entry else {
+                    return entry;
+                };
+                if let Some(Reply::Array(subs)) = fields.get_mut(9) {
+                    if let Some(keep) = &keep {
+                        subs.retain(|sub| {
+                            matches!(sub, Reply::Array(f) if f.first().is_some_and(|n| keep.contains(n)))
+                        });
+                    }
+                    let mut all: Vec<Reply> = std::mem::take(subs)
+                        .into_iter()
+                        .map(|sub| match sub {
+                            Reply::Array(f) => command(f),
+                            other => other,
+                        })
+                        .collect();
+                    all.sort();
+                    *subs = all;
+                }
+                command(fields)
+            })
+            .collect(),
+    )
+}
+
+fn sorted(mut items: Vec<Reply>) -> Vec<Reply> {
+    items.sort();
+    items
+}
+
+/// Key specifications without their flags and notes.
+fn without_flags(reply: Reply) -> Reply {
+    match reply {
+        Reply::Array(items) => Reply::Array(items.into_iter().map(without_flags).collect()),
+        Reply::Set(items) => Reply::Set(items.into_iter().map(without_flags).collect()),
+        Reply::Map(pairs) => Reply::Map(
+            pairs
+                .into_iter()
+                .filter(|(key, _)| {
+                    !matches!(key, Reply::Bulk(k) if k.as_slice() == b"flags" || k.as_slice() == b"notes")
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The entries of one `COMMAND INFO` reply: each command and its subcommands.
+fn command_entries(info: &Reply) -> Vec<&[Reply]> {
+    let mut entries = Vec::new();
+    let Reply::Array(commands) = info else {
+        return entries;
+    };
+    for command in commands {
+        if let Reply::Array(fields) = command {
+            entries.push(fields.as_slice());
+            if let Some(Reply::Array(subs)) = fields.get(9) {
+                for sub in subs {
+                    if let Reply::Array(fields) = sub {
+                        entries.push(fields.as_slice());
+                    }
+                }
+            }
+        }
+    }
+    entries
+}
+
+/// A request for a `COMMAND INFO` entry that takes keys: its name (a subcommand as two
+/// words), then `k1`, `k2`... up to its arity (two more when variadic), with `1` where a
+/// key specification counts keys.
+fn sample_request(entry: &[Reply]) -> Option<Vec<Vec<u8>>> {
+    let (Reply::Bulk(name), Reply::Integer(arity)) = (entry.first()?, entry.get(1)?) else {
+        return None;
+    };
+    let specs = match entry.get(8)? {
+        Reply::Set(specs) | Reply::Array(specs) if !specs.is_empty() => specs,
+        _ => return None,
+    };
+    let mut request: Vec<Vec<u8>> = name.split(|&b| b == b'|').map(<[u8]>::to_vec).collect();
+    let argc = if *arity > 0 {
+        *arity as usize
+    } else {
+        (-*arity) as usize + 2
+    };
+    let mut numkeys = None;
+    for spec in specs {
+        let text = spec.to_string();
+        if text.contains("\"keynum\"") {
+            let index = text
+                .split("\"index\": :")
+                .nth(1)?
+                .split('}')
+                .next()?
+                .parse::<usize>()
+                .ok()?;
+            numkeys = Some(index);
+        }
+    }
+    let mut n = 0;
+    while request.len() < argc.max(numkeys.map_or(0, |at| at + 2)) {
+        n += 1;
+        request.push(if numkeys == Some(request.len()) {
+            b"1".to_vec()
+        } else {
+            format!("k{n}").into_bytes()
+        });
+    }
+    Some(request)
+}
+
+#[test]
+fn random_sequences_match_redis() {
+    let Some(mut pair) = Pair::start() else {
+        return;
+    };
+    let seed = env_number("DIFFERENTIAL_SEED", 0x0d1f_f5ee_d000_0001);
+    let total = env_number("DIFFERENTIAL_COMMANDS", 4_000);
+    // Only this sequence (the ones before it are drawn, not sent): to replay a report.
+    let only = std::env::var("DIFFERENTIAL_SEQUENCE")
+        .ok()
+        .map(|_| env_number("DIFFERENTIAL_SEQUENCE", 0));
+    let mut rng = random::Rng::new(seed);
+    let mut sent = 0;
+    let mut sequence = 0;
+    while sent < total {
+        // A whole sequence is drawn first, so sequence N is the same whatever came before.
+        let commands: Vec<_> = (0..random::SEQUENCE_LEN)
+            .map(|_| random::command(&mut rng))
+            .collect();
+        if only.is_some_and(|only| only != sequence) {
+            sequence += 1;
+            continue;
+        }
+        let resp3 = sequence % 2 == 1;
+        let mut session = pair.session(resp3);
+        for (step, (command, compare)) in commands.iter().enumerate() {
+            sent += 1;
+            let context = format!(
+                "seed {seed:#x} sequence {sequence} step {step} {}",
+                if resp3 { "RESP3" } else { "RESP2" }
+            );
+            // After a difference the two key spaces may differ: start a new sequence.
+            if !pair.check(&mut session, command, *compare, &context) {
+                if only.is_some() {
+                    let before: Vec<String> =
+                        commands[..step].iter().map(|(c, _)| show(c)).collect();
+                    eprintln!(
+                        "sequence {sequence} before the difference:\n  {}",
+                        before.join("\n  ")
+                    );
+                }
+                break;
+            }
+        }
+        sequence += 1;
+        if only.is_some() {
+            break;
+        }
+    }
+    eprintln!(
+        "differential: {sent} random commands in {sequence} sequences (seed {seed:#x}), {} differences",
+        pair.differences.len()
+    );
+    pair.finish(&format!("random sequences (seed {seed:#x})"));
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(text) => {
+            let text = text.trim();
+            let parsed = match text.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => text.parse(),
+            };
+            parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number"))
+        }
+        Err(_) => default,
+    }
+}
