@@ -49,7 +49,6 @@ pub(crate) const FAMILIES: [&[CommandSpec]; 9] = [
 
 /// A parsed command, by family.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Command {
     /// String commands.
     String(StringCommand),

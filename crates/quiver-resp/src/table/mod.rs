@@ -66,7 +66,6 @@ pub mod flag {
 
 /// The group `COMMAND DOCS` files a command under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Group {
     /// Strings.
     String,

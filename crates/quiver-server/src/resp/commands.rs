@@ -3,25 +3,26 @@
 
 use bytes::{Bytes, BytesMut};
 use quiver_cache::EvictionPolicy;
+use quiver_resp::command::ConnectionCommand;
 use quiver_resp::command::connection::{ClientCommand, ClientKill, ClientType, Hello};
 use quiver_resp::command::server::{ConfigCommand, ServerCommand};
-use quiver_resp::command::{Command, ConnectionCommand};
 use quiver_resp::encode as write;
 use quiver_resp::table::command_reply;
 use quiver_resp::{CommandError, Protocol, Reply};
 
 use super::connection::{Connection, Flow};
-use super::info;
+use super::exec::SessionCommand;
+use super::{info, transaction};
 
-/// Runs a connection or server command.
-pub(super) fn execute(conn: &mut Connection, command: Command, out: &mut BytesMut) -> Flow {
+/// Runs a transaction, connection or server command.
+pub(super) fn execute(conn: &mut Connection, command: SessionCommand, out: &mut BytesMut) -> Flow {
     match command {
-        Command::Connection(command) => connection(conn, command, out),
-        Command::Server(command) => {
+        SessionCommand::Transaction(command) => transaction::execute(conn, command, out),
+        SessionCommand::Connection(command) => connection(conn, command, out),
+        SessionCommand::Server(command) => {
             server(conn, command, out);
             Flow::Continue
         }
-        other => unreachable!("data and transaction commands are dispatched elsewhere: {other:?}"),
     }
 }
 
@@ -67,7 +68,6 @@ fn connection(conn: &mut Connection, command: ConnectionCommand, out: &mut Bytes
             write::write_simple(out, b"RESET");
         }
         ConnectionCommand::Client(command) => client(conn, command, out, protocol),
-        other => write::write_error(out, format!("ERR {other:?} is not supported").as_bytes()),
     }
     Flow::Continue
 }
@@ -175,13 +175,6 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
         }
         ClientCommand::Kill(filter) => kill(conn, &filter, out),
         ClientCommand::Help => help("client", protocol, out),
-        other => error(
-            out,
-            &CommandError::Other {
-                code: quiver_resp::ErrorCode::Err,
-                message: format!("CLIENT subcommand {other:?} is not supported").into(),
-            },
-        ),
     }
 }
 
@@ -248,13 +241,6 @@ fn server(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
             write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
         }
         ServerCommand::Config(command) => config(conn, command, out),
-        other => error(
-            out,
-            &CommandError::Other {
-                code: quiver_resp::ErrorCode::Err,
-                message: format!("{other:?} is not supported").into(),
-            },
-        ),
     }
 }
 
@@ -335,10 +321,6 @@ fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
             write::write_simple(out, b"OK");
         }
         ConfigCommand::Help => help("config", protocol, out),
-        other => write::write_error(
-            out,
-            format!("ERR CONFIG {other:?} is not supported").as_bytes(),
-        ),
     }
 }
 

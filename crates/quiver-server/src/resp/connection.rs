@@ -11,7 +11,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use quiver_resp::command::list::ListCommand;
 use quiver_resp::command::{Command, ConnectionCommand, TransactionCommand};
 use quiver_resp::encode as write;
 use quiver_resp::table::{self, CommandSpec, flag};
@@ -25,7 +24,7 @@ use super::ahead;
 use super::clients::ClientHandle;
 use super::exec::{DataCtx, Outcome, execute_data};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
-use super::{PROTECTED_MODE_REPLY, RespShared, commands, transaction};
+use super::{PROTECTED_MODE_REPLY, RespShared, commands};
 use crate::clock::unix_ms;
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
@@ -55,6 +54,7 @@ pub(super) enum Flow {
 /// A blocking command waiting for data.
 #[derive(Debug)]
 pub(super) struct Blocked {
+    spec: &'static CommandSpec,
     command: Command,
     keys: Vec<bytes::Bytes>,
     deadline: Option<Instant>,
@@ -403,14 +403,12 @@ impl Connection {
                 Flow::Continue
             }
             Ok(Outcome::Block { keys, timeout_ms }) => Flow::Block(Box::new(Blocked {
+                spec,
                 command: retry.expect("only commands flagged blocking block"),
                 keys,
                 deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
             })),
-            Err(command) => match command {
-                Command::Transaction(command) => transaction::execute(self, command, out),
-                other => commands::execute(self, other, out),
-            },
+            Err(command) => commands::execute(self, command, out),
         }
     }
 
@@ -424,6 +422,7 @@ impl Connection {
         output: &mut BytesMut,
     ) -> Result<(), End> {
         let Blocked {
+            spec,
             command,
             keys,
             deadline,
@@ -440,8 +439,6 @@ impl Connection {
         let result = loop {
             // Registered first, then retried: a push between the first attempt
             // and the registration is not missed.
-            let spec = table::lookup(blocking_name(&command).as_bytes())
-                .expect("blocking commands are in the table");
             self.now_ms = unix_ms();
             if let Flow::Continue = self.execute(spec, command.clone(), output) {
                 break Ok(());
@@ -484,17 +481,6 @@ fn runs_inside_multi(command: &Command) -> bool {
                 | TransactionCommand::Watch { .. }
         ) | Command::Connection(ConnectionCommand::Quit | ConnectionCommand::Reset)
     )
-}
-
-fn blocking_name(command: &Command) -> &'static str {
-    match command {
-        Command::List(ListCommand::BlMove { .. }) => "blmove",
-        Command::List(ListCommand::BlockingPop {
-            end: quiver_resp::command::list::End::Left,
-            ..
-        }) => "blpop",
-        _ => "brpop",
-    }
 }
 
 async fn flush(writer: &mut WriteHalf<'_>, output: &mut BytesMut) -> Result<(), End> {

@@ -11,7 +11,7 @@ use quiver_resp::encode as write;
 
 use super::commands;
 use super::connection::{Connection, Flow};
-use super::exec::{DataCtx, Outcome, execute_data};
+use super::exec::{DataCtx, Outcome, SessionCommand, execute_data};
 use super::session::Multi;
 use crate::clock::unix_ms;
 
@@ -58,7 +58,6 @@ pub(super) fn execute(
             write::write_simple(out, b"OK");
         }
         TransactionCommand::Exec => return exec(conn, out),
-        other => write::write_error(out, format!("ERR {other:?} is not supported").as_bytes()),
     }
     Flow::Continue
 }
@@ -103,14 +102,14 @@ fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow 
     for command in queued {
         // INFO and CONFIG read or change keyspace-wide state through the shard
         // locks this transaction holds: they run with the locks released.
-        if matches!(
-            command,
-            Command::Server(ServerCommand::Info { .. } | ServerCommand::Config(_))
-        ) {
-            transaction = None;
-            commands::execute(conn, command, out);
-            continue;
-        }
+        let command = match command {
+            Command::Server(server @ (ServerCommand::Info { .. } | ServerCommand::Config(_))) => {
+                transaction = None;
+                commands::execute(conn, SessionCommand::Server(server), out);
+                continue;
+            }
+            other => other,
+        };
         let held = transaction.get_or_insert_with(|| keyspace.transaction());
         let db_index = conn.session.db;
         let mut db = held
@@ -126,9 +125,14 @@ fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow 
         match execute_data(&mut ctx, command, out) {
             Ok(Outcome::Done) => {}
             Ok(Outcome::Block { .. }) => write::write_null_array(out, conn.session.protocol),
-            Err(Command::Transaction(TransactionCommand::Unwatch)) => {
+            Err(SessionCommand::Transaction(TransactionCommand::Unwatch)) => {
                 write::write_simple(out, b"OK")
             }
+            // MULTI, EXEC, DISCARD and WATCH are answered when they are sent, never queued.
+            Err(SessionCommand::Transaction(other)) => write::write_error(
+                out,
+                format!("ERR {other:?} cannot run inside a transaction").as_bytes(),
+            ),
             Err(command) => {
                 if let Flow::Close = commands::execute(conn, command, out) {
                     flow = Flow::Close;

@@ -22,7 +22,6 @@ fn client(command: ClientCommand) -> Result<Command, CommandError> {
 
 /// A connection command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ConnectionCommand {
     /// `PING [message]`.
     Ping { message: Option<Bytes> },
@@ -79,7 +78,6 @@ impl Hello {
 
 /// `CLIENT` subcommands.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ClientCommand {
     /// `CLIENT ID`.
     Id,

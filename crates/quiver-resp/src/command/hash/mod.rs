@@ -18,7 +18,6 @@ fn wrap(command: HashCommand) -> Result<Command, CommandError> {
 
 /// A hash command.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum HashCommand {
     /// `HSET key field value...` (replies the count of new fields) and
     /// `HMSET` (`legacy_reply`: replies `OK`).

@@ -18,7 +18,6 @@ fn wrap(command: KeysCommand) -> Result<Command, CommandError> {
 
 /// A command on keys of any type.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum KeysCommand {
     /// `DEL key...`.
     Del { keys: Vec<Bytes> },
@@ -134,7 +133,6 @@ pub enum FlushMode {
 
 /// `OBJECT` subcommands.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ObjectCommand {
     /// `OBJECT ENCODING key`.
     Encoding { key: Bytes },

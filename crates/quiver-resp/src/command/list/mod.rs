@@ -25,7 +25,6 @@ pub enum End {
 
 /// A list command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ListCommand {
     /// `LPUSH`, `RPUSH`, and with `only_if_exists` `LPUSHX`, `RPUSHX`.
     Push {

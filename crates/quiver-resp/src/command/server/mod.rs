@@ -25,7 +25,6 @@ fn command(command: CommandCommand) -> Result<Command, CommandError> {
 
 /// A server command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ServerCommand {
     /// `INFO [section...]` (none: the default sections).
     Info { sections: Vec<Bytes> },
@@ -39,7 +38,6 @@ pub enum ServerCommand {
 
 /// `CONFIG` subcommands.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ConfigCommand {
     /// `CONFIG GET pattern...`.
     Get { patterns: Vec<Bytes> },
@@ -53,7 +51,6 @@ pub enum ConfigCommand {
 
 /// `COMMAND` subcommands; answered from [`crate::table`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum CommandCommand {
     /// `COMMAND`: every command's info.
     All,

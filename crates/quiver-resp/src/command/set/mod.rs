@@ -31,7 +31,6 @@ pub enum SetOp {
 
 /// A set command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum SetCommand {
     /// `SADD key member...`.
     SAdd { key: Bytes, members: Vec<Bytes> },

@@ -16,7 +16,6 @@ fn wrap(command: StringCommand) -> Result<Command, CommandError> {
 
 /// A string command.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum StringCommand {
     /// `GET key`.
     Get { key: Bytes },

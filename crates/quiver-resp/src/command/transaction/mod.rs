@@ -15,7 +15,6 @@ fn wrap(command: TransactionCommand) -> Result<Command, CommandError> {
 
 /// A transaction command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum TransactionCommand {
     /// `MULTI`.
     Multi,

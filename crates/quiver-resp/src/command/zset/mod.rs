@@ -24,7 +24,6 @@ fn wrap(command: SortedSetCommand) -> Result<Command, CommandError> {
 
 /// A sorted set command.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum SortedSetCommand {
     /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member...`.
     ZAdd(ZAdd),

@@ -14,43 +14,32 @@ use quiver_resp::encode::{
 };
 use quiver_resp::num::MAX_I64_DIGITS;
 
-use super::{DataCtx, Outcome, hashes, keys, lists, sets, strings, zsets};
+use super::{DataCtx, Outcome, SessionCommand, hashes, keys, lists, sets, strings, zsets};
 
 /// Runs a data-family command (strings, keys, hashes, lists, sets, sorted
-/// sets) and writes exactly one reply into `out`, or hands the command back
-/// unchanged for the caller when it is a connection, server or transaction
-/// command (or a data command this server does not run).
+/// sets) and writes exactly one reply into `out`, or hands a connection, server
+/// or transaction command back for the connection to run.
 ///
 /// Blocking list commands return [`Outcome::Block`] without writing anything
 /// when every key they wait on is empty outside a transaction.
-#[allow(
-    clippy::result_large_err,
-    reason = "the command is handed back by value, unchanged, so the caller runs it without a copy or a box"
-)]
 pub fn execute_data(
     ctx: &mut DataCtx<'_, '_>,
     command: Command,
     out: &mut BytesMut,
-) -> Result<Outcome, Command> {
+) -> Result<Outcome, SessionCommand> {
+    let done = Outcome::Done;
     match command {
-        Command::String(c) => strings::execute(ctx, c, out)
-            .map(|()| Outcome::Done)
-            .map_err(Command::String),
-        Command::Keys(c) => keys::execute(ctx, c, out)
-            .map(|()| Outcome::Done)
-            .map_err(Command::Keys),
-        Command::Hash(c) => hashes::execute(ctx, c, out)
-            .map(|()| Outcome::Done)
-            .map_err(Command::Hash),
-        Command::List(c) => lists::execute(ctx, c, out).map_err(Command::List),
-        Command::Set(c) => sets::execute(ctx, c, out)
-            .map(|()| Outcome::Done)
-            .map_err(Command::Set),
-        Command::SortedSet(c) => zsets::execute(ctx, c, out)
-            .map(|()| Outcome::Done)
-            .map_err(Command::SortedSet),
-        other => Err(other),
+        Command::String(c) => strings::execute(ctx, c, out),
+        Command::Keys(c) => keys::execute(ctx, c, out),
+        Command::Hash(c) => hashes::execute(ctx, c, out),
+        Command::List(c) => return Ok(lists::execute(ctx, c, out)),
+        Command::Set(c) => sets::execute(ctx, c, out),
+        Command::SortedSet(c) => zsets::execute(ctx, c, out),
+        Command::Transaction(c) => return Err(SessionCommand::Transaction(c)),
+        Command::Connection(c) => return Err(SessionCommand::Connection(c)),
+        Command::Server(c) => return Err(SessionCommand::Server(c)),
     }
+    Ok(done)
 }
 
 /// `+OK`.
@@ -200,11 +189,13 @@ mod tests {
         ] {
             let command = Command::parse(&quiver_resp::Request::from_args(line)).unwrap();
             let mut out = BytesMut::new();
-            assert_eq!(
-                execute_data(&mut ctx, command.clone(), &mut out),
-                Err(command),
-                "{line:?}"
-            );
+            let back = execute_data(&mut ctx, command.clone(), &mut out).expect_err("handed back");
+            let back = match back {
+                SessionCommand::Transaction(c) => Command::Transaction(c),
+                SessionCommand::Connection(c) => Command::Connection(c),
+                SessionCommand::Server(c) => Command::Server(c),
+            };
+            assert_eq!(back, command, "{line:?}");
             assert!(out.is_empty());
         }
     }

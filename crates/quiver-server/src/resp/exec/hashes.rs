@@ -11,12 +11,8 @@ use super::data::{
     scan_head,
 };
 
-/// Runs a hash command; hands back variants this server does not know.
-pub(super) fn execute(
-    ctx: &mut DataCtx<'_, '_>,
-    command: HashCommand,
-    out: &mut BytesMut,
-) -> Result<(), HashCommand> {
+/// Runs a hash command and writes its reply.
+pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: HashCommand, out: &mut BytesMut) {
     let now_ms = ctx.now_ms;
     match command {
         HashCommand::HSet {
@@ -104,9 +100,7 @@ pub(super) fn execute(
                 write_pairs(out, &pairs);
             });
         }
-        other => return Err(other),
     }
-    Ok(())
 }
 
 /// Field and value bulk strings, one after the other.

@@ -44,12 +44,8 @@ const MEMORY_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-/// Runs a keys command; hands back variants this server does not know.
-pub(super) fn execute(
-    ctx: &mut DataCtx<'_, '_>,
-    command: KeysCommand,
-    out: &mut BytesMut,
-) -> Result<(), KeysCommand> {
+/// Runs a keys command and writes its reply.
+pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut BytesMut) {
     let now_ms = ctx.now_ms;
     match command {
         KeysCommand::Del { keys } => count(out, ctx.db.del(&refs(&keys), now_ms)),
@@ -116,7 +112,7 @@ pub(super) fn execute(
                 Some(Ok(db)) => Some(db),
                 Some(Err(_)) => {
                     error(out, &OpError::DbOutOfRange);
-                    return Ok(());
+                    return;
                 }
             };
             let result = ctx.db.copy(&source, &destination, db, replace, now_ms);
@@ -137,15 +133,13 @@ pub(super) fn execute(
             flushed(ctx.db.flushall(), mode);
             ok(out);
         }
-        KeysCommand::Object(object) => run_object(ctx, object, out)?,
+        KeysCommand::Object(object) => run_object(ctx, object, out),
         KeysCommand::MemoryUsage { key, .. } => match ctx.db.memory_usage(&key, now_ms) {
             Some(bytes) => count(out, bytes),
             None => quiver_resp::encode::write_null(out, ctx.protocol),
         },
         KeysCommand::MemoryHelp => help(out, MEMORY_HELP),
-        other => return Err(other),
     }
-    Ok(())
 }
 
 /// `EXPIRE`, `PEXPIRE`, `EXPIREAT`, `PEXPIREAT`: `1` when the time was set
@@ -190,11 +184,7 @@ fn run_scan(ctx: &mut DataCtx<'_, '_>, scan: &Scan, out: &mut BytesMut) {
 }
 
 /// `OBJECT` subcommands; a missing key gets the null reply.
-fn run_object(
-    ctx: &mut DataCtx<'_, '_>,
-    object: ObjectCommand,
-    out: &mut BytesMut,
-) -> Result<(), KeysCommand> {
+fn run_object(ctx: &mut DataCtx<'_, '_>, object: ObjectCommand, out: &mut BytesMut) {
     let now_ms = ctx.now_ms;
     let missing = |out: &mut BytesMut, ctx: &DataCtx<'_, '_>| bulk_or_null(out, ctx, None);
     match object {
@@ -228,9 +218,7 @@ fn run_object(
             None => missing(out, ctx),
         },
         ObjectCommand::Help => help(out, OBJECT_HELP),
-        other => return Err(KeysCommand::Object(other)),
     }
-    Ok(())
 }
 
 /// Frees what FLUSHDB or FLUSHALL removed: in the background with `ASYNC`,

@@ -12,12 +12,12 @@ use quiver_resp::encode::{write_array_len, write_bulk, write_integer, write_null
 use super::data::{bulk_or_null, bulks, count, error, ok, reply, to_usize};
 use super::{DataCtx, Outcome};
 
-/// Runs a list command; hands back variants this server does not know.
+/// Runs a list command and writes its reply.
 pub(super) fn execute(
     ctx: &mut DataCtx<'_, '_>,
     command: ListCommand,
     out: &mut BytesMut,
-) -> Result<Outcome, ListCommand> {
+) -> Outcome {
     let now_ms = ctx.now_ms;
     match command {
         ListCommand::Push {
@@ -99,7 +99,7 @@ pub(super) fn execute(
             keys,
             end,
             timeout_ms,
-        } => return Ok(blocking_pop(ctx, keys, list_end(end), timeout_ms, out)),
+        } => return blocking_pop(ctx, keys, list_end(end), timeout_ms, out),
         ListCommand::BlMove {
             source,
             destination,
@@ -114,12 +114,11 @@ pub(super) fn execute(
                 // Redis answers an empty source inside MULTI with the null
                 // bulk string (a real timeout is the null array).
                 Ok(None) if ctx.in_transaction => bulk_or_null(out, ctx, None),
-                Ok(None) => return Ok(block(vec![source], timeout_ms)),
+                Ok(None) => return block(vec![source], timeout_ms),
             }
         }
-        other => return Err(other),
     }
-    Ok(Outcome::Done)
+    Outcome::Done
 }
 
 /// `BLPOP`/`BRPOP`: pops from the first non-empty key (checking each key's

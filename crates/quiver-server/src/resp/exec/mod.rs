@@ -18,6 +18,7 @@ pub use data::execute_data;
 use bytes::Bytes;
 use quiver_cache::Db;
 use quiver_resp::Protocol;
+use quiver_resp::command::{ConnectionCommand, ServerCommand, TransactionCommand};
 
 /// What a data command runs with.
 #[derive(Debug)]
@@ -49,4 +50,13 @@ pub enum Outcome {
         /// `None` waits forever (a timeout of 0).
         timeout_ms: Option<u64>,
     },
+}
+
+/// A command on the connection or the server rather than on keys: the connection
+/// runs it with its session (`resp/commands.rs`, `resp/transaction.rs`).
+#[derive(Debug)]
+pub enum SessionCommand {
+    Transaction(TransactionCommand),
+    Connection(ConnectionCommand),
+    Server(ServerCommand),
 }

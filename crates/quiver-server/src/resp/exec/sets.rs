@@ -12,12 +12,8 @@ use super::data::{
     bulk_or_null, bulks, count, flag, refs, reply, scan_count, scan_head, set_of, to_usize,
 };
 
-/// Runs a set command; hands back variants this server does not know.
-pub(super) fn execute(
-    ctx: &mut DataCtx<'_, '_>,
-    command: SetCommand,
-    out: &mut BytesMut,
-) -> Result<(), SetCommand> {
+/// Runs a set command and writes its reply.
+pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: SetCommand, out: &mut BytesMut) {
     let now_ms = ctx.now_ms;
     match command {
         SetCommand::SAdd { key, members } => {
@@ -108,9 +104,7 @@ pub(super) fn execute(
                 members.iter().for_each(|m| write_bulk(out, m));
             });
         }
-        other => return Err(other),
     }
-    Ok(())
 }
 
 #[cfg(test)]

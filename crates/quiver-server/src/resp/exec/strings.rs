@@ -14,12 +14,8 @@ use super::data::{
     bulk_or_null, count, error, flag, ok, optional_bulks, pair_refs, refs, reply, to_usize,
 };
 
-/// Runs a string command; hands back variants this server does not know.
-pub(super) fn execute(
-    ctx: &mut DataCtx<'_, '_>,
-    command: StringCommand,
-    out: &mut BytesMut,
-) -> Result<(), StringCommand> {
+/// Runs a string command and writes its reply.
+pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: StringCommand, out: &mut BytesMut) {
     let now_ms = ctx.now_ms;
     match command {
         StringCommand::Get { key } => {
@@ -48,7 +44,7 @@ pub(super) fn execute(
             };
             let Some(at_ms) = deadline_ms(expiry, now_ms) else {
                 error(out, &CommandError::InvalidExpireTime { command });
-                return Ok(());
+                return;
             };
             let opts = SetOptions {
                 expiry: SetExpiry::AtMs(at_ms),
@@ -92,7 +88,7 @@ pub(super) fn execute(
                     None => {
                         let e = CommandError::InvalidExpireTime { command: "getex" };
                         error(out, &e);
-                        return Ok(());
+                        return;
                     }
                 },
             };
@@ -123,9 +119,7 @@ pub(super) fn execute(
             let result = ctx.db.incr_by_float(&key, delta, now_ms);
             reply(out, result, |out, v| write_bulk(out, &v));
         }
-        other => return Err(other),
     }
-    Ok(())
 }
 
 /// `SET` with its options: `OK`, or the null reply when `NX`/`XX` refused,

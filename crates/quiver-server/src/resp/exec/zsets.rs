@@ -20,16 +20,12 @@ use quiver_resp::encode::{write_array_len, write_bulk, write_double, write_null}
 use super::DataCtx;
 use super::data::{count, error, refs, reply, scan_count, scan_head, to_usize};
 
-/// Runs a sorted set command; hands back variants this server does not know.
+/// Runs a sorted set command and writes its reply.
 #[allow(
     clippy::result_large_err,
     reason = "the command is handed back by value, unchanged, for `execute_data`"
 )]
-pub(super) fn execute(
-    ctx: &mut DataCtx<'_, '_>,
-    command: SortedSetCommand,
-    out: &mut BytesMut,
-) -> Result<(), SortedSetCommand> {
+pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: SortedSetCommand, out: &mut BytesMut) {
     let now_ms = ctx.now_ms;
     match command {
         SortedSetCommand::ZAdd(zadd) => run_zadd(ctx, &zadd, out),
@@ -109,9 +105,7 @@ pub(super) fn execute(
                 }
             });
         }
-        other => return Err(other),
     }
-    Ok(())
 }
 
 /// `ZADD`: the count of added (or with `CH` changed) members; with `INCR` the
