@@ -1,7 +1,9 @@
-//! The documentation lists exactly the keys the code knows.
+//! The documentation lists exactly the keys the code knows, with the code's defaults
+//! and profile values.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use quiver_server::config::Profile;
 use quiver_server::config::keys::KEYS;
 
 #[test]
@@ -37,5 +39,78 @@ fn configuration_md_lists_every_key_and_nothing_else() {
             "{} flag not documented",
             key.name
         );
+    }
+}
+
+/// A value as a table cell shows it: without backticks and a trailing `(remark)`;
+/// `empty` for the empty text.
+fn cell_value(cell: &str) -> String {
+    let cell = cell.trim();
+    let cell = match cell.find(" (") {
+        Some(remark) if cell.ends_with(')') => &cell[..remark],
+        _ => cell,
+    };
+    let value = cell.trim_matches('`');
+    if value == "empty" {
+        String::new()
+    } else {
+        value.to_owned()
+    }
+}
+
+/// The cells of the table rows of `text` whose first cell is a key, by key.
+fn key_rows(text: &str, columns: usize) -> BTreeMap<String, Vec<String>> {
+    text.lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            line.trim_matches('|')
+                .split(" | ")
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter(|cells| cells.len() == columns)
+        .map(|cells| (cell_value(&cells[0]), cells[1..].to_vec()))
+        .collect()
+}
+
+#[test]
+fn configuration_md_defaults_and_profiles_are_the_codes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+    let text = std::fs::read_to_string(path).expect("docs/configuration.md exists");
+    let keys = key_rows(&text, 6);
+    let profiles = key_rows(&text, 5);
+    for key in KEYS {
+        let row = keys
+            .get(key.name)
+            .unwrap_or_else(|| panic!("{} has no row", key.name));
+        assert_eq!(
+            cell_value(&row[1]),
+            key.default,
+            "the default of {} in docs/configuration.md",
+            key.name
+        );
+        if key.profiles.is_empty() {
+            assert!(
+                !profiles.contains_key(key.name),
+                "{} is in the profile table but no profile sets it",
+                key.name
+            );
+            continue;
+        }
+        let row = profiles.get(key.name).unwrap_or_else(|| {
+            panic!(
+                "{} is set by profiles but not in the profile table",
+                key.name
+            )
+        });
+        for (profile, cell) in Profile::ALL.iter().zip(row) {
+            let value = key.profile_value(*profile).unwrap_or(key.default);
+            assert_eq!(
+                cell_value(cell),
+                value,
+                "{} under profile {profile} in docs/configuration.md",
+                key.name
+            );
+        }
     }
 }
