@@ -184,8 +184,7 @@ fn evict_one(db: &mut Db<'_>, policy: EvictionPolicy, now_ms: u64) -> bool {
                 if policy.is_volatile() && s.expire_at(c.db, idx).is_none() {
                     return false;
                 }
-                s.remove(c.db, idx, c.hash);
-                s.stats.evicted_keys += 1;
+                s.remove_evicted(c.db, idx, c.hash);
                 true
             });
             if evicted {
@@ -223,8 +222,7 @@ fn evict_random(s: &mut crate::keyspace::Shard, volatile: bool) -> bool {
             s.rng.below(t.table.len())
         };
         let hash = s.hash(s.dbs[d].table.at(idx).key());
-        s.remove(d, idx, hash);
-        s.stats.evicted_keys += 1;
+        s.remove_evicted(d, idx, hash);
         return true;
     }
     false

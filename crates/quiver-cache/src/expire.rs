@@ -71,8 +71,7 @@ fn expire_db(s: &mut Shard, db: usize, now_ms: u64, budget: usize, report: &mut 
                     use crate::table::Keyed;
                     s.hash(s.dbs[db].table.at(idx).key())
                 };
-                s.remove(db, idx, hash);
-                s.stats.expired_keys += 1;
+                s.remove_expired(db, idx, hash);
                 expired += 1;
             }
         }

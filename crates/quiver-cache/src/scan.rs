@@ -93,8 +93,7 @@ impl Db<'_> {
                 for key in expired {
                     let hash = s.hash(&key);
                     if let Some(idx) = s.dbs[db].table.find(hash, &key) {
-                        s.remove(db, idx, hash);
-                        s.stats.expired_keys += 1;
+                        s.remove_expired(db, idx, hash);
                     }
                 }
                 next

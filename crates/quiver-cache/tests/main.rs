@@ -1,5 +1,6 @@
 //! Integration tests for quiver-cache: one binary, a module per concern.
 
+mod changes;
 mod evict;
 mod hashes;
 mod keys;

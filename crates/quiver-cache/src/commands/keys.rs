@@ -330,8 +330,7 @@ impl Db<'_> {
                     if s.is_expired(db, i, now_ms) {
                         let key = s.dbs[db].table.at(i).key().to_vec();
                         let hash = s.hash(&key);
-                        s.remove(db, i, hash);
-                        s.stats.expired_keys += 1;
+                        s.remove_expired(db, i, hash);
                         continue;
                     }
                     return Some(s.dbs[db].table.at(i).key().to_vec());

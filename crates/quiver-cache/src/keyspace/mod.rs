@@ -5,6 +5,7 @@
 //! handle every operation goes through; it either locks shards itself ([`Keyspace::db`]) or
 //! works on shards a [`Transaction`] already holds, so each operation is written once.
 
+mod changes;
 mod db;
 mod entry;
 mod garbage;
@@ -14,10 +15,11 @@ mod warm;
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use foldhash::fast::FixedState;
 
+pub use changes::{Change, ChangeKind};
 pub(crate) use db::HeldShards;
 pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;
@@ -30,6 +32,7 @@ use crate::config::{CacheConfig, EvictionPolicy, MAX_SAMPLES};
 use crate::error::{ConfigError, OpError};
 use crate::evict::{Clock, EvictionPool};
 use crate::stats::{DbStats, ShardStats, Stats};
+use changes::ChangeLog;
 
 /// A shard's mutex and its published memory figure, padded to its own cache lines so two
 /// cores working on neighbouring shards do not share a line.
@@ -82,6 +85,7 @@ pub struct Keyspace {
     lfu_decay_time_min: AtomicU32,
     peak_bytes: AtomicUsize,
     ready_pending: AtomicBool,
+    changes: Arc<ChangeLog>,
     expire_cursor: AtomicUsize,
     pub(crate) pool: Mutex<EvictionPool>,
 }
@@ -123,6 +127,7 @@ impl Keyspace {
             lfu_decay_time_min: AtomicU32::new(config.lfu_decay_time_min),
             peak_bytes: AtomicUsize::new(0),
             ready_pending: AtomicBool::new(false),
+            changes: Arc::default(),
             expire_cursor: AtomicUsize::new(0),
             pool: Mutex::new(EvictionPool::default()),
         })
@@ -238,6 +243,23 @@ impl Keyspace {
             out.append(&mut lock(&c.lock).ready);
         }
         out
+    }
+
+    /// Turns the change feed on or off. While it is on, every change to a key is recorded
+    /// for [`Keyspace::take_changes`]; turning it off drops what was not taken.
+    pub fn set_change_feed(&self, on: bool) {
+        for cell in self.shards.iter() {
+            lock(&cell.lock).feed = on.then(|| Arc::clone(&self.changes));
+        }
+        if !on {
+            drop(self.changes.take());
+        }
+    }
+
+    /// The changes recorded since the last call, in the order they happened. Cheap when
+    /// there are none.
+    pub fn take_changes(&self) -> Vec<Change> {
+        self.changes.take()
     }
 
     /// Starts watching `key` for a later [`Transaction::watched_unchanged`]; pair with

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use foldhash::fast::FixedState;
 
 use super::Garbage;
+use super::changes::{ChangeKind, Feed};
 use super::entry::{Entry, NOT_VOLATILE};
 use crate::evict::{self, Clock};
 use crate::memory::vec_size;
@@ -51,6 +52,8 @@ pub struct Shard {
     blocked: HashMap<DbKey, u32>,
     /// Blocked-on keys that received data since the last drain.
     pub(crate) ready: Vec<(usize, Vec<u8>)>,
+    /// Where changes are recorded while the change feed is on.
+    pub(crate) feed: Feed,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -70,6 +73,7 @@ impl Shard {
             watched: HashMap::new(),
             blocked: HashMap::new(),
             ready: Vec::new(),
+            feed: None,
         }
     }
 
@@ -89,8 +93,7 @@ impl Shard {
     ) -> Option<usize> {
         let idx = self.dbs[db].table.find(hash, key)?;
         if self.is_expired(db, idx, clock.now_ms) {
-            self.remove(db, idx, hash);
-            self.stats.expired_keys += 1;
+            self.remove_expired(db, idx, hash);
             return None;
         }
         Some(idx)
@@ -169,7 +172,7 @@ impl Shard {
         let r = f(e);
         let after = e.mem();
         self.mem = self.mem + after - before;
-        if !self.watched.is_empty() {
+        if self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.signal_modified(db, &key);
         }
@@ -183,15 +186,31 @@ impl Shard {
         self.mem += entry.mem();
         let idx = t.table.insert_new(hash, entry);
         self.mem = self.mem + t.struct_bytes() - before;
-        if !self.watched.is_empty() {
+        if self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.signal_modified(db, &key);
         }
         idx
     }
 
+    /// Removes the key at `idx`, whose TTL has passed.
+    pub(crate) fn remove_expired(&mut self, db: usize, idx: usize, hash: u64) {
+        self.remove_as(db, idx, hash, ChangeKind::Expired);
+        self.stats.expired_keys += 1;
+    }
+
+    /// Removes the key at `idx` to make room.
+    pub(crate) fn remove_evicted(&mut self, db: usize, idx: usize, hash: u64) {
+        self.remove_as(db, idx, hash, ChangeKind::Evicted);
+        self.stats.evicted_keys += 1;
+    }
+
     /// Removes the key at `idx` and returns it.
     pub(crate) fn remove(&mut self, db: usize, idx: usize, hash: u64) -> Entry {
+        self.remove_as(db, idx, hash, ChangeKind::Removed)
+    }
+
+    fn remove_as(&mut self, db: usize, idx: usize, hash: u64, kind: ChangeKind) -> Entry {
         self.set_expire(db, idx, None);
         let state = self.state.clone();
         let t = &mut self.dbs[db];
@@ -208,7 +227,7 @@ impl Shard {
             }
         }
         self.mem = self.mem + t.struct_bytes() - before - entry.mem();
-        self.signal_modified(db, entry.key());
+        self.note_change(db, entry.key(), kind);
         entry
     }
 
@@ -265,13 +284,35 @@ impl Shard {
         t.volatile = Vec::new();
         self.mem -= freed;
         for k in keys {
-            self.signal_modified(db, &k);
+            self.bump_watched(db, &k);
+        }
+        if let Some(feed) = &self.feed
+            && n > 0
+        {
+            feed.record(db, b"", ChangeKind::Flushed);
         }
         n
     }
 
-    /// Records a modification of `key` for WATCH (only costs a check when nothing is watched).
+    /// Whether a write must be noted: some key is watched, or the change feed is on.
+    fn notes_changes(&self) -> bool {
+        !self.watched.is_empty() || self.feed.is_some()
+    }
+
+    /// Records a modification of `key` for WATCH and the change feed (only costs a check
+    /// when nothing is watched and the feed is off).
     pub(crate) fn signal_modified(&mut self, db: usize, key: &[u8]) {
+        self.note_change(db, key, ChangeKind::Written);
+    }
+
+    fn note_change(&mut self, db: usize, key: &[u8], kind: ChangeKind) {
+        self.bump_watched(db, key);
+        if let Some(feed) = &self.feed {
+            feed.record(db, key, kind);
+        }
+    }
+
+    fn bump_watched(&mut self, db: usize, key: &[u8]) {
         if self.watched.is_empty() {
             return;
         }

@@ -1,0 +1,85 @@
+//! The change feed: which key changed, how, in which database. Off until
+//! [`Keyspace::set_change_feed`] turns it on; then every write, removal, expiry,
+//! eviction and flush is recorded, under the lock of the shard it happens in, in one
+//! list shared by every shard, so the order is the order in which the changes
+//! happened; [`Keyspace::take_changes`] drains it.
+//!
+//! [`Keyspace::set_change_feed`]: super::Keyspace::set_change_feed
+//! [`Keyspace::take_changes`]: super::Keyspace::take_changes
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// How a key changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// Created, or its value or TTL changed.
+    Written,
+    /// Removed by a command (DEL, a pop that emptied it, RENAME's source...).
+    Removed,
+    /// Removed because its TTL passed.
+    Expired,
+    /// Removed to make room under `max_memory`.
+    Evicted,
+    /// Every key of the database was removed (FLUSHDB, FLUSHALL); the key is empty.
+    Flushed,
+}
+
+/// One change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The database.
+    pub db: usize,
+    /// The key (empty for [`ChangeKind::Flushed`]).
+    pub key: Box<[u8]>,
+    /// How it changed.
+    pub kind: ChangeKind,
+}
+
+/// The list changes are recorded in, shared by the shards while the feed is on.
+#[derive(Debug, Default)]
+pub(crate) struct ChangeLog {
+    changes: Mutex<Vec<Change>>,
+    pending: AtomicBool,
+}
+
+impl ChangeLog {
+    /// Records a change. One operation may touch a key more than once (a push creates the
+    /// list, then adds to it; a pop changes it, then removes it): a write followed by
+    /// another change of the same key is that change, recorded once.
+    pub(crate) fn record(&self, db: usize, key: &[u8], kind: ChangeKind) {
+        let mut changes = self.lock();
+        match changes.last_mut() {
+            Some(last)
+                if last.db == db && *last.key == *key && last.kind == ChangeKind::Written =>
+            {
+                last.kind = kind;
+            }
+            _ => changes.push(Change {
+                db,
+                key: key.into(),
+                kind,
+            }),
+        }
+        drop(changes);
+        self.pending.store(true, Ordering::Release);
+    }
+
+    /// Everything recorded since the last call, oldest first. Cheap when empty.
+    pub(crate) fn take(&self) -> Vec<Change> {
+        if !self.pending.load(Ordering::Acquire) || !self.pending.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Change>> {
+        // A push cannot be left half done.
+        self.changes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// What a shard records its changes in: nothing while the feed is off.
+pub(crate) type Feed = Option<Arc<ChangeLog>>;
