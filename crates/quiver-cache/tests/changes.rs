@@ -26,7 +26,7 @@ fn writes_removals_and_flushes_in_order() {
 
     ks.set_change_feed(true);
     use ChangeKind::*;
-    let mut after = |op: &mut dyn FnMut()| {
+    let after = |op: &mut dyn FnMut()| {
         op();
         kinds(&ks.take_changes())
     };
