@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use std::process::Command;
 use std::sync::Arc;
 
-use quiver_cache::{CacheConfig, Keyspace};
+use quiver_core::cache::{Cache, CacheConfig};
 use quiver_core::streams::{Broker, BrokerConfig};
 use quiver_server::config::{ListenerConfig, NetConfig};
 use quiver_server::native::{NativeSettings, NativeShared, serve_native};
@@ -47,7 +47,7 @@ impl Server {
         tokio::spawn(broker.clone().run_flusher());
         let shared = Arc::new(NativeShared {
             broker,
-            keyspace: Arc::new(Keyspace::new(CacheConfig::default()).expect("cache config")),
+            cache: Arc::new(Cache::new(CacheConfig::default()).expect("cache config")),
             settings: NativeSettings::default(),
         });
         let shutdown = Shutdown::new();

@@ -2,8 +2,9 @@
 //!
 //! Owns the stream registry (tenant/namespace/stream), subscriptions and fan-out,
 //! subscriber queues with their slow-subscriber policies, delivery batching, in-flight
-//! budgets and broker metrics ([`streams`]); durable streams over `quiver-log`, consumer
-//! groups and the cache facade over `quiver-cache` come later.
+//! budgets and broker metrics, durable streams over `quiver-log` and consumer groups
+//! ([`streams`]); and the cache over `quiver-cache` with database selection,
+//! transactions, blocking waits, lazy free and a change feed ([`cache`]).
 //!
 //! Never sees a frame, a RESP value, a socket or an HTTP request: transports in
 //! `quiver-server` translate those into calls on this crate, and translate what it returns
@@ -59,6 +60,7 @@
 //! # }
 //! ```
 
+pub mod cache;
 mod catalog;
 pub mod streams;
 

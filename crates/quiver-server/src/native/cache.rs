@@ -1,7 +1,7 @@
 //! Cache frames over the native protocol: CacheGet, CacheSet (with TTL) and CacheDelete
-//! against database 0 of the keyspace the RESP listener serves.
+//! against database 0 of the node's cache, the one the RESP listener serves.
 
-use quiver_cache::{Keyspace, OpError, SetExpiry, SetOptions};
+use quiver_core::cache::{Cache, OpError, SetExpiry, SetOptions};
 use quiver_wire::{
     CacheDelete, CacheDeleted, CacheGet, CacheNotFound, CacheOk, CacheSet, CacheValue, ErrorCode,
     ErrorFrame,
@@ -14,10 +14,12 @@ use crate::clock::unix_ms;
 const NATIVE_DB: usize = 0;
 
 /// Answers CacheGet.
-pub fn get(keyspace: &Keyspace, request_id: u32, request: &CacheGet) -> Outgoing {
-    let result = keyspace
+pub fn get(cache: &Cache, request_id: u32, request: &CacheGet) -> Outgoing {
+    let result = cache
         .db(NATIVE_DB)
         .and_then(|mut db| db.get(&request.key, unix_ms()));
+    // A read may expire the key.
+    cache.after_command();
     match result {
         Ok(Some(value)) => Outgoing::encode(request_id, &CacheValue { value }),
         Ok(None) => Outgoing::encode(request_id, &CacheNotFound),
@@ -26,7 +28,7 @@ pub fn get(keyspace: &Keyspace, request_id: u32, request: &CacheGet) -> Outgoing
 }
 
 /// Answers CacheSet; a TTL of 0 stores the value without expiry.
-pub fn set(keyspace: &Keyspace, request_id: u32, request: &CacheSet) -> Outgoing {
+pub fn set(cache: &Cache, request_id: u32, request: &CacheSet) -> Outgoing {
     let now_ms = unix_ms();
     let expiry = match request.ttl_ms {
         0 => SetExpiry::Clear,
@@ -36,9 +38,10 @@ pub fn set(keyspace: &Keyspace, request_id: u32, request: &CacheSet) -> Outgoing
         expiry,
         ..SetOptions::default()
     };
-    let result = keyspace
+    let result = cache
         .db(NATIVE_DB)
         .and_then(|mut db| db.set(&request.key, &request.value, options, now_ms));
+    cache.after_command();
     match result {
         Ok(_) => Outgoing::encode(request_id, &CacheOk),
         Err(error) => Outgoing::encode(request_id, &op_error(&error)),
@@ -46,11 +49,12 @@ pub fn set(keyspace: &Keyspace, request_id: u32, request: &CacheSet) -> Outgoing
 }
 
 /// Answers CacheDelete with the number of keys that existed.
-pub fn delete(keyspace: &Keyspace, request_id: u32, request: &CacheDelete) -> Outgoing {
+pub fn delete(cache: &Cache, request_id: u32, request: &CacheDelete) -> Outgoing {
     let keys: Vec<&[u8]> = request.keys.iter().map(|key| &key[..]).collect();
-    match keyspace.db(NATIVE_DB) {
+    match cache.db(NATIVE_DB) {
         Ok(mut db) => {
             let count = db.del(&keys, unix_ms());
+            cache.after_command();
             let count = u32::try_from(count).unwrap_or(u32::MAX);
             Outgoing::encode(request_id, &CacheDeleted { count })
         }

@@ -339,15 +339,15 @@ impl<D: Deliveries> Connection<'_, D> {
                 error(out, request_id, ErrorCode::UNSUPPORTED, message).await
             }
             Frame::CacheGet(get) => {
-                send(out, cache::get(&shared.keyspace, request_id, &get)).await;
+                send(out, cache::get(&shared.cache, request_id, &get)).await;
                 Flow::Continue
             }
             Frame::CacheSet(set) => {
-                send(out, cache::set(&shared.keyspace, request_id, &set)).await;
+                send(out, cache::set(&shared.cache, request_id, &set)).await;
                 Flow::Continue
             }
             Frame::CacheDelete(delete) => {
-                send(out, cache::delete(&shared.keyspace, request_id, &delete)).await;
+                send(out, cache::delete(&shared.cache, request_id, &delete)).await;
                 Flow::Continue
             }
             other => {

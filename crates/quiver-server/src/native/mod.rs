@@ -5,7 +5,7 @@
 //! subscription's frames go, so `crate::quic` reuses it unchanged.
 //!
 //! Per connection: a read loop ([`connection`]) checks and decodes frames and translates
-//! them into calls on the streams broker and the cache keyspace; a writer task
+//! them into calls on the streams broker and the cache; a writer task
 //! ([`writer`]) coalesces everything queued into few vectored writes; and one task per
 //! subscription ([`streams`]) turns the broker's deliveries into EventBatch, Lag and
 //! SubscriptionEnded frames. An event batch body is encoded once per batch into the
@@ -26,7 +26,7 @@ pub(crate) mod writer;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use quiver_cache::Keyspace;
+use quiver_core::cache::Cache;
 use quiver_core::streams::Broker;
 use quiver_wire::{ErrorCode, ErrorFrame};
 use tokio::io::AsyncWriteExt;
@@ -40,8 +40,8 @@ use crate::serve::shutdown::Shutdown;
 pub struct NativeShared {
     /// The live-streams broker.
     pub broker: Broker,
-    /// The cache keyspace (the one the RESP listener serves).
-    pub keyspace: Arc<Keyspace>,
+    /// The node's cache (the one the RESP listener serves).
+    pub cache: Arc<Cache>,
     /// Listener settings.
     pub settings: NativeSettings,
 }

@@ -3,7 +3,7 @@
 //! first key's value. A connection hands these for a batch of requests to
 //! `Keyspace::warm` before running them (see `connection::Connection::next_request`).
 
-use quiver_cache::keyspace::WarmTarget;
+use quiver_core::cache::WarmTarget;
 use quiver_resp::Request;
 use quiver_resp::table;
 

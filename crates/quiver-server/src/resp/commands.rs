@@ -2,7 +2,7 @@
 //! PING ECHO HELLO AUTH SELECT QUIT RESET CLIENT, INFO CONFIG COMMAND TIME.
 
 use bytes::{Bytes, BytesMut};
-use quiver_cache::EvictionPolicy;
+use quiver_core::cache::EvictionPolicy;
 use quiver_resp::command::ConnectionCommand;
 use quiver_resp::command::connection::{ClientCommand, ClientKill, ClientType, Hello};
 use quiver_resp::command::server::{ConfigCommand, ServerCommand};
@@ -47,12 +47,12 @@ fn connection(conn: &mut Connection, command: ConnectionCommand, out: &mut Bytes
                 Err(err) => error(out, &err),
             }
         }
-        ConnectionCommand::Select { db } => match usize::try_from(db) {
-            Ok(db) if db < conn.shared.keyspace.databases() => {
+        ConnectionCommand::Select { db } => match conn.shared.cache.select(db.into()) {
+            Ok(db) => {
                 conn.session.db = db;
                 write::write_simple(out, b"OK");
             }
-            _ => error(out, &CommandError::DbIndexOutOfRange),
+            Err(_) => error(out, &CommandError::DbIndexOutOfRange),
         },
         ConnectionCommand::Quit => {
             write::write_simple(out, b"OK");
@@ -61,7 +61,7 @@ fn connection(conn: &mut Connection, command: ConnectionCommand, out: &mut Bytes
         ConnectionCommand::Reset => {
             let password_required = conn.shared.runtime().requirepass.is_some();
             for watched in conn.session.watched.drain(..) {
-                conn.shared.keyspace.unwatch(&watched);
+                conn.shared.cache.unwatch(&watched);
             }
             conn.session.reset(password_required);
             set_limits(conn);
@@ -247,14 +247,11 @@ fn server(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
 /// The parameters `CONFIG GET` shows, with their current values.
 fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
     let runtime = conn.shared.runtime();
-    let keyspace = &conn.shared.keyspace;
+    let cache = &conn.shared.cache;
     vec![
-        ("maxmemory", keyspace.max_memory_bytes().to_string()),
-        ("maxmemory-policy", keyspace.policy().name().to_owned()),
-        (
-            "maxmemory-samples",
-            keyspace.max_memory_samples().to_string(),
-        ),
+        ("maxmemory", cache.max_memory_bytes().to_string()),
+        ("maxmemory-policy", cache.policy().name().to_owned()),
+        ("maxmemory-samples", cache.max_memory_samples().to_string()),
         (
             "requirepass",
             runtime
@@ -266,7 +263,7 @@ fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
             "protected-mode",
             if runtime.protected_mode { "yes" } else { "no" }.to_owned(),
         ),
-        ("databases", keyspace.databases().to_string()),
+        ("databases", cache.databases().to_string()),
         ("maxclients", conn.shared.max_clients.to_string()),
         (
             "timeout",
@@ -305,7 +302,7 @@ fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
                 .filter(|(name, _)| {
                     patterns
                         .iter()
-                        .any(|pattern| quiver_cache::glob_match(pattern, name.as_bytes()))
+                        .any(|pattern| quiver_core::cache::glob_match(pattern, name.as_bytes()))
                 })
                 .map(|(name, value)| (Reply::bulk_static(name), Reply::bulk(value)))
                 .collect();
@@ -317,7 +314,7 @@ fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
         },
         ConfigCommand::ResetStat => {
             conn.shared.stats.reset();
-            conn.shared.keyspace.reset_stats();
+            conn.shared.cache.reset_stats();
             write::write_simple(out, b"OK");
         }
         ConfigCommand::Help => help("config", protocol, out),
@@ -354,8 +351,8 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
     }
     for change in changes {
         match change {
-            Change::MaxMemory(bytes) => conn.shared.keyspace.set_max_memory_bytes(bytes),
-            Change::Policy(policy) => conn.shared.keyspace.set_policy(policy),
+            Change::MaxMemory(bytes) => conn.shared.cache.set_max_memory_bytes(bytes),
+            Change::Policy(policy) => conn.shared.cache.set_policy(policy),
             Change::RequirePass(pass) => {
                 conn.shared
                     .runtime

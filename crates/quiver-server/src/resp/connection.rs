@@ -125,7 +125,7 @@ impl Drop for Live {
     fn drop(&mut self) {
         let shared = &self.connection.shared;
         for watched in self.connection.session.watched.drain(..) {
-            shared.keyspace.unwatch(&watched);
+            shared.cache.unwatch(&watched);
         }
         shared.clients.remove(self.connection.session.id);
     }
@@ -278,7 +278,7 @@ impl Connection {
 
     /// The next request: one decoded ahead, or the next in `input`. When
     /// `input` holds several, up to [`DECODE_AHEAD`] more are decoded and the
-    /// keys of all of them read ahead (see [`quiver_cache::Keyspace::warm`]). A
+    /// keys of all of them read ahead (see [`quiver_core::cache::Cache::warm`]). A
     /// request that fails to decode ahead is left in `input`, so its error
     /// comes in order, after the replies of the requests before it.
     fn next_request(&mut self, input: &mut BytesMut) -> Result<Option<Request>, ParseError> {
@@ -302,7 +302,7 @@ impl Connection {
             let targets = std::iter::once(&first)
                 .chain(&self.ahead)
                 .flat_map(ahead::targets);
-            self.shared.keyspace.warm(self.session.db, targets);
+            self.shared.cache.warm(self.session.db, targets);
         }
         Ok(Some(first))
     }
@@ -386,11 +386,12 @@ impl Connection {
         out: &mut BytesMut,
     ) -> Flow {
         let retry = spec.has(flag::BLOCKING).then(|| command.clone());
-        let keyspace = Arc::clone(&self.shared.keyspace);
-        let mut db = keyspace
+        let cache = Arc::clone(&self.shared.cache);
+        let mut db = cache
             .db(self.session.db)
             .expect("SELECT only accepts existing databases");
         let mut ctx = DataCtx {
+            cache: &cache,
             db: &mut db,
             db_index: self.session.db,
             now_ms: self.now_ms,
@@ -399,7 +400,7 @@ impl Connection {
         };
         match execute_data(&mut ctx, command, out) {
             Ok(Outcome::Done) => {
-                self.shared.waiters.wake_ready(&keyspace);
+                cache.after_command();
                 Flow::Continue
             }
             Ok(Outcome::Block { keys, timeout_ms }) => Flow::Block(Box::new(Blocked {
@@ -433,9 +434,8 @@ impl Connection {
             shutdown,
         } = parked;
         let notify = Arc::new(Notify::new());
-        let keyspace = Arc::clone(&self.shared.keyspace);
         let db = self.session.db;
-        self.shared.waiters.block(&keyspace, db, &keys, &notify);
+        self.shared.cache.block(db, &keys, &notify);
         let result = loop {
             // Registered first, then retried: a push between the first attempt
             // and the registration is not missed.
@@ -458,7 +458,7 @@ impl Connection {
                 () = shutdown.wait() => break Err(End::Closed),
             }
         };
-        self.shared.waiters.unblock(&keyspace, db, &keys, &notify);
+        self.shared.cache.unblock(db, &keys, &notify);
         result
     }
 }

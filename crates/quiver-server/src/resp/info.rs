@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
-use super::{RespShared, lazy_free};
+use super::RespShared;
 use crate::http::process;
 
 /// The Redis version Quiver's command set and replies follow; clients use it
@@ -82,13 +82,13 @@ fn clients(shared: &RespShared, out: &mut String) {
         "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
         shared.clients.count(),
         shared.max_clients,
-        shared.waiters.blocked_clients()
+        shared.cache.blocked_clients()
     );
 }
 
 fn memory(shared: &RespShared, out: &mut String) {
-    let keyspace = &shared.keyspace;
-    let stats = keyspace.stats();
+    let cache = &shared.cache;
+    let stats = cache.stats();
     let rss = process::memory().resident_bytes.unwrap_or(0);
     let _ = write!(
         out,
@@ -98,15 +98,15 @@ fn memory(shared: &RespShared, out: &mut String) {
         stats.used_memory_peak,
         human(stats.used_memory_peak as u64),
         human(rss),
-        keyspace.max_memory_bytes(),
-        human(keyspace.max_memory_bytes()),
-        keyspace.policy().name(),
-        lazy_free::pending_objects(),
+        cache.max_memory_bytes(),
+        human(cache.max_memory_bytes()),
+        cache.policy().name(),
+        cache.lazy_free_pending(),
     );
 }
 
 fn stats(shared: &RespShared, out: &mut String) {
-    let keyspace = shared.keyspace.stats();
+    let keyspace = shared.cache.stats();
     let _ = write!(
         out,
         "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nlazyfreed_objects:{}\r\n",
@@ -116,13 +116,13 @@ fn stats(shared: &RespShared, out: &mut String) {
         keyspace.evicted_keys,
         keyspace.keyspace_hits,
         keyspace.keyspace_misses,
-        lazy_free::freed_objects(),
+        shared.cache.lazy_freed(),
     );
 }
 
 fn keyspace(shared: &RespShared, out: &mut String) {
     out.push_str("# Keyspace\r\n");
-    for (index, db) in shared.keyspace.stats().dbs.iter().enumerate() {
+    for (index, db) in shared.cache.stats().dbs.iter().enumerate() {
         if db.keys > 0 {
             let _ = write!(
                 out,

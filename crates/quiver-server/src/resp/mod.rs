@@ -5,13 +5,11 @@
 //! and writes all replies of one read in one `write`.
 
 mod ahead;
-mod blocking;
 mod clients;
 mod commands;
 mod connection;
 pub mod exec;
 mod info;
-mod lazy_free;
 mod session;
 mod stats;
 mod transaction;
@@ -21,7 +19,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use quiver_cache::Keyspace;
+use quiver_core::cache::Cache;
 use quiver_resp::Limits;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -30,15 +28,8 @@ use crate::clock::unix_ms;
 use crate::serve::io_threads::IoThreads;
 use crate::serve::listener::Listener;
 use crate::serve::shutdown::Shutdown;
-use blocking::Waiters;
 use clients::Clients;
 use stats::CommandStats;
-
-/// How often expired keys are reclaimed in the background (Redis's `hz 10`).
-const ACTIVE_EXPIRE_INTERVAL: Duration = Duration::from_millis(100);
-
-/// Keys examined per active-expiry step: bounds the CPU of one step.
-const ACTIVE_EXPIRE_BUDGET: usize = 2_000;
 
 /// Settings of the RESP transport that do not change at run time.
 #[derive(Debug, Clone)]
@@ -63,7 +54,8 @@ pub struct RuntimeSettings {
 /// State shared by every RESP connection.
 #[derive(Debug)]
 pub struct RespShared {
-    pub keyspace: Arc<Keyspace>,
+    /// The node's cache.
+    pub cache: Arc<Cache>,
     pub settings: RespSettings,
     pub runtime: RwLock<RuntimeSettings>,
     pub started: Instant,
@@ -71,27 +63,25 @@ pub struct RespShared {
     /// The listener's connection limit (`maxclients`).
     pub max_clients: u32,
     clients: Clients,
-    waiters: Waiters,
     stats: CommandStats,
 }
 
 impl RespShared {
     pub fn new(
-        keyspace: Arc<Keyspace>,
+        cache: Arc<Cache>,
         settings: RespSettings,
         runtime: RuntimeSettings,
         listen_addr: SocketAddr,
         max_clients: u32,
     ) -> RespShared {
         RespShared {
-            keyspace,
+            cache,
             settings,
             runtime: RwLock::new(runtime),
             started: Instant::now(),
             listen_addr,
             max_clients,
             clients: Clients::default(),
-            waiters: Waiters::default(),
             stats: CommandStats::new(),
         }
     }
@@ -130,10 +120,7 @@ pub async fn serve_resp(
     shared: Arc<RespShared>,
     shutdown: Shutdown,
 ) {
-    let expiry = tokio::spawn(active_expiry(
-        Arc::clone(&shared.keyspace),
-        shutdown.clone(),
-    ));
+    let expiry = tokio::spawn(Arc::clone(&shared.cache).run_active_expiry(unix_ms));
     let handle = {
         let shutdown = shutdown.clone();
         move |stream, peer, guard, seat| {
@@ -150,7 +137,7 @@ pub async fn serve_resp(
     listener
         .run_on(&threads, shutdown.clone(), handle, refuse)
         .await;
-    let _ = expiry.await;
+    expiry.abort();
 }
 
 /// Redis's reply to a client over `maxclients`.
@@ -159,18 +146,6 @@ async fn refuse(mut stream: TcpStream, _limit: u32) {
         .write_all(b"-ERR max number of clients reached\r\n")
         .await;
     let _ = stream.shutdown().await;
-}
-
-async fn active_expiry(keyspace: Arc<Keyspace>, shutdown: Shutdown) {
-    let mut ticker = tokio::time::interval(ACTIVE_EXPIRE_INTERVAL);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = ticker.tick() => {}
-            () = shutdown.wait() => return,
-        }
-        keyspace.active_expire(unix_ms(), ACTIVE_EXPIRE_BUDGET);
-    }
 }
 
 #[cfg(test)]
@@ -189,8 +164,8 @@ mod tests {
 
     #[test]
     fn protected_mode_refuses_only_remote_clients_without_a_password() {
-        let keyspace =
-            Arc::new(Keyspace::new(quiver_cache::CacheConfig::default()).expect("keyspace"));
+        let cache =
+            Arc::new(Cache::new(quiver_core::cache::CacheConfig::default()).expect("cache"));
         let settings = RespSettings {
             limits: Limits::REDIS_DEFAULT,
             max_output_buffer_bytes: 1 << 20,
@@ -201,7 +176,7 @@ mod tests {
             protected_mode: true,
         };
         let shared = RespShared::new(
-            keyspace,
+            cache,
             settings,
             runtime,
             "0.0.0.0:6379".parse().expect("addr"),

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::Bytes;
-use quiver_cache::WatchedKey;
+use quiver_core::cache::WatchedKey;
 use quiver_resp::Protocol;
 use quiver_resp::command::Command;
 

@@ -46,7 +46,7 @@ pub(super) fn execute(
         TransactionCommand::Watch { keys } => {
             let now_ms = unix_ms();
             for key in keys {
-                let watched = conn.shared.keyspace.watch(conn.session.db, &key, now_ms);
+                let watched = conn.shared.cache.watch(conn.session.db, &key, now_ms);
                 conn.session
                     .watched
                     .push(watched.expect("SELECT only accepts existing databases"));
@@ -64,7 +64,7 @@ pub(super) fn execute(
 
 fn unwatch_all(conn: &mut Connection) {
     for watched in conn.session.watched.drain(..) {
-        conn.shared.keyspace.unwatch(&watched);
+        conn.shared.cache.unwatch(&watched);
     }
 }
 
@@ -80,16 +80,16 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
         run(conn, multi.queued, out)
     };
     unwatch_all(conn);
-    conn.shared.waiters.wake_ready(&conn.shared.keyspace);
+    conn.shared.cache.after_command();
     flow
 }
 
 /// Runs the queued commands, replying one array of their replies (or a null
 /// array when a WATCHed key changed).
 fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow {
-    let keyspace = Arc::clone(&conn.shared.keyspace);
+    let cache = Arc::clone(&conn.shared.cache);
     let now_ms = unix_ms();
-    let mut transaction = Some(keyspace.transaction());
+    let mut transaction = Some(cache.transaction());
     let unchanged = transaction
         .as_mut()
         .is_some_and(|held| held.watched_unchanged(&conn.session.watched, now_ms));
@@ -110,12 +110,13 @@ fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow 
             }
             other => other,
         };
-        let held = transaction.get_or_insert_with(|| keyspace.transaction());
+        let held = transaction.get_or_insert_with(|| cache.transaction());
         let db_index = conn.session.db;
         let mut db = held
             .db(db_index)
             .expect("SELECT only accepts existing databases");
         let mut ctx = DataCtx {
+            cache: &cache,
             db: &mut db,
             db_index,
             now_ms,

@@ -19,7 +19,7 @@ use std::time::Instant;
 use tokio::time::timeout_at;
 
 use bytes::Bytes;
-use quiver_cache::{CacheConfig, Keyspace};
+use quiver_core::cache::{Cache, CacheConfig};
 use quiver_core::streams::durable::{
     DurableConfig, DurableRule, RecoveryMode, Retention, StorageConfig,
 };
@@ -57,7 +57,7 @@ pub enum ServeError {
     #[error("cannot install signal handlers: {0}")]
     Signals(io::Error),
     #[error("invalid cache settings: {0}")]
-    Cache(#[from] quiver_cache::ConfigError),
+    Cache(#[from] quiver_core::cache::ConfigError),
     #[error("invalid streams settings: {0}")]
     Streams(#[from] quiver_core::streams::ConfigError),
     #[error("invalid setting {key}: {message}")]
@@ -73,7 +73,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     tracing::info!(path = %data_dir.path().display(), "data directory opened and locked");
     readiness.set_storage_open();
 
-    let keyspace = Arc::new(Keyspace::new(cache_config(&config))?);
+    let cache = Arc::new(Cache::new(cache_config(&config))?);
     let http_listener = bind("http", "http.addr", &config.http, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
     let resp_threads = Arc::new(
@@ -91,13 +91,13 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let retention = tokio::spawn(broker.clone().run_retention());
     let native_shared = Arc::new(native::NativeShared {
         broker: broker.clone(),
-        keyspace: Arc::clone(&keyspace),
+        cache: Arc::clone(&cache),
         settings: native::NativeSettings {
             auth_token: config.native.auth_token.clone().map(Bytes::from),
         },
     });
     let resp_shared = Arc::new(resp::RespShared::new(
-        Arc::clone(&keyspace),
+        Arc::clone(&cache),
         resp_settings(&config),
         resp::RuntimeSettings {
             requirepass: config.resp.requirepass.clone().map(Bytes::from),

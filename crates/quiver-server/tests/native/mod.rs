@@ -17,8 +17,8 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use quiver_cache::{CacheConfig, Keyspace};
 use quiver_client::{Client, ClientOptions, Subscription, SubscriptionEvent};
+use quiver_core::cache::{Cache, CacheConfig};
 use quiver_core::streams::{Broker, BrokerConfig};
 use quiver_server::config::{ListenerConfig, NetConfig};
 use quiver_server::native::{NativeSettings, NativeShared, serve_native};
@@ -190,7 +190,7 @@ impl NativeServer {
         tokio::spawn(broker.clone().run_flusher());
         let shared = Arc::new(NativeShared {
             broker: broker.clone(),
-            keyspace: Arc::new(Keyspace::new(CacheConfig::default()).expect("cache config")),
+            cache: Arc::new(Cache::new(CacheConfig::default()).expect("cache config")),
             settings,
         });
         let shutdown = Shutdown::new();

@@ -171,9 +171,11 @@ mod tests {
 
     #[test]
     fn non_data_commands_come_back() {
-        let ks = quiver_cache::Keyspace::new(quiver_cache::CacheConfig::default()).unwrap();
-        let mut db = ks.db(0).unwrap();
+        let cache =
+            quiver_core::cache::Cache::new(quiver_core::cache::CacheConfig::default()).unwrap();
+        let mut db = cache.db(0).unwrap();
         let mut ctx = DataCtx {
+            cache: &cache,
             db: &mut db,
             db_index: 0,
             now_ms: 1,

@@ -3,8 +3,8 @@
 //! MEMORY USAGE.
 
 use bytes::BytesMut;
-use quiver_cache::keyspace::Garbage;
-use quiver_cache::{ExpireCondition as CacheCondition, OpError, ValueType};
+use quiver_core::cache::{Cache, Garbage};
+use quiver_core::cache::{ExpireCondition as CacheCondition, OpError, ValueType};
 use quiver_resp::CommandError;
 use quiver_resp::command::KeysCommand;
 use quiver_resp::command::keys::{
@@ -14,7 +14,6 @@ use quiver_resp::encode::{write_bulk, write_integer, write_simple};
 
 use super::DataCtx;
 use super::data::{bulk_or_null, count, error, flag, help, ok, refs, reply, scan_count, scan_head};
-use crate::resp::lazy_free;
 
 /// `OBJECT HELP`, Redis 7's text for the subcommands served here.
 const OBJECT_HELP: &[&str] = &[
@@ -51,7 +50,7 @@ pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
         KeysCommand::Del { keys } => count(out, ctx.db.del(&refs(&keys), now_ms)),
         KeysCommand::Unlink { keys } => {
             let (removed, garbage) = ctx.db.unlink(&refs(&keys), now_ms);
-            lazy_free::free(garbage);
+            ctx.cache.free_later(garbage);
             count(out, removed);
         }
         KeysCommand::Exists { keys } => count(out, ctx.db.exists(&refs(&keys), now_ms)),
@@ -124,13 +123,13 @@ pub(super) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
         }
         KeysCommand::DbSize => count(out, ctx.db.dbsize()),
         KeysCommand::FlushDb { mode } => {
-            flushed(ctx.db.flushdb(), mode);
+            flushed(ctx.cache, ctx.db.flushdb(), mode);
             ok(out);
         }
         KeysCommand::FlushAll { mode } => {
             // Through the database handle, so it also works inside EXEC,
             // whose transaction already holds every shard lock.
-            flushed(ctx.db.flushall(), mode);
+            flushed(ctx.cache, ctx.db.flushall(), mode);
             ok(out);
         }
         KeysCommand::Object(object) => run_object(ctx, object, out),
@@ -223,9 +222,9 @@ fn run_object(ctx: &mut DataCtx<'_, '_>, object: ObjectCommand, out: &mut BytesM
 
 /// Frees what FLUSHDB or FLUSHALL removed: in the background with `ASYNC`,
 /// here otherwise (Redis's default, `lazyfree-lazy-user-flush no`).
-fn flushed(garbage: Garbage, mode: FlushMode) {
+fn flushed(cache: &Cache, garbage: Garbage, mode: FlushMode) {
     match mode {
-        FlushMode::Async => lazy_free::free(garbage),
+        FlushMode::Async => cache.free_later(garbage),
         FlushMode::Default | FlushMode::Sync => drop(garbage),
     }
 }

@@ -4,7 +4,7 @@
 //! at once as if the timeout had passed.
 
 use bytes::{Bytes, BytesMut};
-use quiver_cache::ListEnd;
+use quiver_core::cache::ListEnd;
 use quiver_resp::command::ListCommand;
 use quiver_resp::command::list::{End, LPos};
 use quiver_resp::encode::{write_array_len, write_bulk, write_integer, write_null_array};

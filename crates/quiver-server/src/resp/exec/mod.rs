@@ -16,13 +16,16 @@ mod zsets;
 pub use data::execute_data;
 
 use bytes::Bytes;
-use quiver_cache::Db;
+use quiver_core::cache::{Cache, Db};
 use quiver_resp::Protocol;
 use quiver_resp::command::{ConnectionCommand, ServerCommand, TransactionCommand};
 
 /// What a data command runs with.
 #[derive(Debug)]
 pub struct DataCtx<'a, 'k> {
+    /// The node's cache: for what a command hands over beyond its database (freeing
+    /// removed values in the background).
+    pub cache: &'k Cache,
     /// The session's selected database (inside MULTI/EXEC: a handle whose
     /// shard locks the transaction already holds).
     pub db: &'a mut Db<'k>,

@@ -3,7 +3,7 @@
 //! path costs no more than the keyspace call itself.
 
 use bytes::BytesMut;
-use quiver_cache::{GetExExpiry, SetCondition, SetExpiry, SetOptions};
+use quiver_core::cache::{GetExExpiry, SetCondition, SetExpiry, SetOptions};
 use quiver_resp::CommandError;
 use quiver_resp::command::StringCommand;
 use quiver_resp::command::string::{Condition, Expiry, Set, TtlChange};
@@ -277,10 +277,10 @@ mod tests {
 
     #[test]
     fn out_of_memory_under_noeviction() {
-        let t = Tester::with_config(quiver_cache::CacheConfig {
+        let t = Tester::with_config(quiver_core::cache::CacheConfig {
             shards: 8,
             max_memory_bytes: 1,
-            ..quiver_cache::CacheConfig::default()
+            ..quiver_core::cache::CacheConfig::default()
         });
         assert_eq!(t.r2("SET a 1"), "+OK\r\n");
         let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";

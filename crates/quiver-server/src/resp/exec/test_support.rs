@@ -3,7 +3,7 @@
 //! returns the outcome and the exact reply bytes.
 
 use bytes::BytesMut;
-use quiver_cache::{CacheConfig, Keyspace};
+use quiver_core::cache::{Cache, CacheConfig};
 use quiver_resp::{Command, Protocol, Request};
 
 use super::{DataCtx, Outcome, execute_data};
@@ -11,9 +11,9 @@ use super::{DataCtx, Outcome, execute_data};
 /// The Unix time the tests run at, in milliseconds.
 pub(super) const NOW_MS: u64 = 1_700_000_000_000;
 
-/// A keyspace and a clock.
+/// A cache and a clock.
 pub(super) struct Tester {
-    pub(super) ks: Keyspace,
+    pub(super) cache: Cache,
     pub(super) now_ms: u64,
 }
 
@@ -27,7 +27,7 @@ impl Tester {
 
     pub(super) fn with_config(config: CacheConfig) -> Tester {
         Tester {
-            ks: Keyspace::new(config).expect("the default config is valid"),
+            cache: Cache::new(config).expect("the default config is valid"),
             now_ms: NOW_MS,
         }
     }
@@ -50,9 +50,10 @@ impl Tester {
             }
         };
         let outcome = if in_tx {
-            let mut tx = self.ks.transaction();
+            let mut tx = self.cache.transaction();
             let mut db = tx.db(db_index).expect("database exists");
             let mut ctx = DataCtx {
+                cache: &self.cache,
                 db: &mut db,
                 db_index,
                 now_ms: self.now_ms,
@@ -61,8 +62,9 @@ impl Tester {
             };
             execute_data(&mut ctx, command, &mut out)
         } else {
-            let mut db = self.ks.db(db_index).expect("database exists");
+            let mut db = self.cache.db(db_index).expect("database exists");
             let mut ctx = DataCtx {
+                cache: &self.cache,
                 db: &mut db,
                 db_index,
                 now_ms: self.now_ms,

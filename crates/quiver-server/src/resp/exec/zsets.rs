@@ -4,7 +4,7 @@
 //! RESP2, as Redis 7 does. ZSCAN sends scores as bulk strings in both.
 
 use bytes::{Bytes, BytesMut};
-use quiver_cache::{
+use quiver_core::cache::{
     Aggregate as CacheAggregate, LexBound as CacheLex, OpError, ScoreBound as CacheScore,
     ValueType, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy as CacheRangeBy,
     ZRangeSpec,

@@ -16,7 +16,7 @@ type WaiterMap = HashMap<(usize, Bytes), Vec<Arc<Notify>>>;
 
 /// Waiters per blocked key.
 #[derive(Debug, Default)]
-pub struct Waiters {
+pub(crate) struct Waiters {
     map: Mutex<WaiterMap>,
     /// Clients blocked now (`blocked_clients` in INFO).
     blocked: AtomicUsize,
@@ -24,7 +24,13 @@ pub struct Waiters {
 
 impl Waiters {
     /// Registers `notify` on every key and tells the keyspace to report pushes to them.
-    pub fn block(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
+    pub(crate) fn block(
+        &self,
+        keyspace: &Keyspace,
+        db: usize,
+        keys: &[Bytes],
+        notify: &Arc<Notify>,
+    ) {
         let mut map = self.lock();
         self.blocked.fetch_add(1, Ordering::Relaxed);
         for key in keys {
@@ -38,7 +44,13 @@ impl Waiters {
     }
 
     /// Removes `notify` from every key; the keyspace stops tracking keys nobody waits on.
-    pub fn unblock(&self, keyspace: &Keyspace, db: usize, keys: &[Bytes], notify: &Arc<Notify>) {
+    pub(crate) fn unblock(
+        &self,
+        keyspace: &Keyspace,
+        db: usize,
+        keys: &[Bytes],
+        notify: &Arc<Notify>,
+    ) {
         let mut map = self.lock();
         self.blocked.fetch_sub(1, Ordering::Relaxed);
         for key in keys {
@@ -56,12 +68,12 @@ impl Waiters {
     }
 
     /// Number of clients blocked now.
-    pub fn blocked_clients(&self) -> usize {
+    pub(crate) fn blocked_clients(&self) -> usize {
         self.blocked.load(Ordering::Relaxed)
     }
 
     /// Wakes the waiters of every key the keyspace reports ready.
-    pub fn wake_ready(&self, keyspace: &Keyspace) {
+    pub(crate) fn wake_ready(&self, keyspace: &Keyspace) {
         let ready = keyspace.take_ready_keys();
         if ready.is_empty() {
             return;
