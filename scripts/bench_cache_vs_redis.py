@@ -12,6 +12,10 @@ loading 1 M keys with 64 B values when --memory is given.
 Usage:
   scripts/bench_cache_vs_redis.py [--quiver PATH] [--rounds N] [--requests N]
       [--tests set,get,...] [--matrix "50:1:100000,50:16,500:128"] [--memory]
+      [--baseline PATH]
+
+With --baseline, the other side is that Quiver binary instead of redis-server: a
+before/after comparison of two builds, in the same alternation.
 
 Each matrix cell is CLIENTS:PIPELINE[:REQUESTS]; REQUESTS defaults to --requests.
 """
@@ -71,17 +75,25 @@ def run_benchmark(port, test, clients, pipeline, requests, data_size, keyspace):
     return float(row["rps"]), float(row["p50_latency_ms"]), float(row["p99_latency_ms"])
 
 
-def start_servers(quiver, work):
+def start_quiver(binary, port, data):
+    return subprocess.Popen(
+        [binary, "serve", "--data-dir", data, "--resp-addr", f"127.0.0.1:{port}",
+         "--http-addr", "127.0.0.1:0", "--native-addr", "127.0.0.1:0",
+         "--quic-addr", "127.0.0.1:0", "--log-level", "warn"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def start_servers(quiver, work, baseline=None):
+    """Quiver as "quiver"; redis-server, or the baseline Quiver binary, as "redis"."""
     rport, qport = free_port(), free_port()
-    redis = subprocess.Popen(
-        ["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--daemonize", "no", "--dir", work],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    qdata = os.path.join(work, "quiver-data")
-    q = subprocess.Popen(
-        [quiver, "serve", "--data-dir", qdata, "--resp-addr", f"127.0.0.1:{qport}",
-         "--http-addr", "127.0.0.1:0", "--native-addr", "127.0.0.1:0", "--log-level", "warn"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if baseline:
+        redis = start_quiver(baseline, rport, os.path.join(work, "baseline-data"))
+    else:
+        redis = subprocess.Popen(
+            ["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--dir", work],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    q = start_quiver(quiver, qport, os.path.join(work, "quiver-data"))
     wait_port(rport, redis)
     wait_port(qport, q)
     return {"quiver": (q, qport), "redis": (redis, rport)}
@@ -125,13 +137,15 @@ def main():
     parser.add_argument("--data-size", type=int, default=64)
     parser.add_argument("--keyspace", type=int, default=1_000_000)
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--baseline", help="another Quiver binary to compare with, instead of redis-server")
     args = parser.parse_args()
     for tool in ("redis-server", "redis-benchmark", "redis-cli"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} not found: apt-get install -y redis-server redis-tools")
 
     work = tempfile.mkdtemp(prefix="quiver-bench-")
-    servers = start_servers(args.quiver, work)
+    servers = start_servers(args.quiver, work, args.baseline)
+    other = "Baseline" if args.baseline else "Redis"
     try:
         # Memory first, on empty servers; then both are flushed for the load runs.
         memory = memory_for_million_keys(servers) if args.memory else []
@@ -139,11 +153,13 @@ def main():
             subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True, check=True)
         print(f"machine: {os.cpu_count()} cpus; "
               f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.strip()}")
+        if args.baseline:
+            print(f"baseline: {args.baseline}")
         print(f"command: redis-benchmark -c C -P P -n N -d {args.data_size} "
-              f"-r {args.keyspace} -t TEST --csv; {args.rounds} rounds, Quiver and Redis alternating, "
+              f"-r {args.keyspace} -t TEST --csv; {args.rounds} rounds, Quiver and {other} alternating, "
               f"each round swapping who goes first\n")
-        print("| test | -c | -P | Quiver ops/s | Redis ops/s | ratio Q/R (median of rounds) | "
-              "Quiver p50/p99 ms | Redis p50/p99 ms |")
+        print(f"| test | -c | -P | Quiver ops/s | {other} ops/s | ratio (median of rounds) | "
+              f"Quiver p50/p99 ms | {other} p50/p99 ms |")
         print("|---|---|---|---|---|---|---|---|")
         for cell in filter(None, args.matrix.split(",")):
             fields = [int(x) for x in cell.split(":")]

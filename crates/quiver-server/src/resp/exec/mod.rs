@@ -7,6 +7,8 @@ mod data;
 mod hashes;
 mod keys;
 mod lists;
+#[cfg(test)]
+mod rows;
 mod sets;
 mod strings;
 #[cfg(test)]
