@@ -4,7 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use quiver_resp::bytes::BytesMut;
-use quiver_resp::{Command, Decoder, Limits};
+use quiver_resp::{Decoder, Limits};
+use quiver_server::resp::command::Command;
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits {

@@ -7,7 +7,7 @@ use std::hint::black_box;
 use bytes::BytesMut;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use quiver_resp::encode::{OK, write_bulk};
-use quiver_resp::{Command, Decoder, Request};
+use quiver_resp::{Decoder, Request};
 
 fn pipeline() -> Vec<u8> {
     let value = [b'x'; 64];
@@ -64,17 +64,6 @@ fn bench(c: &mut Criterion) {
             let mut n = 0;
             while let Some(request) = decoder.decode(&mut buf).expect("valid pipeline") {
                 n += request.len();
-            }
-            black_box(n)
-        })
-    });
-    group.bench_function("decode_and_parse", |b| {
-        b.iter(|| {
-            let mut buf = BytesMut::from(&input[..]);
-            let mut n = 0;
-            while let Some(request) = decoder.decode(&mut buf).expect("valid pipeline") {
-                let command = Command::parse(&request).expect("valid command");
-                n += usize::from(matches!(command, Command::String(_)));
             }
             black_box(n)
         })

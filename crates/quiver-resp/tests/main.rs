@@ -1,5 +1,3 @@
 //! Integration tests of quiver-resp: properties of the codec as a whole.
 
-mod commands;
-mod redis_vectors;
 mod roundtrip;

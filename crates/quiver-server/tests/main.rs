@@ -9,6 +9,8 @@ mod docs;
 mod log_tools;
 mod native;
 mod resp;
+mod resp_commands;
 mod resp_data;
+mod resp_vectors;
 mod serve;
 mod support;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::resp::command::{Command, ConnectionCommand, TransactionCommand};
+use crate::resp::table::{self, CommandSpec, flag};
 use bytes::BytesMut;
-use quiver_resp::command::{Command, ConnectionCommand, TransactionCommand};
 use quiver_resp::encode as write;
-use quiver_resp::table::{self, CommandSpec, flag};
 use quiver_resp::{CommandError, Decoder, ParseError, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -22,9 +22,9 @@ use tokio::sync::Notify;
 
 use super::ahead;
 use super::clients::ClientHandle;
-use super::exec::{DataCtx, Outcome, execute_data};
+use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
-use super::{PROTECTED_MODE_REPLY, RespShared, commands};
+use super::{PROTECTED_MODE_REPLY, RespShared};
 use crate::clock::unix_ms;
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
@@ -409,7 +409,7 @@ impl Connection {
                 keys,
                 deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
             })),
-            Err(command) => commands::execute(self, command, out),
+            Err(command) => execute_session(self, command, out),
         }
     }
 

@@ -6,13 +6,12 @@
 
 mod ahead;
 mod clients;
-mod commands;
+pub mod command;
 mod connection;
-pub mod exec;
 mod info;
 mod session;
 mod stats;
-mod transaction;
+pub mod table;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, RwLock};

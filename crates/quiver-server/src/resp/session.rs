@@ -4,10 +4,10 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use crate::resp::command::Command;
 use bytes::Bytes;
 use quiver_core::cache::WatchedKey;
 use quiver_resp::Protocol;
-use quiver_resp::command::Command;
 
 /// Most commands one MULTI may queue: each is held in memory until EXEC.
 pub const MAX_QUEUED_COMMANDS: usize = 100_000;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use quiver_resp::table::{self, CommandSpec};
+use crate::resp::table::{self, CommandSpec};
 
 /// Calls, time and failures of one command.
 #[derive(Debug, Default)]

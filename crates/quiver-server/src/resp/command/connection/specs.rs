@@ -1,0 +1,191 @@
+//! The connection commands' entries in the command table.
+
+use super::*;
+use crate::resp::table::flag::{ADMIN, ALLOW_BUSY, FAST, LOADING, NO_AUTH, NOSCRIPT, STALE};
+use crate::resp::table::{CommandSpec, Group, Parser};
+
+const fn c(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Connection,
+        name,
+        arity,
+        flags,
+        (0, 0, 0),
+        since,
+        summary,
+        parser,
+    )
+}
+
+const ANYTIME: u32 = NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY;
+const CLIENT_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
+
+pub(crate) const SPECS: &[CommandSpec] = &[
+    c(
+        "ping",
+        -1,
+        FAST,
+        "1.0.0",
+        "Returns the server's liveliness response.",
+        |a| {
+            if a.remaining() > 1 {
+                return Err(a.arity_error());
+            }
+            let message = if a.remaining() == 1 {
+                Some(a.next()?)
+            } else {
+                None
+            };
+            wrap(ConnectionCommand::Ping { message })
+        },
+    )
+    .with_syntax("[message]"),
+    c(
+        "echo",
+        2,
+        LOADING | STALE | FAST,
+        "1.0.0",
+        "Returns the given string.",
+        |a| wrap(ConnectionCommand::Echo { message: a.next()? }),
+    )
+    .with_syntax("message"),
+    c(
+        "hello",
+        -1,
+        ANYTIME,
+        "6.0.0",
+        "Handshakes with the Redis server.",
+        parse_hello,
+    )
+    .with_syntax("[protover [AUTH username password] [SETNAME clientname]]"),
+    c(
+        "auth",
+        -2,
+        ANYTIME,
+        "1.0.0",
+        "Authenticates the connection.",
+        |a| {
+            let (username, password) = match a.remaining() {
+                1 => (None, a.next()?),
+                2 => (Some(a.next()?), a.next()?),
+                _ => return Err(CommandError::Syntax),
+            };
+            wrap(ConnectionCommand::Auth { username, password })
+        },
+    )
+    .with_syntax("[username] password"),
+    c(
+        "select",
+        2,
+        LOADING | STALE | FAST,
+        "1.0.0",
+        "Changes the selected database.",
+        |a| {
+            let db = a.i64()?;
+            let db = i32::try_from(db).map_err(|_| CommandError::OutOfRangeBetween {
+                min: i64::from(i32::MIN),
+                max: i64::from(i32::MAX),
+            })?;
+            wrap(ConnectionCommand::Select { db })
+        },
+    )
+    .with_syntax("index"),
+    c(
+        "quit",
+        -1,
+        ANYTIME,
+        "1.0.0",
+        "Closes the connection.",
+        |_| wrap(ConnectionCommand::Quit),
+    ),
+    c(
+        "reset",
+        1,
+        ANYTIME,
+        "6.2.0",
+        "Resets the connection.",
+        |_| wrap(ConnectionCommand::Reset),
+    ),
+    c(
+        "client",
+        -2,
+        0,
+        "2.4.0",
+        "A container for client connection commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(CLIENT_SUBCOMMANDS),
+];
+
+const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "client|id",
+        2,
+        CLIENT_FLAGS,
+        "5.0.0",
+        "Returns the unique client ID of the connection.",
+        |_| client(ClientCommand::Id),
+    ),
+    c(
+        "client|setname",
+        3,
+        CLIENT_FLAGS,
+        "2.6.9",
+        "Sets the connection name.",
+        |a| {
+            let name = a.next()?;
+            validate_client_name(&name)?;
+            client(ClientCommand::SetName { name })
+        },
+    )
+    .with_syntax("connection-name"),
+    c(
+        "client|getname",
+        2,
+        CLIENT_FLAGS,
+        "2.6.9",
+        "Returns the name of the connection.",
+        |_| client(ClientCommand::GetName),
+    ),
+    c(
+        "client|list",
+        -2,
+        ADMIN | CLIENT_FLAGS,
+        "2.4.0",
+        "Lists open connections.",
+        parse_client_list,
+    )
+    .with_syntax("[TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id...]"),
+    c(
+        "client|kill",
+        -3,
+        ADMIN | CLIENT_FLAGS,
+        "2.4.0",
+        "Terminates open connections.",
+        parse_client_kill,
+    )
+    .with_syntax("(ip:port|[ID client-id] [TYPE (NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME (YES|NO)])"),
+    c(
+        "client|info",
+        2,
+        CLIENT_FLAGS,
+        "6.2.0",
+        "Returns information about the connection.",
+        |_| client(ClientCommand::Info),
+    ),
+    c(
+        "client|help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| client(ClientCommand::Help),
+    ),
+];

@@ -1,0 +1,434 @@
+//! The keys commands' entries in the command table.
+
+use super::*;
+use crate::resp::table::flag::{DENYOOM, FAST, LOADING, READONLY, STALE, WRITE};
+use crate::resp::table::{CommandSpec, Group, Parser};
+
+const fn c(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: (i32, i32, i32),
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Generic,
+        name,
+        arity,
+        flags,
+        keys,
+        since,
+        summary,
+        parser,
+    )
+}
+
+const fn server(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Server,
+        name,
+        arity,
+        flags,
+        (0, 0, 0),
+        since,
+        summary,
+        parser,
+    )
+}
+
+const ONE: (i32, i32, i32) = (1, 1, 1);
+const ALL: (i32, i32, i32) = (1, -1, 1);
+const NONE: (i32, i32, i32) = (0, 0, 0);
+const TWO: (i32, i32, i32) = (1, 2, 1);
+
+pub(crate) const SPECS: &[CommandSpec] = &[
+    c(
+        "del",
+        -2,
+        WRITE,
+        ALL,
+        "1.0.0",
+        "Deletes one or more keys.",
+        |a| wrap(KeysCommand::Del { keys: a.rest() }),
+    )
+    .with_syntax("key..."),
+    c(
+        "unlink",
+        -2,
+        WRITE | FAST,
+        ALL,
+        "4.0.0",
+        "Asynchronously deletes one or more keys.",
+        |a| wrap(KeysCommand::Unlink { keys: a.rest() }),
+    )
+    .with_syntax("key..."),
+    c(
+        "exists",
+        -2,
+        READONLY | FAST,
+        ALL,
+        "1.0.0",
+        "Determines whether one or more keys exist.",
+        |a| wrap(KeysCommand::Exists { keys: a.rest() }),
+    )
+    .with_syntax("key..."),
+    c(
+        "touch",
+        -2,
+        READONLY | FAST,
+        ALL,
+        "3.2.1",
+        "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
+        |a| wrap(KeysCommand::Touch { keys: a.rest() }),
+    )
+    .with_syntax("key..."),
+    c(
+        "expire",
+        -3,
+        WRITE | FAST,
+        ONE,
+        "1.0.0",
+        "Sets the expiration time of a key in seconds.",
+        |a| parse_expire(a, 1000, false),
+    )
+    .with_syntax("key seconds [NX|XX|GT|LT]"),
+    c(
+        "pexpire",
+        -3,
+        WRITE | FAST,
+        ONE,
+        "2.6.0",
+        "Sets the expiration time of a key in milliseconds.",
+        |a| parse_expire(a, 1, false),
+    )
+    .with_syntax("key milliseconds [NX|XX|GT|LT]"),
+    c(
+        "expireat",
+        -3,
+        WRITE | FAST,
+        ONE,
+        "1.2.0",
+        "Sets the expiration time of a key to a Unix timestamp.",
+        |a| parse_expire(a, 1000, true),
+    )
+    .with_syntax("key unix-time-seconds [NX|XX|GT|LT]"),
+    c(
+        "pexpireat",
+        -3,
+        WRITE | FAST,
+        ONE,
+        "2.6.0",
+        "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+        |a| parse_expire(a, 1, true),
+    )
+    .with_syntax("key unix-time-milliseconds [NX|XX|GT|LT]"),
+    c(
+        "ttl",
+        2,
+        READONLY | FAST,
+        ONE,
+        "1.0.0",
+        "Returns the expiration time in seconds of a key.",
+        |a| {
+            wrap(KeysCommand::Ttl {
+                key: a.next()?,
+                unit: TimeUnit::Seconds,
+                absolute: false,
+            })
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "pttl",
+        2,
+        READONLY | FAST,
+        ONE,
+        "2.6.0",
+        "Returns the expiration time in milliseconds of a key.",
+        |a| {
+            wrap(KeysCommand::Ttl {
+                key: a.next()?,
+                unit: TimeUnit::Milliseconds,
+                absolute: false,
+            })
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "expiretime",
+        2,
+        READONLY | FAST,
+        ONE,
+        "7.0.0",
+        "Returns the expiration time of a key as a Unix timestamp.",
+        |a| {
+            wrap(KeysCommand::Ttl {
+                key: a.next()?,
+                unit: TimeUnit::Seconds,
+                absolute: true,
+            })
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "pexpiretime",
+        2,
+        READONLY | FAST,
+        ONE,
+        "7.0.0",
+        "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+        |a| {
+            wrap(KeysCommand::Ttl {
+                key: a.next()?,
+                unit: TimeUnit::Milliseconds,
+                absolute: true,
+            })
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "persist",
+        2,
+        WRITE | FAST,
+        ONE,
+        "2.2.0",
+        "Removes the expiration time of a key.",
+        |a| wrap(KeysCommand::Persist { key: a.next()? }),
+    )
+    .with_syntax("key"),
+    c(
+        "type",
+        2,
+        READONLY | FAST,
+        ONE,
+        "1.0.0",
+        "Determines the type of value stored at a key.",
+        |a| wrap(KeysCommand::Type { key: a.next()? }),
+    )
+    .with_syntax("key"),
+    c(
+        "keys",
+        2,
+        READONLY,
+        NONE,
+        "1.0.0",
+        "Returns all key names that match a pattern.",
+        |a| wrap(KeysCommand::Keys { pattern: a.next()? }),
+    )
+    .with_syntax("pattern"),
+    c(
+        "scan",
+        -2,
+        READONLY,
+        NONE,
+        "2.8.0",
+        "Iterates over the key names in the database.",
+        |a| {
+            let cursor = a.next_slice()?;
+            wrap(KeysCommand::Scan(parse_scan(cursor, a, true)?))
+        },
+    )
+    .with_syntax("cursor [MATCH pattern] [COUNT count] [TYPE type]"),
+    c(
+        "rename",
+        3,
+        WRITE,
+        TWO,
+        "1.0.0",
+        "Renames a key and overwrites the destination.",
+        |a| {
+            wrap(KeysCommand::Rename {
+                key: a.next()?,
+                new_key: a.next()?,
+                only_if_new: false,
+            })
+        },
+    )
+    .with_first_key_apart()
+    .with_syntax("key newkey"),
+    c(
+        "renamenx",
+        3,
+        WRITE | FAST,
+        TWO,
+        "1.0.0",
+        "Renames a key only when the target key name doesn't exist.",
+        |a| {
+            wrap(KeysCommand::Rename {
+                key: a.next()?,
+                new_key: a.next()?,
+                only_if_new: true,
+            })
+        },
+    )
+    .with_first_key_apart()
+    .with_syntax("key newkey"),
+    c(
+        "copy",
+        -3,
+        WRITE | DENYOOM,
+        TWO,
+        "6.2.0",
+        "Copies the value of a key to a new key.",
+        parse_copy,
+    )
+    .with_first_key_apart()
+    .with_syntax("source destination [DB destination-db] [REPLACE]"),
+    c(
+        "randomkey",
+        1,
+        READONLY,
+        NONE,
+        "1.0.0",
+        "Returns a random key name from the database.",
+        |_| wrap(KeysCommand::RandomKey),
+    ),
+    server(
+        "dbsize",
+        1,
+        READONLY | FAST,
+        "1.0.0",
+        "Returns the number of keys in the database.",
+        |_| wrap(KeysCommand::DbSize),
+    ),
+    server(
+        "flushdb",
+        -1,
+        WRITE,
+        "1.0.0",
+        "Removes all keys from the current database.",
+        |a| {
+            wrap(KeysCommand::FlushDb {
+                mode: flush_mode(a)?,
+            })
+        },
+    )
+    .with_syntax("[ASYNC|SYNC]"),
+    server(
+        "flushall",
+        -1,
+        WRITE,
+        "1.0.0",
+        "Removes all keys from all databases.",
+        |a| {
+            wrap(KeysCommand::FlushAll {
+                mode: flush_mode(a)?,
+            })
+        },
+    )
+    .with_syntax("[ASYNC|SYNC]"),
+    c(
+        "object",
+        -2,
+        0,
+        NONE,
+        "2.2.3",
+        "A container for object introspection commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(OBJECT_SUBCOMMANDS),
+    server(
+        "memory",
+        -2,
+        0,
+        "4.0.0",
+        "A container for memory diagnostics commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(MEMORY_SUBCOMMANDS),
+];
+
+const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "object|encoding",
+        3,
+        READONLY,
+        (2, 2, 1),
+        "2.2.3",
+        "Returns the internal encoding of a Redis object.",
+        |a| {
+            wrap(KeysCommand::Object(ObjectCommand::Encoding {
+                key: a.next()?,
+            }))
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "object|freq",
+        3,
+        READONLY,
+        (2, 2, 1),
+        "4.0.0",
+        "Returns the logarithmic access frequency counter of a Redis object.",
+        |a| wrap(KeysCommand::Object(ObjectCommand::Freq { key: a.next()? })),
+    )
+    .with_syntax("key"),
+    c(
+        "object|idletime",
+        3,
+        READONLY,
+        (2, 2, 1),
+        "2.2.3",
+        "Returns the time since the last access to a Redis object.",
+        |a| {
+            wrap(KeysCommand::Object(ObjectCommand::IdleTime {
+                key: a.next()?,
+            }))
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "object|refcount",
+        3,
+        READONLY,
+        (2, 2, 1),
+        "2.2.3",
+        "Returns the reference count of a value of a key.",
+        |a| {
+            wrap(KeysCommand::Object(ObjectCommand::RefCount {
+                key: a.next()?,
+            }))
+        },
+    )
+    .with_syntax("key"),
+    c(
+        "object|help",
+        2,
+        LOADING | STALE,
+        NONE,
+        "6.2.0",
+        "Returns helpful text about the different subcommands.",
+        |_| wrap(KeysCommand::Object(ObjectCommand::Help)),
+    ),
+];
+
+const MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new(
+        Group::Server,
+        "memory|usage",
+        -3,
+        READONLY,
+        (2, 2, 1),
+        "4.0.0",
+        "Estimates the memory usage of a key.",
+        parse_memory_usage,
+    )
+    .with_syntax("key [SAMPLES count]"),
+    server(
+        "memory|help",
+        2,
+        LOADING | STALE,
+        "4.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| wrap(KeysCommand::MemoryHelp),
+    ),
+];

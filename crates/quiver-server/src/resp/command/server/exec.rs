@@ -1,0 +1,200 @@
+//! Running server commands: INFO CONFIG COMMAND TIME.
+
+use bytes::{Bytes, BytesMut};
+use quiver_core::cache::EvictionPolicy;
+use quiver_resp::Reply;
+use quiver_resp::encode as write;
+
+use crate::resp::command::exec::container_help;
+use crate::resp::command::server::{ConfigCommand, ServerCommand};
+use crate::resp::connection::Connection;
+use crate::resp::info;
+use crate::resp::table::command_reply;
+
+/// Runs a server command.
+pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
+    let protocol = conn.session.protocol;
+    match command {
+        ServerCommand::Info { sections } => {
+            let text = info::render(&conn.shared, &sections);
+            Reply::Verbatim {
+                format: *b"txt",
+                text: Bytes::from(text),
+            }
+            .encode(protocol, out);
+        }
+        ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
+        ServerCommand::Time => {
+            let micros = crate::clock::unix_micros();
+            write::write_array_len(out, 2);
+            write::write_bulk(out, (micros / 1_000_000).to_string().as_bytes());
+            write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
+        }
+        ServerCommand::Config(command) => config(conn, command, out),
+    }
+}
+
+/// The parameters `CONFIG GET` shows, with their current values.
+fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
+    let runtime = conn.shared.runtime();
+    let cache = &conn.shared.cache;
+    vec![
+        ("maxmemory", cache.max_memory_bytes().to_string()),
+        ("maxmemory-policy", cache.policy().name().to_owned()),
+        ("maxmemory-samples", cache.max_memory_samples().to_string()),
+        (
+            "requirepass",
+            runtime
+                .requirepass
+                .map(|pass| String::from_utf8_lossy(&pass).into_owned())
+                .unwrap_or_default(),
+        ),
+        (
+            "protected-mode",
+            if runtime.protected_mode { "yes" } else { "no" }.to_owned(),
+        ),
+        ("databases", cache.databases().to_string()),
+        ("maxclients", conn.shared.max_clients.to_string()),
+        (
+            "timeout",
+            conn.shared
+                .settings
+                .idle_timeout
+                .map_or(0, |idle| idle.as_secs())
+                .to_string(),
+        ),
+        (
+            "proto-max-bulk-len",
+            conn.shared.settings.limits.max_bulk_len_bytes.to_string(),
+        ),
+        (
+            "client-query-buffer-limit",
+            conn.shared
+                .settings
+                .limits
+                .max_query_buffer_bytes
+                .to_string(),
+        ),
+        ("port", conn.shared.listen_addr.port().to_string()),
+        ("bind", conn.shared.listen_addr.ip().to_string()),
+        ("save", String::new()),
+        ("appendonly", "no".to_owned()),
+    ]
+}
+
+fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
+    let protocol = conn.session.protocol;
+    match command {
+        ConfigCommand::Get { patterns } => {
+            let values = config_values(conn);
+            let pairs: Vec<(Reply, Reply)> = values
+                .into_iter()
+                .filter(|(name, _)| {
+                    patterns
+                        .iter()
+                        .any(|pattern| quiver_core::cache::glob_match(pattern, name.as_bytes()))
+                })
+                .map(|(name, value)| (Reply::bulk_static(name), Reply::bulk(value)))
+                .collect();
+            Reply::Map(pairs).encode(protocol, out);
+        }
+        ConfigCommand::Set { pairs } => match config_set(conn, &pairs) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(message) => write::write_error(out, message.as_bytes()),
+        },
+        ConfigCommand::ResetStat => {
+            conn.shared.stats.reset();
+            conn.shared.cache.reset_stats();
+            write::write_simple(out, b"OK");
+        }
+        ConfigCommand::Help => container_help("config", protocol, out),
+    }
+}
+
+/// Applies `CONFIG SET` pairs all or nothing, with Redis's error texts.
+fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), String> {
+    enum Change {
+        MaxMemory(u64),
+        Policy(EvictionPolicy),
+        RequirePass(Option<Bytes>),
+        ProtectedMode(bool),
+    }
+    let mut changes = Vec::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        let name_text = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let value_text = String::from_utf8_lossy(value);
+        let invalid = |reason: &str| {
+            format!("ERR CONFIG SET failed (possibly related to argument '{name_text}') - {reason}")
+        };
+        let change = match name_text.as_str() {
+            "maxmemory" => Change::MaxMemory(parse_memory(&value_text).ok_or_else(|| invalid("argument must be a memory value"))?),
+            "maxmemory-policy" => Change::Policy(value_text.parse().map_err(|_| invalid("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"))?),
+            "requirepass" => Change::RequirePass((!value.is_empty()).then(|| value.clone())),
+            "protected-mode" => Change::ProtectedMode(match value_text.to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                _ => return Err(invalid("argument must be 'yes' or 'no'")),
+            }),
+            _ => return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_text}'")),
+        };
+        changes.push(change);
+    }
+    for change in changes {
+        match change {
+            Change::MaxMemory(bytes) => conn.shared.cache.set_max_memory_bytes(bytes),
+            Change::Policy(policy) => conn.shared.cache.set_policy(policy),
+            Change::RequirePass(pass) => {
+                conn.shared
+                    .runtime
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .requirepass = pass;
+            }
+            Change::ProtectedMode(on) => {
+                conn.shared
+                    .runtime
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .protected_mode = on;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Redis memory values: bytes, or a number with k, kb, m, mb, g, gb (any case).
+fn parse_memory(text: &str) -> Option<u64> {
+    let lower = text.trim().to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let number: u64 = digits.parse().ok()?;
+    let multiplier = match unit {
+        "" | "b" => 1,
+        "k" => 1_000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    number.checked_mul(multiplier)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_values_as_redis_reads_them() {
+        assert_eq!(parse_memory("100"), Some(100));
+        assert_eq!(parse_memory("1kb"), Some(1024));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("2MB"), Some(2 << 20));
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("lots"), None);
+        assert_eq!(parse_memory("-1"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! Server commands: INFO, CONFIG (GET SET RESETSTAT HELP), COMMAND (COUNT
+//! INFO DOCS LIST HELP) and TIME. `DBSIZE`, `FLUSHDB` and `FLUSHALL` act on
+//! the keyspace and live with the key commands.
+
+pub(crate) mod exec;
+mod specs;
+
+use bytes::Bytes;
+
+use super::{Args, Command, is};
+use quiver_resp::error::CommandError;
+
+pub(crate) use specs::SPECS;
+
+fn wrap(command: ServerCommand) -> Result<Command, CommandError> {
+    Ok(Command::Server(command))
+}
+
+fn config(command: ConfigCommand) -> Result<Command, CommandError> {
+    wrap(ServerCommand::Config(command))
+}
+
+fn command(command: CommandCommand) -> Result<Command, CommandError> {
+    wrap(ServerCommand::Command(command))
+}
+
+/// A server command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerCommand {
+    /// `INFO [section...]` (none: the default sections).
+    Info { sections: Vec<Bytes> },
+    /// `CONFIG` subcommands.
+    Config(ConfigCommand),
+    /// `COMMAND` and its subcommands.
+    Command(CommandCommand),
+    /// `TIME`.
+    Time,
+}
+
+/// `CONFIG` subcommands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigCommand {
+    /// `CONFIG GET pattern...`.
+    Get { patterns: Vec<Bytes> },
+    /// `CONFIG SET name value...`.
+    Set { pairs: Vec<(Bytes, Bytes)> },
+    /// `CONFIG RESETSTAT`.
+    ResetStat,
+    /// `CONFIG HELP`.
+    Help,
+}
+
+/// `COMMAND` subcommands; answered from [`crate::resp::table`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommandCommand {
+    /// `COMMAND`: every command's info.
+    All,
+    /// `COMMAND COUNT`.
+    Count,
+    /// `COMMAND INFO [name...]` (none: all).
+    Info { names: Vec<Bytes> },
+    /// `COMMAND DOCS [name...]` (none: all).
+    Docs { names: Vec<Bytes> },
+    /// `COMMAND GETKEYS command [arg...]`: the command and its arguments.
+    GetKeys { args: Vec<Bytes> },
+    /// `COMMAND LIST [FILTERBY ...]`.
+    List { filter: Option<ListFilter> },
+    /// `COMMAND HELP`.
+    Help,
+}
+
+/// `COMMAND LIST FILTERBY` filters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListFilter {
+    /// `MODULE name`.
+    Module(Bytes),
+    /// `ACLCAT category`.
+    AclCat(Bytes),
+    /// `PATTERN glob`.
+    Pattern(Bytes),
+}
+
+fn parse_command_list(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    if args.remaining() == 0 {
+        return command(CommandCommand::List { filter: None });
+    }
+    if args.remaining() != 3 || !args.peek().is_some_and(|w| is(w, "filterby")) {
+        return Err(CommandError::Syntax);
+    }
+    args.next_slice()?;
+    let kind = args.next_slice()?;
+    let value = args.next()?;
+    let filter = match () {
+        _ if is(kind, "module") => ListFilter::Module(value),
+        _ if is(kind, "aclcat") => ListFilter::AclCat(value),
+        _ if is(kind, "pattern") => ListFilter::Pattern(value),
+        _ => return Err(CommandError::Syntax),
+    };
+    command(CommandCommand::List {
+        filter: Some(filter),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::command::test_support::{b, error, parse};
+
+    #[test]
+    fn server_commands() {
+        assert_eq!(
+            parse("COMMAND").unwrap(),
+            Command::Server(ServerCommand::Command(CommandCommand::All))
+        );
+        assert_eq!(
+            parse("command count").unwrap(),
+            Command::Server(ServerCommand::Command(CommandCommand::Count))
+        );
+        assert_eq!(
+            parse("COMMAND DOCS get set").unwrap(),
+            Command::Server(ServerCommand::Command(CommandCommand::Docs {
+                names: vec![b("get"), b("set")]
+            }))
+        );
+        assert_eq!(
+            parse("CONFIG SET maxmemory 1mb maxmemory-policy allkeys-lru").unwrap(),
+            Command::Server(ServerCommand::Config(ConfigCommand::Set {
+                pairs: vec![
+                    (b("maxmemory"), b("1mb")),
+                    (b("maxmemory-policy"), b("allkeys-lru"))
+                ]
+            }))
+        );
+        assert_eq!(error("CONFIG SET a b c"), "ERR syntax error");
+        assert_eq!(
+            error("CONFIG GET"),
+            "ERR wrong number of arguments for 'config|get' command"
+        );
+        assert_eq!(
+            error("CONFIG FOO"),
+            "ERR unknown subcommand 'FOO'. Try CONFIG HELP."
+        );
+        assert_eq!(error("COMMAND LIST FILTERBY x y"), "ERR syntax error");
+        assert_eq!(
+            parse("COMMAND LIST FILTERBY PATTERN z*").unwrap(),
+            Command::Server(ServerCommand::Command(CommandCommand::List {
+                filter: Some(ListFilter::Pattern(b("z*")))
+            }))
+        );
+        assert_eq!(
+            parse("INFO memory").unwrap(),
+            Command::Server(ServerCommand::Info {
+                sections: vec![b("memory")]
+            })
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! The server commands' entries in the command table.
+
+use super::*;
+use crate::resp::table::flag::{ADMIN, FAST, LOADING, NOSCRIPT, STALE};
+use crate::resp::table::{CommandSpec, Group, Parser};
+
+const fn c(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Server,
+        name,
+        arity,
+        flags,
+        (0, 0, 0),
+        since,
+        summary,
+        parser,
+    )
+}
+
+const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+pub(crate) const SPECS: &[CommandSpec] = &[
+    c(
+        "info",
+        -1,
+        LOADING | STALE,
+        "1.0.0",
+        "Returns information and statistics about the server.",
+        |a| wrap(ServerCommand::Info { sections: a.rest() }),
+    )
+    .with_syntax("[section...]"),
+    c(
+        "config",
+        -2,
+        0,
+        "2.0.0",
+        "A container for server configuration commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(CONFIG_SUBCOMMANDS),
+    c(
+        "command",
+        -1,
+        LOADING | STALE,
+        "2.8.13",
+        "Returns detailed information about all commands.",
+        |_| wrap(ServerCommand::Command(CommandCommand::All)),
+    )
+    .with_subcommands(COMMAND_SUBCOMMANDS),
+    c(
+        "time",
+        1,
+        LOADING | STALE | FAST,
+        "2.6.0",
+        "Returns the server time.",
+        |_| wrap(ServerCommand::Time),
+    ),
+];
+
+const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "config|get",
+        -3,
+        ADMIN_FLAGS,
+        "2.0.0",
+        "Returns the effective values of configuration parameters.",
+        |a| config(ConfigCommand::Get { patterns: a.rest() }),
+    )
+    .with_syntax("parameter..."),
+    c(
+        "config|set",
+        -4,
+        ADMIN_FLAGS,
+        "2.0.0",
+        "Sets configuration parameters in-flight.",
+        |a| {
+            // Redis answers an odd name/value list with a syntax error.
+            if !a.remaining().is_multiple_of(2) {
+                return Err(CommandError::Syntax);
+            }
+            config(ConfigCommand::Set { pairs: a.pairs()? })
+        },
+    )
+    .with_syntax("(parameter value)..."),
+    c(
+        "config|resetstat",
+        2,
+        ADMIN_FLAGS,
+        "2.0.0",
+        "Resets the server's statistics.",
+        |_| config(ConfigCommand::ResetStat),
+    ),
+    c(
+        "config|help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| config(ConfigCommand::Help),
+    ),
+];
+
+const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "command|count",
+        2,
+        LOADING | STALE,
+        "2.8.13",
+        "Returns a count of commands.",
+        |_| command(CommandCommand::Count),
+    ),
+    c(
+        "command|info",
+        -2,
+        LOADING | STALE,
+        "2.8.13",
+        "Returns information about one, multiple or all commands.",
+        |a| command(CommandCommand::Info { names: a.rest() }),
+    )
+    .with_syntax("[command-name...]"),
+    c(
+        "command|docs",
+        -2,
+        LOADING | STALE,
+        "7.0.0",
+        "Returns documentary information about one, multiple or all commands.",
+        |a| command(CommandCommand::Docs { names: a.rest() }),
+    )
+    .with_syntax("[command-name...]"),
+    c(
+        "command|getkeys",
+        -4,
+        LOADING | STALE,
+        "2.8.13",
+        "Extracts the key names from an arbitrary command.",
+        |a| command(CommandCommand::GetKeys { args: a.rest() }),
+    )
+    .with_syntax("command [arg...]"),
+    c(
+        "command|list",
+        -2,
+        LOADING | STALE,
+        "7.0.0",
+        "Returns a list of command names.",
+        parse_command_list,
+    )
+    .with_syntax("[FILTERBY (MODULE module-name|ACLCAT category|PATTERN pattern)]"),
+    c(
+        "command|help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| command(CommandCommand::Help),
+    ),
+];

@@ -1,0 +1,144 @@
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH. EXEC runs the queued commands
+//! while holding every shard lock of the keyspace, so nothing interleaves,
+//! after checking that no WATCHed key changed.
+
+use std::sync::Arc;
+
+use crate::resp::command::{Command, ServerCommand, TransactionCommand};
+use bytes::BytesMut;
+use quiver_resp::CommandError;
+use quiver_resp::encode as write;
+
+use crate::clock::unix_ms;
+use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data, execute_session};
+use crate::resp::connection::{Connection, Flow};
+use crate::resp::session::Multi;
+
+/// Runs a transaction command (MULTI, EXEC, DISCARD, WATCH, UNWATCH).
+pub(in crate::resp) fn execute(
+    conn: &mut Connection,
+    command: TransactionCommand,
+    out: &mut BytesMut,
+) -> Flow {
+    let error = |out: &mut BytesMut, error: CommandError| {
+        write::write_error(out, error.to_string().as_bytes())
+    };
+    match command {
+        TransactionCommand::Multi if conn.session.multi.is_some() => {
+            error(out, CommandError::NestedMulti)
+        }
+        TransactionCommand::Multi => {
+            conn.session.multi = Some(Multi::default());
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Discard if conn.session.multi.is_none() => {
+            error(out, CommandError::DiscardWithoutMulti)
+        }
+        TransactionCommand::Discard => {
+            conn.session.multi = None;
+            unwatch_all(conn);
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Watch { .. } if conn.session.multi.is_some() => {
+            error(out, CommandError::WatchInMulti)
+        }
+        TransactionCommand::Watch { keys } => {
+            let now_ms = unix_ms();
+            for key in keys {
+                let watched = conn.shared.cache.watch(conn.session.db, &key, now_ms);
+                conn.session
+                    .watched
+                    .push(watched.expect("SELECT only accepts existing databases"));
+            }
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Unwatch => {
+            unwatch_all(conn);
+            write::write_simple(out, b"OK");
+        }
+        TransactionCommand::Exec => return exec(conn, out),
+    }
+    Flow::Continue
+}
+
+fn unwatch_all(conn: &mut Connection) {
+    for watched in conn.session.watched.drain(..) {
+        conn.shared.cache.unwatch(&watched);
+    }
+}
+
+fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
+    let Some(multi) = conn.session.multi.take() else {
+        write::write_error(out, CommandError::ExecWithoutMulti.to_string().as_bytes());
+        return Flow::Continue;
+    };
+    let flow = if multi.aborted {
+        write::write_error(out, CommandError::ExecAbort.to_string().as_bytes());
+        Flow::Continue
+    } else {
+        run(conn, multi.queued, out)
+    };
+    unwatch_all(conn);
+    conn.shared.cache.after_command();
+    flow
+}
+
+/// Runs the queued commands, replying one array of their replies (or a null
+/// array when a WATCHed key changed).
+fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow {
+    let cache = Arc::clone(&conn.shared.cache);
+    let now_ms = unix_ms();
+    let mut transaction = Some(cache.transaction());
+    let unchanged = transaction
+        .as_mut()
+        .is_some_and(|held| held.watched_unchanged(&conn.session.watched, now_ms));
+    if !unchanged {
+        write::write_null_array(out, conn.session.protocol);
+        return Flow::Continue;
+    }
+    write::write_array_len(out, queued.len());
+    let mut flow = Flow::Continue;
+    for command in queued {
+        // INFO and CONFIG read or change keyspace-wide state through the shard
+        // locks this transaction holds: they run with the locks released.
+        let command = match command {
+            Command::Server(server @ (ServerCommand::Info { .. } | ServerCommand::Config(_))) => {
+                transaction = None;
+                execute_session(conn, SessionCommand::Server(server), out);
+                continue;
+            }
+            other => other,
+        };
+        let held = transaction.get_or_insert_with(|| cache.transaction());
+        let db_index = conn.session.db;
+        let mut db = held
+            .db(db_index)
+            .expect("SELECT only accepts existing databases");
+        let mut ctx = DataCtx {
+            cache: &cache,
+            db: &mut db,
+            db_index,
+            now_ms,
+            protocol: conn.session.protocol,
+            in_transaction: true,
+        };
+        match execute_data(&mut ctx, command, out) {
+            Ok(Outcome::Done) => {}
+            Ok(Outcome::Block { .. }) => write::write_null_array(out, conn.session.protocol),
+            Err(SessionCommand::Transaction(TransactionCommand::Unwatch)) => {
+                write::write_simple(out, b"OK")
+            }
+            // MULTI, EXEC, DISCARD and WATCH are answered when they are sent, never queued.
+            Err(SessionCommand::Transaction(other)) => write::write_error(
+                out,
+                format!("ERR {other:?} cannot run inside a transaction").as_bytes(),
+            ),
+            Err(command) => {
+                if let Flow::Close = execute_session(conn, command, out) {
+                    flow = Flow::Close;
+                }
+            }
+        }
+    }
+    flow
+}

@@ -1,0 +1,302 @@
+//! Sorted set commands: ZADD ZREM ZSCORE ZMSCORE ZINCRBY ZCARD ZCOUNT
+//! ZLEXCOUNT ZRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX
+//! ZREVRANGE ZRANK ZREVRANK ZPOPMIN ZPOPMAX ZRANGESTORE ZUNIONSTORE
+//! ZINTERSTORE ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX ZSCAN.
+
+pub(crate) mod exec;
+mod range;
+mod specs;
+
+use bytes::Bytes;
+
+pub use range::{LexBound, ScoreBound, ZRange, ZRangeBy};
+
+use super::keys::{Scan, parse_scan};
+use super::{Args, Command, is};
+use quiver_resp::error::{CommandError, ErrorCode};
+use quiver_resp::num::{parse_f64, parse_i64};
+use range::{RangeKind, lex_range, parse_zrange, score_range};
+
+pub(crate) use specs::SPECS;
+
+fn wrap(command: SortedSetCommand) -> Result<Command, CommandError> {
+    Ok(Command::SortedSet(command))
+}
+
+/// A sorted set command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SortedSetCommand {
+    /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member...`.
+    ZAdd(ZAdd),
+    /// `ZREM key member...`.
+    ZRem { key: Bytes, members: Vec<Bytes> },
+    /// `ZSCORE key member`.
+    ZScore { key: Bytes, member: Bytes },
+    /// `ZMSCORE key member...`.
+    ZMScore { key: Bytes, members: Vec<Bytes> },
+    /// `ZINCRBY key increment member`.
+    ZIncrBy {
+        key: Bytes,
+        increment: f64,
+        member: Bytes,
+    },
+    /// `ZCARD key`.
+    ZCard { key: Bytes },
+    /// `ZCOUNT key min max`.
+    ZCount {
+        key: Bytes,
+        min: ScoreBound,
+        max: ScoreBound,
+    },
+    /// `ZLEXCOUNT key min max`.
+    ZLexCount {
+        key: Bytes,
+        min: LexBound,
+        max: LexBound,
+    },
+    /// `ZRANGE` and its older forms, and `ZRANGESTORE`.
+    ZRange(ZRange),
+    /// `ZRANK`/`ZREVRANK key member`.
+    ZRank {
+        key: Bytes,
+        member: Bytes,
+        rev: bool,
+    },
+    /// `ZPOPMIN`/`ZPOPMAX key [count]` (count checked non-negative).
+    ZPop {
+        key: Bytes,
+        max: bool,
+        count: Option<i64>,
+    },
+    /// `ZUNIONSTORE`/`ZINTERSTORE`.
+    ZStore(ZStore),
+    /// `ZREMRANGEBYRANK`, `ZREMRANGEBYSCORE`, `ZREMRANGEBYLEX`.
+    ZRemRange { key: Bytes, range: ZRangeBy },
+    /// `ZSCAN key cursor [MATCH p] [COUNT n]`.
+    ZScan { key: Bytes, scan: Scan },
+}
+
+/// `ZADD` with its flags.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZAdd {
+    /// The sorted set.
+    pub key: Bytes,
+    /// `NX`: only add new members; `XX`: only update existing ones.
+    pub condition: Option<super::string::Condition>,
+    /// `GT`/`LT`: only update when the new score is greater/less.
+    pub comparison: Option<Comparison>,
+    /// `CH`: count changed members, not only added ones.
+    pub changed: bool,
+    /// `INCR`: behave like `ZINCRBY` (exactly one pair).
+    pub incr: bool,
+    /// Score and member pairs, in order.
+    pub members: Vec<(f64, Bytes)>,
+}
+
+/// `GT` or `LT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// Only if the new score is greater.
+    Gt,
+    /// Only if the new score is less.
+    Lt,
+}
+
+/// `ZUNIONSTORE`/`ZINTERSTORE` with weights and aggregate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZStore {
+    /// Union or intersection.
+    pub op: ZSetOp,
+    /// Where the result goes.
+    pub destination: Bytes,
+    /// Input keys.
+    pub keys: Vec<Bytes>,
+    /// One weight per key (default 1).
+    pub weights: Option<Vec<f64>>,
+    /// How scores of a member combine.
+    pub aggregate: Aggregate,
+    /// What is wrong with the options after the keys, if anything: Redis reports it
+    /// only when no input key holds a value of the wrong type.
+    pub option_error: Option<CommandError>,
+}
+
+/// Union or intersection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZSetOp {
+    /// Members in any input.
+    Union,
+    /// Members in every input.
+    Inter,
+}
+
+/// `AGGREGATE SUM|MIN|MAX`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Add the weighted scores (the default).
+    #[default]
+    Sum,
+    /// The lowest weighted score.
+    Min,
+    /// The highest weighted score.
+    Max,
+}
+
+/// Where ZADD names its first member: after the key, its options and a score
+/// (`ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member ...`), for reading ahead.
+pub(crate) fn zadd_member(request: &quiver_resp::request::Request) -> Option<usize> {
+    let options = (2..request.len())
+        .take_while(|&pos| {
+            request.arg(pos).is_some_and(|arg| {
+                ["nx", "xx", "gt", "lt", "ch", "incr"]
+                    .iter()
+                    .any(|option| is(arg, option))
+            })
+        })
+        .count();
+    Some(2 + options + 1)
+}
+
+fn parse_zadd(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let (mut nx, mut xx, mut gt, mut lt, mut changed, mut incr) =
+        (false, false, false, false, false, false);
+    while let Some(word) = args.peek() {
+        let flag = match () {
+            _ if is(word, "nx") => &mut nx,
+            _ if is(word, "xx") => &mut xx,
+            _ if is(word, "ch") => &mut changed,
+            _ if is(word, "incr") => &mut incr,
+            _ if is(word, "gt") => &mut gt,
+            _ if is(word, "lt") => &mut lt,
+            _ => break,
+        };
+        *flag = true;
+        args.next_slice()?;
+    }
+    let elements = args.remaining();
+    if elements == 0 || !elements.is_multiple_of(2) {
+        return Err(CommandError::Syntax);
+    }
+    if nx && xx {
+        return Err(CommandError::Message(
+            "XX and NX options at the same time are not compatible",
+        ));
+    }
+    if (nx && (gt || lt)) || (gt && lt) {
+        return Err(CommandError::Message(
+            "GT, LT, and/or NX options at the same time are not compatible",
+        ));
+    }
+    if incr && elements > 2 {
+        return Err(CommandError::Message(
+            "INCR option supports a single increment-element pair",
+        ));
+    }
+    let mut members = Vec::with_capacity(elements / 2);
+    while args.remaining() > 0 {
+        members.push((args.f64()?, args.next()?));
+    }
+    let condition = match (nx, xx) {
+        (true, _) => Some(super::string::Condition::Nx),
+        (_, true) => Some(super::string::Condition::Xx),
+        _ => None,
+    };
+    let comparison = match (gt, lt) {
+        (true, _) => Some(Comparison::Gt),
+        (_, true) => Some(Comparison::Lt),
+        _ => None,
+    };
+    wrap(SortedSetCommand::ZAdd(ZAdd {
+        key,
+        condition,
+        comparison,
+        changed,
+        incr,
+        members,
+    }))
+}
+
+fn zrange(
+    args: &mut Args<'_>,
+    store: bool,
+    preset: Option<(RangeKind, bool)>,
+) -> Result<Command, CommandError> {
+    wrap(SortedSetCommand::ZRange(parse_zrange(args, store, preset)?))
+}
+
+fn zpop(args: &mut Args<'_>, max: bool) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let count = match args.remaining() {
+        0 => None,
+        1 => Some(args.non_negative(CommandError::NotPositive)?),
+        _ => return Err(CommandError::Syntax),
+    };
+    wrap(SortedSetCommand::ZPop { key, max, count })
+}
+
+fn zstore(args: &mut Args<'_>, op: ZSetOp) -> Result<Command, CommandError> {
+    let destination = args.next()?;
+    let numkeys = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+    if numkeys < 1 {
+        let message = format!(
+            "at least 1 input key is needed for '{}' command",
+            args.spec().name
+        );
+        return Err(CommandError::Other {
+            code: ErrorCode::Err,
+            message: message.into(),
+        });
+    }
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    if numkeys > args.remaining() {
+        return Err(CommandError::Syntax);
+    }
+    let keys = args.take(numkeys)?;
+    let (weights, aggregate, option_error) = match zstore_options(args, numkeys) {
+        Ok((weights, aggregate)) => (weights, aggregate, None),
+        Err(error) => (None, Aggregate::Sum, Some(error)),
+    };
+    wrap(SortedSetCommand::ZStore(ZStore {
+        op,
+        destination,
+        keys,
+        weights,
+        aggregate,
+        option_error,
+    }))
+}
+
+/// `[WEIGHTS weight...] [AGGREGATE SUM|MIN|MAX]` after `numkeys` keys.
+fn zstore_options(
+    args: &mut Args<'_>,
+    numkeys: usize,
+) -> Result<(Option<Vec<f64>>, Aggregate), CommandError> {
+    let (mut weights, mut aggregate) = (None, Aggregate::Sum);
+    while let Some(word) = args.peek() {
+        if is(word, "weights") && args.remaining() > numkeys {
+            args.next_slice()?;
+            let mut parsed = Vec::with_capacity(numkeys);
+            for _ in 0..numkeys {
+                let weight = parse_f64(args.next_slice()?)
+                    .ok_or(CommandError::Message("weight value is not a float"))?;
+                parsed.push(weight);
+            }
+            weights = Some(parsed);
+        } else if is(word, "aggregate") && args.remaining() >= 2 {
+            args.next_slice()?;
+            let how = args.next_slice()?;
+            aggregate = match () {
+                _ if is(how, "sum") => Aggregate::Sum,
+                _ if is(how, "min") => Aggregate::Min,
+                _ if is(how, "max") => Aggregate::Max,
+                _ => return Err(CommandError::Syntax),
+            };
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    Ok((weights, aggregate))
+}
+
+#[cfg(test)]
+mod tests;

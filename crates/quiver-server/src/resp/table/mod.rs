@@ -1,0 +1,414 @@
+//! The command table: name, arity, flags, key positions, summary and version
+//! of every command Quiver's cache serves, as `COMMAND`, `COMMAND INFO`,
+//! `COMMAND COUNT` and `COMMAND DOCS` report them.
+//!
+//! Each command family declares its entries next to its parsers
+//! (`command/<family>.rs`); this module merges them into one index sorted by
+//! name, looked up case-insensitively without allocating.
+
+mod reply;
+mod syntax;
+
+use std::sync::LazyLock;
+
+pub use reply::{command_reply, docs_reply, help_reply, info_reply, name_bytes};
+
+use crate::resp::command::{self, Args, Command};
+use quiver_resp::error::CommandError;
+use quiver_resp::request::Request;
+
+/// Command flags, as `COMMAND INFO` names them.
+pub mod flag {
+    /// May modify the keyspace.
+    pub const WRITE: u32 = 1;
+    /// Only reads the keyspace.
+    pub const READONLY: u32 = 1 << 1;
+    /// May grow memory use: refused with `OOM` over `maxmemory`.
+    pub const DENYOOM: u32 = 1 << 2;
+    /// Administrative.
+    pub const ADMIN: u32 = 1 << 3;
+    /// Not allowed from scripts.
+    pub const NOSCRIPT: u32 = 1 << 4;
+    /// May block the client.
+    pub const BLOCKING: u32 = 1 << 5;
+    /// Allowed while loading the data set.
+    pub const LOADING: u32 = 1 << 6;
+    /// Allowed on a stale replica.
+    pub const STALE: u32 = 1 << 7;
+    /// O(1) or O(log N), never delays the server.
+    pub const FAST: u32 = 1 << 8;
+    /// Allowed before authenticating.
+    pub const NO_AUTH: u32 = 1 << 9;
+    /// Key positions depend on the arguments (`numkeys`).
+    pub const MOVABLE_KEYS: u32 = 1 << 10;
+    /// Allowed while a script is busy.
+    pub const ALLOW_BUSY: u32 = 1 << 11;
+    /// Not logged in the slow log.
+    pub const SKIP_SLOWLOG: u32 = 1 << 12;
+
+    /// Every flag with its `COMMAND INFO` name, in Redis's order.
+    pub const NAMES: [(u32, &str); 13] = [
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (ALLOW_BUSY, "allow_busy"),
+        (MOVABLE_KEYS, "movablekeys"),
+    ];
+}
+
+/// The group `COMMAND DOCS` files a command under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// Strings.
+    String,
+    /// Keys of any type.
+    Generic,
+    /// Hashes.
+    Hash,
+    /// Lists.
+    List,
+    /// Sets.
+    Set,
+    /// Sorted sets.
+    SortedSet,
+    /// Transactions.
+    Transactions,
+    /// Connection management.
+    Connection,
+    /// Server management.
+    Server,
+}
+
+impl Group {
+    /// The name `COMMAND DOCS` reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::String => "string",
+            Group::Generic => "generic",
+            Group::Hash => "hash",
+            Group::List => "list",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
+            Group::Transactions => "transactions",
+            Group::Connection => "connection",
+            Group::Server => "server",
+        }
+    }
+
+    /// The ACL category of the group.
+    pub fn acl_category(self) -> &'static str {
+        match self {
+            Group::String => "@string",
+            Group::Generic => "@keyspace",
+            Group::Hash => "@hash",
+            Group::List => "@list",
+            Group::Set => "@set",
+            Group::SortedSet => "@sortedset",
+            Group::Transactions => "@transaction",
+            Group::Connection => "@connection",
+            Group::Server => "@admin",
+        }
+    }
+}
+
+/// Parses a command's arguments once its spec and arity are known.
+pub(crate) type Parser = fn(&mut Args<'_>) -> Result<Command, CommandError>;
+
+/// One command (or subcommand) of the table.
+#[derive(Debug)]
+pub struct CommandSpec {
+    /// Lower-case name; subcommands are `container|sub` as in Redis 7.
+    pub name: &'static str,
+    /// Redis's arity: exact argument count with the name, or at least
+    /// `-arity` when negative.
+    pub arity: i32,
+    /// Bits of [`flag`].
+    pub flags: u32,
+    /// Position of the first key (0: none).
+    pub first_key: i32,
+    /// Position of the last key (negative: from the end).
+    pub last_key: i32,
+    /// Step between keys.
+    pub key_step: i32,
+    /// The documentation group.
+    pub group: Group,
+    /// The Redis version that introduced the command.
+    pub since: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Subcommands of a container command (`CLIENT`, `CONFIG`...).
+    pub subcommands: &'static [CommandSpec],
+    /// Position of a `numkeys` argument followed by that many keys, beyond the
+    /// first/last/step range (0: none). Such commands carry the `movablekeys` flag.
+    pub numkeys: usize,
+    /// The field or member the command looks up in its first key's value, for
+    /// reading a pipeline ahead.
+    pub member: MemberAt,
+    /// The first key plays another part than the rest (a source or a destination) and
+    /// has a key specification of its own, as Redis reports it.
+    pub first_key_apart: bool,
+    /// The arguments after the name, as Redis's documentation writes them (see
+    /// `syntax.rs` for the notation); empty for a command without arguments.
+    pub syntax: &'static str,
+    pub(crate) parser: Parser,
+}
+
+/// Where a command names the field or member it looks up in its first key's value.
+#[derive(Debug, Clone, Copy)]
+pub enum MemberAt {
+    /// Nowhere: the command looks up keys only.
+    None,
+    /// At this argument position.
+    At(usize),
+    /// Where this function finds it, after options (`ZADD key [NX|XX]... score member`).
+    Find(fn(&Request) -> Option<usize>),
+}
+
+impl CommandSpec {
+    /// A table entry.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) const fn new(
+        group: Group,
+        name: &'static str,
+        arity: i32,
+        flags: u32,
+        keys: (i32, i32, i32),
+        since: &'static str,
+        summary: &'static str,
+        parser: Parser,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            arity,
+            flags,
+            first_key: keys.0,
+            last_key: keys.1,
+            key_step: keys.2,
+            group,
+            since,
+            summary,
+            subcommands: &[],
+            numkeys: 0,
+            member: MemberAt::None,
+            first_key_apart: false,
+            syntax: "",
+            parser,
+        }
+    }
+
+    /// This entry with its argument syntax.
+    pub(crate) const fn with_syntax(self, syntax: &'static str) -> CommandSpec {
+        CommandSpec { syntax, ..self }
+    }
+
+    /// This entry with its first key in a key specification of its own.
+    pub(crate) const fn with_first_key_apart(self) -> CommandSpec {
+        CommandSpec {
+            first_key_apart: true,
+            ..self
+        }
+    }
+
+    /// This entry with a `numkeys` argument at `position`, followed by the keys.
+    pub(crate) const fn with_numkeys(self, position: usize) -> CommandSpec {
+        CommandSpec {
+            numkeys: position,
+            ..self
+        }
+    }
+
+    /// This entry with the member it looks up at `member`.
+    pub(crate) const fn with_member(self, member: MemberAt) -> CommandSpec {
+        CommandSpec { member, ..self }
+    }
+
+    /// This entry as a container of `subcommands`.
+    pub(crate) const fn with_subcommands(self, subcommands: &'static [CommandSpec]) -> CommandSpec {
+        CommandSpec {
+            subcommands,
+            ..self
+        }
+    }
+
+    /// True when the command has `flag` (a [`flag`] constant).
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// Positions of the keys in `request`, by the command's first key, last key and
+    /// step, then the keys its `numkeys` argument counts (none when that argument is
+    /// not a count the request holds), as `COMMAND GETKEYS` reports them.
+    pub fn key_positions(&self, request: &Request) -> impl Iterator<Item = usize> + use<> {
+        let counted = self.counted_keys(request).unwrap_or(0..0);
+        self.range_positions(request.len()).chain(counted)
+    }
+
+    /// Whether the command takes keys at all.
+    pub fn has_keys(&self) -> bool {
+        self.first_key > 0 || self.numkeys > 0
+    }
+
+    /// `COMMAND GETKEYS`: the key positions of `request`, or Redis's error when its
+    /// `numkeys` is not a count of keys the request holds, or it names no key.
+    pub fn get_keys(&self, request: &Request) -> Result<Vec<usize>, CommandError> {
+        let invalid = CommandError::Message("Invalid arguments specified for command");
+        let counted = self.counted_keys(request).ok_or(invalid.clone())?;
+        let positions: Vec<usize> = self.range_positions(request.len()).chain(counted).collect();
+        if positions.is_empty() {
+            return Err(invalid);
+        }
+        Ok(positions)
+    }
+
+    /// The positions its `numkeys` argument counts: empty without one, `None` when
+    /// it is not a count from 1 that the request holds.
+    fn counted_keys(&self, request: &Request) -> Option<std::ops::Range<usize>> {
+        if self.numkeys == 0 {
+            return Some(0..0);
+        }
+        let count = quiver_resp::num::parse_i64(request.arg(self.numkeys)?)?;
+        let count = usize::try_from(count).ok().filter(|&n| n > 0)?;
+        let first = self.numkeys + 1;
+        (first + count <= request.len()).then_some(first..first + count)
+    }
+
+    /// Positions by the first key, last key and step, in a request of `argc`
+    /// arguments (name included), as `COMMAND INFO` reports them.
+    fn range_positions(&self, argc: usize) -> impl Iterator<Item = usize> + use<> {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        let first = i64::from(self.first_key);
+        let last = match i64::from(self.last_key) {
+            _ if first <= 0 => 0,
+            from_end if from_end < 0 => argc + from_end,
+            last => last.min(argc - 1),
+        };
+        let step = usize::try_from(self.key_step).unwrap_or(1).max(1);
+        (first.max(1)..=last)
+            .step_by(step)
+            .filter_map(|pos| usize::try_from(pos).ok())
+    }
+
+    /// Position of the field or member `request` looks up in its first key's value.
+    pub fn member_position(&self, request: &Request) -> Option<usize> {
+        match self.member {
+            MemberAt::None => None,
+            MemberAt::At(position) => Some(position),
+            MemberAt::Find(find) => find(request),
+        }
+    }
+
+    /// True when `argc` arguments (name included) satisfy the arity.
+    pub fn accepts(&self, argc: usize) -> bool {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        let arity = i64::from(self.arity);
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// The last part of the name: `kill` for `client|kill`.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('|').next().unwrap_or(self.name)
+    }
+
+    /// The subcommand named `name`, case-insensitively.
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        self.subcommands
+            .iter()
+            .find(|sub| sub.short_name().as_bytes().eq_ignore_ascii_case(name))
+    }
+}
+
+/// Hash buckets for [`lookup`]: with about 150 names in 256 buckets most
+/// buckets hold one name, so a lookup is one hash and one or two compares.
+const BUCKETS: usize = 256;
+
+/// The table, sorted by name, and its lookup buckets.
+struct Index {
+    sorted: Vec<&'static CommandSpec>,
+    buckets: Vec<Vec<&'static CommandSpec>>,
+}
+
+static INDEX: LazyLock<Index> = LazyLock::new(|| {
+    let mut sorted: Vec<&'static CommandSpec> = command::FAMILIES
+        .iter()
+        .flat_map(|family| family.iter())
+        .collect();
+    sorted.sort_by(|a, b| a.name.cmp(b.name));
+    let mut buckets = vec![Vec::new(); BUCKETS];
+    for spec in &sorted {
+        buckets[bucket(spec.name.as_bytes())].push(*spec);
+    }
+    Index { sorted, buckets }
+});
+
+/// A case-insensitive hash of a name: its length and first and last bytes.
+fn bucket(name: &[u8]) -> usize {
+    let first = name.first().map_or(0, u8::to_ascii_lowercase);
+    let last = name.last().map_or(0, u8::to_ascii_lowercase);
+    (name.len().wrapping_mul(31)
+        ^ usize::from(first).wrapping_mul(7)
+        ^ usize::from(last).wrapping_mul(131))
+        % BUCKETS
+}
+
+/// Every top-level command, sorted by name.
+pub fn commands() -> &'static [&'static CommandSpec] {
+    &INDEX.sorted
+}
+
+/// The command named `name`, case-insensitively, without allocating.
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    INDEX.buckets[bucket(name)]
+        .iter()
+        .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
+        .copied()
+}
+
+/// The spec that will run `request`: the command, or for a container command
+/// its subcommand, with the arity checked. Errors are Redis's unknown command,
+/// unknown subcommand and wrong arity replies. Servers call this before the
+/// authentication check and when queueing inside `MULTI`, and parse the
+/// options ([`Command::parse_resolved`]) when the command runs, as Redis does.
+pub fn resolve(request: &Request) -> Result<&'static CommandSpec, CommandError> {
+    let name = request.name().ok_or(CommandError::Syntax)?;
+    let Some(spec) = lookup(name) else {
+        let args = (1..request.len()).filter_map(|i| request.arg_bytes(i));
+        let name = request.arg_bytes(0).unwrap_or_default();
+        return Err(CommandError::unknown_command(name, args));
+    };
+    if !spec.accepts(request.len()) {
+        let error = CommandError::WrongArity { command: spec.name };
+        if spec.name == "exec" {
+            return Err(CommandError::exec_abort(&error));
+        }
+        return Err(error);
+    }
+    if spec.subcommands.is_empty() || request.len() < 2 {
+        return Ok(spec);
+    }
+    let sub_name = request.arg(1).unwrap_or_default();
+    let Some(sub) = spec.subcommand(sub_name) else {
+        return Err(CommandError::UnknownSubcommand {
+            command: spec.name,
+            subcommand: request.arg_bytes(1).unwrap_or_default(),
+        });
+    };
+    if !sub.accepts(request.len()) {
+        return Err(CommandError::WrongArity { command: sub.name });
+    }
+    Ok(sub)
+}
+
+#[cfg(test)]
+mod tests;

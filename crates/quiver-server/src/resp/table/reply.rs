@@ -1,0 +1,393 @@
+//! `COMMAND`, `COMMAND INFO`, `COMMAND DOCS`, `COMMAND COUNT` and
+//! `COMMAND LIST` replies, built from the table in Redis 7's shapes.
+
+use bytes::Bytes;
+
+use super::{CommandSpec, commands, flag, lookup};
+use crate::resp::command::server::{CommandCommand, ListFilter};
+use quiver_resp::encode::Reply;
+use quiver_resp::request::Request;
+
+/// The reply to a `COMMAND` subcommand.
+pub fn command_reply(command: &CommandCommand) -> Reply {
+    match command {
+        CommandCommand::All => {
+            Reply::Array(commands().iter().map(|spec| info_reply(spec)).collect())
+        }
+        CommandCommand::Count => {
+            Reply::Integer(i64::try_from(commands().len()).unwrap_or(i64::MAX))
+        }
+        CommandCommand::Info { names } if names.is_empty() => command_reply(&CommandCommand::All),
+        CommandCommand::Info { names } => Reply::Array(
+            names
+                .iter()
+                .map(|name| lookup_full(name).map_or(Reply::Null, info_reply))
+                .collect(),
+        ),
+        CommandCommand::Docs { names } => {
+            let specs: Vec<&CommandSpec> = if names.is_empty() {
+                commands().to_vec()
+            } else {
+                names.iter().filter_map(|name| lookup_full(name)).collect()
+            };
+            Reply::Map(
+                specs
+                    .into_iter()
+                    .map(|spec| (Reply::bulk_static(spec.name), docs_reply(spec)))
+                    .collect(),
+            )
+        }
+        CommandCommand::GetKeys { args } => get_keys_reply(args),
+        CommandCommand::List { filter } => Reply::Array(
+            commands()
+                .iter()
+                .filter(|spec| list_filter_matches(spec, filter.as_ref()))
+                .map(|spec| Reply::bulk_static(spec.name))
+                .collect(),
+        ),
+        CommandCommand::Help => Reply::Array(
+            [
+                "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "(no subcommand)",
+                "    Return details about all commands.",
+                "COUNT",
+                "    Return the total number of commands in this server.",
+                "LIST",
+                "    Return a list of all commands in this server.",
+                "INFO [<command-name> ...]",
+                "    Return details about multiple commands.",
+                "DOCS [<command-name> ...]",
+                "    Return documentation details about multiple commands.",
+                "GETKEYS <full-command>",
+                "    Return the keys from a full command.",
+                "HELP",
+                "    Print this help.",
+            ]
+            .into_iter()
+            .map(Reply::simple)
+            .collect(),
+        ),
+    }
+}
+
+/// `COMMAND GETKEYS`: the keys `args` (a command and its arguments) names.
+fn get_keys_reply(args: &[Bytes]) -> Reply {
+    let request = Request::from_args(args);
+    let error = |text: &'static str| Reply::Error(Bytes::from_static(text.as_bytes()));
+    let Some(spec) = args.first().and_then(|name| lookup(name)) else {
+        return error("ERR Invalid command specified");
+    };
+    let spec = match args.get(1).filter(|_| !spec.subcommands.is_empty()) {
+        Some(sub) => match spec.subcommand(sub) {
+            Some(sub) => sub,
+            None => return error("ERR Invalid command specified"),
+        },
+        None => spec,
+    };
+    if !spec.has_keys() {
+        return error("ERR The command has no key arguments");
+    }
+    if !spec.accepts(args.len()) {
+        return error("ERR Invalid number of arguments specified for command");
+    }
+    match spec.get_keys(&request) {
+        Ok(positions) => Reply::Array(
+            positions
+                .into_iter()
+                .filter_map(|pos| args.get(pos).cloned())
+                .map(Reply::Bulk)
+                .collect(),
+        ),
+        Err(err) => Reply::error(&err),
+    }
+}
+
+/// A command or `container|sub` subcommand by name.
+fn lookup_full(name: &[u8]) -> Option<&'static CommandSpec> {
+    match name.iter().position(|&b| b == b'|') {
+        None => lookup(name),
+        Some(bar) => lookup(&name[..bar])?.subcommand(&name[bar + 1..]),
+    }
+}
+
+/// One command's `COMMAND INFO` entry: name, arity, flags, first key, last
+/// key, step, ACL categories, tips, key specifications, subcommands.
+pub fn info_reply(spec: &CommandSpec) -> Reply {
+    let flags = flag::NAMES
+        .iter()
+        .filter(|(bit, _)| spec.has(*bit))
+        .map(|(_, name)| Reply::simple(name))
+        .collect();
+    Reply::Array(vec![
+        Reply::bulk_static(spec.name),
+        Reply::Integer(i64::from(spec.arity)),
+        Reply::Set(flags),
+        Reply::Integer(i64::from(spec.first_key)),
+        Reply::Integer(i64::from(spec.last_key)),
+        Reply::Integer(i64::from(spec.key_step)),
+        Reply::Set(
+            acl_categories(spec)
+                .into_iter()
+                .map(Reply::simple)
+                .collect(),
+        ),
+        Reply::Set(Vec::new()),
+        Reply::Set(key_specs(spec)),
+        // Redis sends no subcommands as an empty set, and some as an array.
+        if spec.subcommands.is_empty() {
+            Reply::Set(Vec::new())
+        } else {
+            Reply::Array(spec.subcommands.iter().map(info_reply).collect())
+        },
+    ])
+}
+
+/// One command's `COMMAND DOCS` map.
+pub fn docs_reply(spec: &CommandSpec) -> Reply {
+    let mut fields = vec![
+        (
+            Reply::bulk_static("summary"),
+            Reply::bulk_static(spec.summary),
+        ),
+        (Reply::bulk_static("since"), Reply::bulk_static(spec.since)),
+        (
+            Reply::bulk_static("group"),
+            Reply::bulk_static(spec.group.as_str()),
+        ),
+    ];
+    if let Some(arguments) = super::syntax::arguments_reply(spec.syntax) {
+        fields.push((Reply::bulk_static("arguments"), arguments));
+    }
+    if !spec.subcommands.is_empty() {
+        let subs = spec
+            .subcommands
+            .iter()
+            .map(|sub| (Reply::bulk_static(sub.name), docs_reply(sub)))
+            .collect();
+        fields.push((Reply::bulk_static("subcommands"), Reply::Map(subs)));
+    }
+    Reply::Map(fields)
+}
+
+/// Commands Redis files under `@dangerous` without the admin flag.
+const DANGEROUS: [&str; 4] = ["keys", "info", "flushdb", "flushall"];
+
+/// ACL categories derived from the group and flags, as Redis 7.0 assigns
+/// them (checked against `COMMAND INFO` of redis-server 7.0.15).
+fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    if !spec.subcommands.is_empty() {
+        // Containers carry only `@slow` (and `COMMAND` its group).
+        return if spec.name == "command" {
+            vec!["@slow", "@connection"]
+        } else {
+            vec!["@slow"]
+        };
+    }
+    let mut categories = Vec::with_capacity(5);
+    if spec.has(flag::WRITE) {
+        categories.push("@write");
+    }
+    if spec.has(flag::READONLY) {
+        categories.push("@read");
+    }
+    let group = match spec.name {
+        "dbsize" | "flushdb" | "flushall" => Some("@keyspace"),
+        "memory|usage" | "memory|help" | "config|help" => None,
+        name if name.starts_with("command|") => Some("@connection"),
+        _ if spec.group == super::Group::Server => None,
+        _ => Some(spec.group.acl_category()),
+    };
+    categories.extend(group);
+    if spec.has(flag::ADMIN) {
+        categories.push("@admin");
+    }
+    if spec.has(flag::ADMIN) || DANGEROUS.contains(&spec.name) {
+        categories.push("@dangerous");
+    }
+    if spec.has(flag::BLOCKING) {
+        categories.push("@blocking");
+    }
+    categories.push(if spec.has(flag::FAST) {
+        "@fast"
+    } else {
+        "@slow"
+    });
+    categories
+}
+
+/// The key specifications: a range from the legacy first/last/step triple, and
+/// the keys a `numkeys` argument counts.
+fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
+    let access = if spec.has(flag::WRITE) { "RW" } else { "RO" };
+    let text = |s: &'static str| Reply::bulk_static(s);
+    let int = |n: usize| Reply::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    let key_spec = |begin: usize, kind: &'static str, find: Vec<(Reply, Reply)>| {
+        Reply::Map(vec![
+            (text("flags"), Reply::Set(vec![Reply::simple(access)])),
+            (
+                text("begin_search"),
+                Reply::Map(vec![
+                    (text("type"), text("index")),
+                    (text("spec"), Reply::Map(vec![(text("index"), int(begin))])),
+                ]),
+            ),
+            (
+                text("find_keys"),
+                Reply::Map(vec![
+                    (text("type"), text(kind)),
+                    (text("spec"), Reply::Map(find)),
+                ]),
+            ),
+        ])
+    };
+    let range = |first: i32, last: i32| {
+        // `lastkey` counts from the first key, or from the end when negative.
+        let last = if last < 0 { last } else { last - first };
+        key_spec(
+            usize::try_from(first).unwrap_or(0),
+            "range",
+            vec![
+                (text("lastkey"), Reply::Integer(i64::from(last))),
+                (text("keystep"), Reply::Integer(i64::from(spec.key_step))),
+                (text("limit"), Reply::Integer(0)),
+            ],
+        )
+    };
+    let mut specs = Vec::with_capacity(2);
+    if spec.first_key > 0 && spec.first_key_apart {
+        specs.push(range(spec.first_key, spec.first_key));
+        specs.push(range(spec.first_key + 1, spec.last_key));
+    } else if spec.first_key > 0 {
+        specs.push(range(spec.first_key, spec.last_key));
+    }
+    if spec.numkeys > 0 {
+        specs.push(key_spec(
+            spec.numkeys,
+            "keynum",
+            vec![
+                (text("keynumidx"), Reply::Integer(0)),
+                (text("firstkey"), Reply::Integer(1)),
+                (text("keystep"), Reply::Integer(1)),
+            ],
+        ));
+    }
+    specs
+}
+
+fn list_filter_matches(spec: &CommandSpec, filter: Option<&ListFilter>) -> bool {
+    match filter {
+        None => true,
+        Some(ListFilter::Module(_)) => false,
+        Some(ListFilter::AclCat(category)) => {
+            let wanted: &[u8] = category.strip_prefix(b"@").unwrap_or(category);
+            acl_categories(spec)
+                .iter()
+                .any(|c| c.as_bytes()[1..].eq_ignore_ascii_case(wanted))
+        }
+        Some(ListFilter::Pattern(pattern)) => glob_match(pattern, spec.name.as_bytes()),
+    }
+}
+
+/// Redis's glob rules (`*`, `?`, `[a-z]`, `[^x]`, `\x`), case-insensitive
+/// as `COMMAND LIST FILTERBY PATTERN` matches.
+fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let (mut star_p, mut star_t) = (None, 0);
+    while t < text.len() {
+        let step = match pattern.get(p) {
+            Some(b'*') => {
+                star_p = Some(p);
+                star_t = t;
+                p += 1;
+                continue;
+            }
+            Some(b'?') => Some(1),
+            Some(b'[') => class_match(&pattern[p..], text[t]),
+            Some(b'\\') if p + 1 < pattern.len() => {
+                (pattern[p + 1].eq_ignore_ascii_case(&text[t])).then_some(2)
+            }
+            Some(c) => c.eq_ignore_ascii_case(&text[t]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(len) => {
+                p += len;
+                t += 1;
+            }
+            None => match star_p {
+                Some(sp) => {
+                    p = sp + 1;
+                    star_t += 1;
+                    t = star_t;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// Matches `c` against the class at the start of `pattern` (`[...]`);
+/// returns the class length on a match.
+fn class_match(pattern: &[u8], c: u8) -> Option<usize> {
+    let mut i = 1;
+    let negate = pattern.get(i) == Some(&b'^');
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let c = c.to_ascii_lowercase();
+    while i < pattern.len() && pattern[i] != b']' {
+        if pattern[i] == b'\\' && i + 1 < pattern.len() {
+            matched |= pattern[i + 1].to_ascii_lowercase() == c;
+            i += 2;
+        } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
+            let (lo, hi) = (
+                pattern[i].to_ascii_lowercase(),
+                pattern[i + 2].to_ascii_lowercase(),
+            );
+            matched |= (lo.min(hi)..=lo.max(hi)).contains(&c);
+            i += 3;
+        } else {
+            matched |= pattern[i].to_ascii_lowercase() == c;
+            i += 1;
+        }
+    }
+    let len = (i + 1).min(pattern.len());
+    (matched != negate).then_some(len)
+}
+
+/// A name as a static-free `Bytes` (for callers building their own replies).
+pub fn name_bytes(spec: &CommandSpec) -> Bytes {
+    Bytes::from_static(spec.name.as_bytes())
+}
+
+/// The reply to `<CONTAINER> HELP` (`CLIENT HELP`, `CONFIG HELP`, ...) in
+/// Redis's shape: a usage line, then each subcommand with its syntax and
+/// summary, then `HELP`. `None` for a command without subcommands.
+pub fn help_reply(container: &CommandSpec) -> Option<Reply> {
+    if container.subcommands.is_empty() {
+        return None;
+    }
+    let upper = container.name.to_ascii_uppercase();
+    let mut lines = vec![format!(
+        "{upper} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    )];
+    for sub in container
+        .subcommands
+        .iter()
+        .filter(|sub| sub.short_name() != "help")
+    {
+        let usage = format!("{} {}", sub.short_name().to_ascii_uppercase(), sub.syntax);
+        lines.push(usage.trim_end().to_owned());
+        lines.push(format!("    {}", sub.summary));
+    }
+    lines.push("HELP".to_owned());
+    lines.push("    Print this help.".to_owned());
+    Some(Reply::Array(
+        lines
+            .into_iter()
+            .map(|line| Reply::Simple(Bytes::from(line)))
+            .collect(),
+    ))
+}
