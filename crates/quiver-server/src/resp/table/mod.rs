@@ -158,6 +158,11 @@ pub struct CommandSpec {
     /// The arguments after the name, as Redis's documentation writes them (see
     /// `syntax.rs` for the notation); empty for a command without arguments.
     pub syntax: &'static str,
+    /// The ACL category of its kind, when it is not its group's (`DBSIZE` is a server
+    /// command in `@keyspace`); server commands have none unless they say so.
+    pub acl_category: Option<&'static str>,
+    /// In `@dangerous` without being an admin command (`KEYS`, `FLUSHALL`...).
+    pub dangerous: bool,
     pub(crate) parser: Parser,
 }
 
@@ -200,7 +205,25 @@ impl CommandSpec {
             member: MemberAt::None,
             first_key_apart: false,
             syntax: "",
+            acl_category: None,
+            dangerous: false,
             parser,
+        }
+    }
+
+    /// This entry in the ACL category `category` rather than its group's.
+    pub(crate) const fn with_acl_category(self, category: &'static str) -> CommandSpec {
+        CommandSpec {
+            acl_category: Some(category),
+            ..self
+        }
+    }
+
+    /// This entry in `@dangerous`.
+    pub(crate) const fn dangerous(self) -> CommandSpec {
+        CommandSpec {
+            dangerous: true,
+            ..self
         }
     }
 

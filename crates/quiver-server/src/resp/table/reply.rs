@@ -169,19 +169,12 @@ pub fn docs_reply(spec: &CommandSpec) -> Reply {
     Reply::Map(fields)
 }
 
-/// Commands Redis files under `@dangerous` without the admin flag.
-const DANGEROUS: [&str; 4] = ["keys", "info", "flushdb", "flushall"];
-
-/// ACL categories derived from the group and flags, as Redis 7.0 assigns
-/// them (checked against `COMMAND INFO` of redis-server 7.0.15).
+/// ACL categories derived from the flags, the group and the row's own category, as
+/// Redis 7.0 assigns them (checked against `COMMAND INFO` of redis-server 7.0.15).
 fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if !spec.subcommands.is_empty() {
-        // Containers carry only `@slow` (and `COMMAND` its group).
-        return if spec.name == "command" {
-            vec!["@slow", "@connection"]
-        } else {
-            vec!["@slow"]
-        };
+        // Containers carry only `@slow` (and `COMMAND` its category).
+        return std::iter::once("@slow").chain(spec.acl_category).collect();
     }
     let mut categories = Vec::with_capacity(5);
     if spec.has(flag::WRITE) {
@@ -190,18 +183,16 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if spec.has(flag::READONLY) {
         categories.push("@read");
     }
-    let group = match spec.name {
-        "dbsize" | "flushdb" | "flushall" => Some("@keyspace"),
-        "memory|usage" | "memory|help" | "config|help" => None,
-        name if name.starts_with("command|") => Some("@connection"),
-        _ if spec.group == super::Group::Server => None,
-        _ => Some(spec.group.acl_category()),
+    let group = match spec.acl_category {
+        Some(category) => Some(category),
+        None if spec.group == super::Group::Server => None,
+        None => Some(spec.group.acl_category()),
     };
     categories.extend(group);
     if spec.has(flag::ADMIN) {
         categories.push("@admin");
     }
-    if spec.has(flag::ADMIN) || DANGEROUS.contains(&spec.name) {
+    if spec.has(flag::ADMIN) || spec.dangerous {
         categories.push("@dangerous");
     }
     if spec.has(flag::BLOCKING) {

@@ -224,7 +224,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns all key names that match a pattern.",
         |a| wrap(KeysCommand::Keys { pattern: a.next()? }),
     )
-    .with_syntax("pattern"),
+    .with_syntax("pattern")
+    .dangerous(),
     c(
         "scan",
         -2,
@@ -299,7 +300,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "1.0.0",
         "Returns the number of keys in the database.",
         |_| wrap(KeysCommand::DbSize),
-    ),
+    )
+    .with_acl_category("@keyspace"),
     server(
         "flushdb",
         -1,
@@ -312,7 +314,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("[ASYNC|SYNC]"),
+    .with_syntax("[ASYNC|SYNC]")
+    .with_acl_category("@keyspace")
+    .dangerous(),
     server(
         "flushall",
         -1,
@@ -325,7 +329,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("[ASYNC|SYNC]"),
+    .with_syntax("[ASYNC|SYNC]")
+    .with_acl_category("@keyspace")
+    .dangerous(),
     c(
         "object",
         -2,

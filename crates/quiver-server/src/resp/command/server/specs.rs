@@ -35,7 +35,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns information and statistics about the server.",
         |a| wrap(ServerCommand::Info { sections: a.rest() }),
     )
-    .with_syntax("[section...]"),
+    .with_syntax("[section...]")
+    .dangerous(),
     c(
         "config",
         -2,
@@ -53,7 +54,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns detailed information about all commands.",
         |_| wrap(ServerCommand::Command(CommandCommand::All)),
     )
-    .with_subcommands(COMMAND_SUBCOMMANDS),
+    .with_subcommands(COMMAND_SUBCOMMANDS)
+    .with_acl_category("@connection"),
     c(
         "time",
         1,
@@ -115,7 +117,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "2.8.13",
         "Returns a count of commands.",
         |_| command(CommandCommand::Count),
-    ),
+    )
+    .with_acl_category("@connection"),
     c(
         "command|info",
         -2,
@@ -124,7 +127,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "Returns information about one, multiple or all commands.",
         |a| command(CommandCommand::Info { names: a.rest() }),
     )
-    .with_syntax("[command-name...]"),
+    .with_syntax("[command-name...]")
+    .with_acl_category("@connection"),
     c(
         "command|docs",
         -2,
@@ -133,7 +137,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "Returns documentary information about one, multiple or all commands.",
         |a| command(CommandCommand::Docs { names: a.rest() }),
     )
-    .with_syntax("[command-name...]"),
+    .with_syntax("[command-name...]")
+    .with_acl_category("@connection"),
     c(
         "command|getkeys",
         -4,
@@ -142,7 +147,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "Extracts the key names from an arbitrary command.",
         |a| command(CommandCommand::GetKeys { args: a.rest() }),
     )
-    .with_syntax("command [arg...]"),
+    .with_syntax("command [arg...]")
+    .with_acl_category("@connection"),
     c(
         "command|list",
         -2,
@@ -151,7 +157,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "Returns a list of command names.",
         parse_command_list,
     )
-    .with_syntax("[FILTERBY (MODULE module-name|ACLCAT category|PATTERN pattern)]"),
+    .with_syntax("[FILTERBY (MODULE module-name|ACLCAT category|PATTERN pattern)]")
+    .with_acl_category("@connection"),
     c(
         "command|help",
         2,
@@ -159,5 +166,6 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         "5.0.0",
         "Returns helpful text about the different subcommands.",
         |_| command(CommandCommand::Help),
-    ),
+    )
+    .with_acl_category("@connection"),
 ];
