@@ -181,21 +181,30 @@ impl<'s> KeyCtx<'s> {
 
     /// Stores a string, replacing any value (and keeping the TTL unless told otherwise).
     pub(crate) fn put_string(&mut self, value: &[u8]) {
-        match self.idx {
-            Some(idx) => self.s.update(self.db, idx, |e| e.set_string(value)),
-            None => {
-                let entry = Entry::string(self.key, value, initial_access(&self.clock));
-                self.idx = Some(self.s.insert(self.db, self.hash, entry));
-            }
-        }
+        self.put_str(value, false);
     }
 
     /// Stores a string as text even when it reads as an integer (INCRBYFLOAT's result).
     pub(crate) fn put_text(&mut self, value: &[u8]) {
+        self.put_str(value, true);
+    }
+
+    fn put_str(&mut self, value: &[u8], text: bool) {
         match self.idx {
-            Some(idx) => self.s.update(self.db, idx, |e| e.set_text(value)),
+            Some(idx) => self.s.update(self.db, idx, |e| {
+                if text {
+                    e.set_text(value);
+                } else {
+                    e.set_string(value);
+                }
+            }),
             None => {
-                let entry = Entry::text(self.key, value, initial_access(&self.clock));
+                let access = initial_access(&self.clock);
+                let entry = if text {
+                    Entry::text(self.key, value, access)
+                } else {
+                    Entry::string(self.key, value, access)
+                };
                 self.idx = Some(self.s.insert(self.db, self.hash, entry));
             }
         }
