@@ -1,7 +1,8 @@
 //! The change feed: off by default; when on, every change in the order it happened.
 
 use quiver_cache::{
-    CacheConfig, Change, ChangeKind, EvictionPolicy, Keyspace, ListEnd, SetExpiry, SetOptions,
+    CacheConfig, Change, ChangeKind, EvictionPolicy, GetExExpiry, Keyspace, ListEnd, SetExpiry,
+    SetOptions,
 };
 
 use crate::{T0, ks};
@@ -40,10 +41,10 @@ fn writes_removals_and_flushes_in_order() {
         [change(0, "l", Written)]
     );
     assert_eq!(after(&mut || drop(db.get(b"a", T0))), []);
-    // Changed, then removed once empty: a removal.
+    // Changed, then removed once empty.
     assert_eq!(
         after(&mut || drop(db.pop(b"l", ListEnd::Left, None, T0))),
-        [change(0, "l", Removed)]
+        [change(0, "l", Written), change(0, "l", Removed)]
     );
     assert_eq!(
         after(&mut || drop(db.rename(b"a", b"b", false, T0))),
@@ -51,11 +52,27 @@ fn writes_removals_and_flushes_in_order() {
     );
     let mut one = ks.db(1).unwrap();
     one.set(b"c", b"1", SetOptions::default(), T0).unwrap();
+    one.set(b"d", b"1", SetOptions::default(), T0).unwrap();
+    drop(one.flushdb());
     drop(one.flushdb());
     assert_eq!(
         kinds(&ks.take_changes()),
-        [change(1, "c", Written), change(1, "", Flushed)]
+        [
+            change(1, "c", Written),
+            change(1, "d", Written),
+            change(1, "", Flushed)
+        ],
+        "one Flushed per emptied database, none for an empty one"
     );
+    // A TTL change is a write; GETEX PERSIST of a key without one is not.
+    db.set(b"t", b"v", SetOptions::default(), T0).unwrap();
+    ks.take_changes();
+    db.getex(b"t", GetExExpiry::Persist, T0).unwrap();
+    assert_eq!(ks.take_changes(), []);
+    db.getex(b"t", GetExExpiry::AtMs(T0 + 1_000), T0).unwrap();
+    assert_eq!(kinds(&ks.take_changes()), [change(0, "t", Written)]);
+    db.getex(b"t", GetExExpiry::Persist, T0).unwrap();
+    assert_eq!(kinds(&ks.take_changes()), [change(0, "t", Written)]);
     assert!(ks.take_changes().is_empty(), "taken once");
 
     ks.set_change_feed(false);

@@ -143,9 +143,7 @@ impl Db<'_> {
                 k.delete();
             } else {
                 k.set_expire(Some(at_ms as u64));
-                // A TTL change is a modification for WATCH.
-                let idx = k.idx.expect("exists");
-                k.s.update(k.db, idx, |_| ());
+                k.mark_modified();
             }
             Ok(true)
         })
@@ -195,8 +193,7 @@ impl Db<'_> {
                 return Ok(false);
             }
             k.set_expire(None);
-            let idx = k.idx.expect("has a TTL so exists");
-            k.s.update(k.db, idx, |_| ());
+            k.mark_modified();
             Ok(true)
         })
         .unwrap_or(false)
@@ -355,23 +352,32 @@ impl Db<'_> {
     /// FLUSHDB: removes every key of this database (ASYNC is the same here: freeing is
     /// done under each shard's lock in turn).
     pub fn flushdb(&mut self) -> Garbage {
-        let db = self.db;
-        let mut garbage = Garbage::default();
-        for i in 0..self.ks.shard_count() {
-            self.with_shard(i, |s| s.flush(db, &mut garbage));
-        }
-        garbage
+        self.flush(&[self.db])
     }
 
     /// FLUSHALL: removes every key of every database. Works inside a transaction too.
     pub fn flushall(&mut self) -> Garbage {
-        let mut garbage = Garbage::default();
-        for d in 0..self.ks.databases() {
-            for i in 0..self.ks.shard_count() {
-                self.with_shard(i, |s| s.flush(d, &mut garbage));
+        let dbs: Vec<usize> = (0..self.ks.databases()).collect();
+        self.flush(&dbs)
+    }
+
+    /// Removes every key of `dbs` with every shard locked, so nothing is written in
+    /// between, as in Redis; the change feed hears one `Flushed` per emptied database.
+    fn flush(&mut self, dbs: &[usize]) -> Garbage {
+        let all: Vec<usize> = (0..self.ks.shard_count()).collect();
+        self.with_shards(&all, |set| {
+            let mut garbage = Garbage::default();
+            for &db in dbs {
+                let removed: usize = all
+                    .iter()
+                    .map(|&i| set.get(i).flush(db, &mut garbage))
+                    .sum();
+                if removed > 0 {
+                    set.get(0).note_flushed(db);
+                }
             }
-        }
-        garbage
+            garbage
+        })
     }
 
     /// OBJECT ENCODING: the encoding name Redis would report.

@@ -236,6 +236,14 @@ impl<'s> KeyCtx<'s> {
         self.idx.and_then(|i| self.s.expire_at(self.db, i))
     }
 
+    /// Records a modification of the key that changed nothing else (a TTL change), for
+    /// WATCH and the change feed.
+    pub(crate) fn mark_modified(&mut self) {
+        if let Some(idx) = self.idx {
+            self.s.update(self.db, idx, |_| ());
+        }
+    }
+
     pub(crate) fn set_expire(&mut self, at_ms: Option<u64>) {
         if let Some(idx) = self.idx {
             self.s.set_expire(self.db, idx, at_ms);

@@ -196,11 +196,20 @@ impl Db<'_> {
             let v = string_of(k)?;
             match expiry {
                 GetExExpiry::Unchanged => {}
-                GetExExpiry::Persist => k.set_expire(None),
+                // A TTL change is a modification (WATCH, the change feed); removing
+                // no TTL is not.
+                GetExExpiry::Persist if k.expire_at().is_some() => {
+                    k.set_expire(None);
+                    k.mark_modified();
+                }
+                GetExExpiry::Persist => {}
                 GetExExpiry::AtMs(at) if at <= now_ms => {
                     k.delete();
                 }
-                GetExExpiry::AtMs(at) => k.set_expire(Some(at)),
+                GetExExpiry::AtMs(at) => {
+                    k.set_expire(Some(at));
+                    k.mark_modified();
+                }
             }
             Ok(v)
         })

@@ -2,7 +2,8 @@
 //! [`Keyspace::set_change_feed`] turns it on; then every write, removal, expiry,
 //! eviction and flush is recorded, under the lock of the shard it happens in, in one
 //! list shared by every shard, so the order is the order in which the changes
-//! happened; [`Keyspace::take_changes`] drains it.
+//! happened; [`Keyspace::take_changes`] drains it. A change is recorded as it happens,
+//! not per command: a pop that empties a list is a write, then a removal.
 //!
 //! [`Keyspace::set_change_feed`]: super::Keyspace::set_change_feed
 //! [`Keyspace::take_changes`]: super::Keyspace::take_changes
@@ -45,24 +46,27 @@ pub(crate) struct ChangeLog {
 
 impl ChangeLog {
     /// Records a change. One operation may touch a key more than once (a push creates the
-    /// list, then adds to it; a pop changes it, then removes it): a write followed by
-    /// another change of the same key is that change, recorded once.
+    /// list, then adds to it): the same change of the same key right after itself is
+    /// recorded once.
     pub(crate) fn record(&self, db: usize, key: &[u8], kind: ChangeKind) {
         let mut changes = self.lock();
-        match changes.last_mut() {
-            Some(last)
-                if last.db == db && *last.key == *key && last.kind == ChangeKind::Written =>
-            {
-                last.kind = kind;
-            }
-            _ => changes.push(Change {
+        let repeated = changes
+            .last()
+            .is_some_and(|last| last.db == db && *last.key == *key && last.kind == kind);
+        if !repeated {
+            changes.push(Change {
                 db,
                 key: key.into(),
                 kind,
-            }),
+            });
         }
         drop(changes);
         self.pending.store(true, Ordering::Release);
+    }
+
+    /// Whether changes wait to be taken.
+    pub(crate) fn pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
     }
 
     /// Everything recorded since the last call, oldest first. Cheap when empty.

@@ -262,6 +262,11 @@ impl Keyspace {
         self.changes.take()
     }
 
+    /// Whether changes wait for [`Keyspace::take_changes`] (one atomic load).
+    pub fn has_changes(&self) -> bool {
+        self.changes.pending()
+    }
+
     /// Starts watching `key` for a later [`Transaction::watched_unchanged`]; pair with
     /// [`Keyspace::unwatch`].
     pub fn watch(&self, db: usize, key: &[u8], now_ms: u64) -> Result<WatchedKey, OpError> {

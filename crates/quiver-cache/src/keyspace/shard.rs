@@ -286,12 +286,14 @@ impl Shard {
         for k in keys {
             self.bump_watched(db, &k);
         }
-        if let Some(feed) = &self.feed
-            && n > 0
-        {
+        n
+    }
+
+    /// Records in the change feed that database `db` was emptied.
+    pub(crate) fn note_flushed(&self, db: usize) {
+        if let Some(feed) = &self.feed {
             feed.record(db, b"", ChangeKind::Flushed);
         }
-        n
     }
 
     /// Whether a write must be noted: some key is watched, or the change feed is on.

@@ -142,10 +142,11 @@ impl Cache {
 
     /// After a command (or a MULTI/EXEC) that may have written: wakes the clients
     /// blocked on keys that received data, and hands what changed to the subscribers.
-    /// Costs two atomic loads when there is nothing to do.
+    /// Costs two atomic loads when there is nothing to do (three while someone
+    /// subscribes).
     pub fn after_command(&self) {
         self.waiters.wake_ready(&self.keyspace);
-        if self.feed_on.load(Ordering::Acquire) {
+        if self.feed_on.load(Ordering::Acquire) && self.keyspace.has_changes() {
             self.deliver_changes();
         }
     }
@@ -191,8 +192,10 @@ impl Cache {
         *next_id += 1;
         let mut subscribers = self.write_subscribers();
         if subscribers.is_empty() {
-            self.keyspace.set_change_feed(true);
+            // Delivery first, recording second: no change is recorded that the command
+            // recording it would not hand over.
             self.feed_on.store(true, Ordering::Release);
+            self.keyspace.set_change_feed(true);
         }
         subscribers.push((id, Arc::new(subscriber)));
         ChangeSubscription {

@@ -399,16 +399,19 @@ impl Connection {
             in_transaction: false,
         };
         match execute_data(&mut ctx, command, out) {
-            Ok(Outcome::Done) => {
+            Ok(outcome) => {
+                // After a block too: nothing was written, but lookups may have expired keys.
                 cache.after_command();
-                Flow::Continue
+                match outcome {
+                    Outcome::Done => Flow::Continue,
+                    Outcome::Block { keys, timeout_ms } => Flow::Block(Box::new(Blocked {
+                        spec,
+                        command: retry.expect("only commands flagged blocking block"),
+                        keys,
+                        deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
+                    })),
+                }
             }
-            Ok(Outcome::Block { keys, timeout_ms }) => Flow::Block(Box::new(Blocked {
-                spec,
-                command: retry.expect("only commands flagged blocking block"),
-                keys,
-                deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
-            })),
             Err(command) => execute_session(self, command, out),
         }
     }
