@@ -78,8 +78,10 @@ impl Db<'_> {
     /// HDEL: returns how many fields existed.
     pub fn hdel(&mut self, key: &[u8], fields: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
-            let n =
-                k.modify::<HashValue, _>(false, |h| fields.iter().filter(|f| h.remove(f)).count())?;
+            let n = k.modify_if::<HashValue, _>(false, |h| {
+                let removed = fields.iter().filter(|f| h.remove(f)).count();
+                (removed, removed > 0)
+            })?;
             Ok(n.unwrap_or(0))
         })
     }

@@ -68,12 +68,13 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<Option<Vec<Bytes>>, OpError> {
         self.write_key(key, now_ms, false, |k| {
-            k.modify::<ListValue, _>(false, |l| {
+            k.modify_if::<ListValue, _>(false, |l| {
                 let n = count.unwrap_or(1).min(l.len());
-                (0..n)
+                let popped = (0..n)
                     .filter_map(|_| l.pop(end.front()))
                     .map(|v| Bytes::from(Vec::from(v)))
-                    .collect()
+                    .collect();
+                (popped, n > 0)
             })
         })
     }

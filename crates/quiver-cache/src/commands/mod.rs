@@ -158,6 +158,17 @@ impl<'s> KeyCtx<'s> {
         create: bool,
         f: impl FnOnce(&mut T) -> R,
     ) -> Result<Option<R>, OpError> {
+        self.modify_if(create, |v| (f(v), true))
+    }
+
+    /// Like [`KeyCtx::modify`], but the key counts as modified (for WATCH and the change
+    /// feed) only when `f` says it changed something: Redis does not touch a key for an
+    /// SADD of members already there or an SREM of absent ones.
+    pub(crate) fn modify_if<T: Kind, R>(
+        &mut self,
+        create: bool,
+        f: impl FnOnce(&mut T) -> (R, bool),
+    ) -> Result<Option<R>, OpError> {
         self.check::<T>()?;
         if self.idx.is_none() {
             if !create {
@@ -168,10 +179,10 @@ impl<'s> KeyCtx<'s> {
             self.idx = Some(self.s.insert(self.db, self.hash, entry));
         }
         let idx = self.idx.expect("the key exists or was just created");
-        let (r, empty) = self.s.update(self.db, idx, |e| {
+        let (r, empty) = self.s.update_if(self.db, idx, |e| {
             let v = T::peek_mut(&mut e.value).expect("type checked above");
-            let r = f(v);
-            (r, v.is_empty_value())
+            let (r, changed) = f(v);
+            ((r, v.is_empty_value()), changed)
         });
         if empty {
             self.delete();

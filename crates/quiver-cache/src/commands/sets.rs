@@ -21,20 +21,22 @@ impl Db<'_> {
     /// SADD: returns how many members were new.
     pub fn sadd(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, true, |k| {
-            Ok(
-                k.modify::<SetValue, _>(true, |s| members.iter().filter(|m| s.insert(m)).count())?
-                    .unwrap_or(0),
-            )
+            Ok(k.modify_if::<SetValue, _>(true, |s| {
+                let added = members.iter().filter(|m| s.insert(m)).count();
+                (added, added > 0)
+            })?
+            .unwrap_or(0))
         })
     }
 
     /// SREM: returns how many members existed.
     pub fn srem(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
-            Ok(
-                k.modify::<SetValue, _>(false, |s| members.iter().filter(|m| s.remove(m)).count())?
-                    .unwrap_or(0),
-            )
+            Ok(k.modify_if::<SetValue, _>(false, |s| {
+                let removed = members.iter().filter(|m| s.remove(m)).count();
+                (removed, removed > 0)
+            })?
+            .unwrap_or(0))
         })
     }
 
@@ -92,11 +94,12 @@ impl Db<'_> {
             // Remove from the highest position down: removal moves the last member into
             // the hole, which never disturbs a lower position still to be removed.
             picks.sort_unstable_by(|a, b| b.cmp(a));
-            Ok(k.modify::<SetValue, _>(false, |s| {
-                picks
+            Ok(k.modify_if::<SetValue, _>(false, |s| {
+                let popped = picks
                     .iter()
                     .map(|&i| Bytes::from(Vec::from(s.remove_at(i))))
-                    .collect()
+                    .collect();
+                (popped, !picks.is_empty())
             })?
             .unwrap_or_default())
         })

@@ -104,8 +104,9 @@ impl Db<'_> {
     /// ZREM: how many members existed.
     pub fn zrem(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
-            Ok(k.modify::<ZSetValue, _>(false, |z| {
-                members.iter().filter(|m| z.remove(m).is_some()).count()
+            Ok(k.modify_if::<ZSetValue, _>(false, |z| {
+                let removed = members.iter().filter(|m| z.remove(m).is_some()).count();
+                (removed, removed > 0)
             })?
             .unwrap_or(0))
         })
@@ -214,11 +215,13 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<Vec<(Bytes, f64)>, OpError> {
         self.write_key(key, now_ms, false, |k| {
-            Ok(k.modify::<ZSetValue, _>(false, |z| {
-                (0..count)
+            Ok(k.modify_if::<ZSetValue, _>(false, |z| {
+                let popped: Vec<_> = (0..count)
                     .map_while(|_| z.pop(max))
                     .map(|x| (Bytes::from(Vec::from(x.member)), x.score))
-                    .collect()
+                    .collect();
+                let changed = !popped.is_empty();
+                (popped, changed)
             })?
             .unwrap_or_default())
         })
@@ -239,6 +242,9 @@ impl Db<'_> {
                     .map(|x| x.member.clone())
                     .collect(),
             };
+            if victims.is_empty() {
+                return Ok(0);
+            }
             k.modify::<ZSetValue, _>(false, |z| {
                 for m in &victims {
                     z.remove(m);

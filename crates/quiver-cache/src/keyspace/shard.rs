@@ -167,12 +167,23 @@ impl Shard {
         idx: usize,
         f: impl FnOnce(&mut Entry) -> R,
     ) -> R {
+        self.update_if(db, idx, |e| (f(e), true))
+    }
+
+    /// Like [`Shard::update`], but the key counts as modified (for WATCH and the change
+    /// feed) only when `f` says it changed something.
+    pub(crate) fn update_if<R>(
+        &mut self,
+        db: usize,
+        idx: usize,
+        f: impl FnOnce(&mut Entry) -> (R, bool),
+    ) -> R {
         let e = self.dbs[db].table.at_mut(idx);
         let before = e.mem();
-        let r = f(e);
+        let (r, changed) = f(e);
         let after = e.mem();
         self.mem = self.mem + after - before;
-        if self.notes_changes() {
+        if changed && self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.signal_modified(db, &key);
         }
