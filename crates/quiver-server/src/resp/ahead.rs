@@ -3,9 +3,10 @@
 //! first key's value. A connection hands these for a batch of requests to
 //! `Keyspace::warm` before running them (see `connection::Connection::next_request`).
 
-use crate::resp::table;
 use quiver_core::cache::WarmTarget;
 use quiver_resp::Request;
+
+use crate::resp::table;
 
 /// The keys `request` names, by its command's key positions; the first comes with the
 /// field or member the command looks up in its value, if any.

@@ -10,8 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::resp::command::{Command, ConnectionCommand, TransactionCommand};
-use crate::resp::table::{self, CommandSpec, flag};
 use bytes::BytesMut;
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Decoder, ParseError, Request};
@@ -23,9 +21,11 @@ use tokio::sync::Notify;
 use super::ahead;
 use super::clients::ClientHandle;
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
-use super::session::{MAX_QUEUED_COMMANDS, Multi, Session};
+use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
 use super::{PROTECTED_MODE_REPLY, RespShared};
 use crate::clock::unix_ms;
+use crate::resp::command::{Command, ConnectionCommand, TransactionCommand};
+use crate::resp::table::{self, CommandSpec, flag};
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
@@ -318,11 +318,16 @@ impl Connection {
         }
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
+            // Inside MULTI, Redis checks only the name and the arity when it queues; the
+            // options are refused in EXEC's reply.
+            Err(error) if self.session.multi.is_some() => {
+                return self.queue(Queued::Refused(error), out);
+            }
             Err(error) => return self.refuse(Some(spec), &error, out),
         };
         self.session.last_command = spec.name;
         if self.session.multi.is_some() && !runs_inside_multi(&command) {
-            return self.queue(command, out);
+            return self.queue(Queued::Command(command), out);
         }
         let before = out.len();
         let flow = self.execute(spec, command, out);
@@ -363,7 +368,7 @@ impl Connection {
         Flow::Continue
     }
 
-    fn queue(&mut self, command: Command, out: &mut BytesMut) -> Flow {
+    fn queue(&mut self, command: Queued, out: &mut BytesMut) -> Flow {
         let multi = self.session.multi.get_or_insert_with(Multi::default);
         if multi.queued.len() >= MAX_QUEUED_COMMANDS {
             multi.aborted = true;

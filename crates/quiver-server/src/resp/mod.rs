@@ -18,8 +18,10 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use clients::Clients;
 use quiver_core::cache::Cache;
 use quiver_resp::Limits;
+use stats::CommandStats;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
@@ -27,8 +29,6 @@ use crate::clock::unix_ms;
 use crate::serve::io_threads::IoThreads;
 use crate::serve::listener::Listener;
 use crate::serve::shutdown::Shutdown;
-use clients::Clients;
-use stats::CommandStats;
 
 /// Settings of the RESP transport that do not change at run time.
 #[derive(Debug, Clone)]

@@ -4,19 +4,31 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use crate::resp::command::Command;
 use bytes::Bytes;
 use quiver_core::cache::WatchedKey;
+use quiver_resp::CommandError;
 use quiver_resp::Protocol;
+
+use crate::resp::command::Command;
 
 /// Most commands one MULTI may queue: each is held in memory until EXEC.
 pub const MAX_QUEUED_COMMANDS: usize = 100_000;
+
+/// A command queued inside MULTI.
+#[derive(Debug)]
+pub enum Queued {
+    /// It runs at EXEC.
+    Command(Command),
+    /// Its options were refused: Redis checks only the name and the arity when it
+    /// queues, and answers this error in EXEC's reply.
+    Refused(CommandError),
+}
 
 /// A MULTI in progress.
 #[derive(Debug, Default)]
 pub struct Multi {
     /// Commands queued for EXEC.
-    pub queued: Vec<Command>,
+    pub queued: Vec<Queued>,
     /// A command failed to queue: EXEC must answer EXECABORT.
     pub aborted: bool,
 }

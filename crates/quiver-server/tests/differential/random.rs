@@ -54,13 +54,14 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
     let key = rng.pick(KEYS);
     let other = rng.pick(KEYS);
     let mut compare = Compare::Exact;
-    let mut words: Vec<String> = match rng.below(6) {
-        0 => string(rng, key, other),
-        1 => generic(rng, key, other, &mut compare),
-        2 => hash(rng, key, &mut compare),
-        3 => list(rng, key, other),
-        4 => set(rng, key, other, &mut compare),
-        _ => zset(rng, key, other),
+    let mut words: Vec<String> = match rng.below(61) {
+        0..=9 => string(rng, key, other),
+        10..=19 => generic(rng, key, other, &mut compare),
+        20..=29 => hash(rng, key, &mut compare),
+        30..=39 => list(rng, key, other),
+        40..=49 => set(rng, key, other, &mut compare),
+        50..=59 => zset(rng, key, other),
+        _ => transaction(rng, key),
     }
     .into_iter()
     .map(str::to_owned)
@@ -70,6 +71,18 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
         words.pop();
     }
     (words.into_iter().map(String::into_bytes).collect(), compare)
+}
+
+/// MULTI, EXEC, DISCARD, WATCH and UNWATCH now and then: the commands drawn after a
+/// MULTI are queued until an EXEC or DISCARD comes.
+fn transaction<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
+    match rng.below(5) {
+        0 => vec!["MULTI"],
+        1 => vec!["EXEC"],
+        2 => vec!["DISCARD"],
+        3 => vec!["WATCH", key],
+        _ => vec!["UNWATCH"],
+    }
 }
 
 fn string<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {

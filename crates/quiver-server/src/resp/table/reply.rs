@@ -2,11 +2,11 @@
 //! `COMMAND LIST` replies, built from the table in Redis 7's shapes.
 
 use bytes::Bytes;
+use quiver_resp::encode::Reply;
+use quiver_resp::request::Request;
 
 use super::{CommandSpec, commands, flag, lookup};
 use crate::resp::command::server::{CommandCommand, ListFilter};
-use quiver_resp::encode::Reply;
-use quiver_resp::request::Request;
 
 /// The reply to a `COMMAND` subcommand.
 pub fn command_reply(command: &CommandCommand) -> Reply {

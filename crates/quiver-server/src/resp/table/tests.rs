@@ -1,10 +1,10 @@
 //! The command table: lookups, arity, and COMMAND replies.
 
 use bytes::Bytes;
+use quiver_resp::encode::{Protocol, Reply};
 
 use super::*;
 use crate::resp::command::server::{CommandCommand, ListFilter};
-use quiver_resp::encode::{Protocol, Reply};
 
 const ISSUE_COMMANDS: &str = "GET SET SETNX SETEX PSETEX MGET MSET MSETNX GETSET GETDEL GETEX APPEND STRLEN GETRANGE \
     SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT DEL UNLINK EXISTS TOUCH EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL \

@@ -5,11 +5,11 @@ pub(crate) mod exec;
 mod specs;
 
 use bytes::Bytes;
-
-use super::{Args, Command, is};
 use quiver_resp::encode::{Protocol, Reply};
 use quiver_resp::error::{CommandError, ErrorCode};
 use quiver_resp::num::parse_i64;
+
+use super::{Args, Command, is};
 
 pub(crate) use specs::SPECS;
 

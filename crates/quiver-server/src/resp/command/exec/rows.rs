@@ -2,13 +2,13 @@
 //! arity parses into a command that either runs here and writes exactly one reply, or
 //! comes back, having written nothing, as a session command for the connection.
 
-use crate::resp::command::Command;
-use crate::resp::table::{self, CommandSpec};
 use bytes::BytesMut;
 use quiver_core::cache::{Cache, CacheConfig};
 use quiver_resp::{Protocol, Request};
 
 use super::{DataCtx, SessionCommand, execute_data};
+use crate::resp::command::Command;
+use crate::resp::table::{self, CommandSpec};
 
 /// A request for `spec`: its name (a subcommand as two words), then `1` up to its
 /// arity, two more when it takes more.

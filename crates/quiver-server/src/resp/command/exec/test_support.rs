@@ -2,12 +2,12 @@
 //! family tests: each call parses a request as a client would send it and
 //! returns the outcome and the exact reply bytes.
 
-use crate::resp::command::Command;
 use bytes::BytesMut;
 use quiver_core::cache::{Cache, CacheConfig};
 use quiver_resp::{Protocol, Request};
 
 use super::{DataCtx, Outcome, execute_data};
+use crate::resp::command::Command;
 
 /// The Unix time the tests run at, in milliseconds.
 pub(crate) const NOW_MS: u64 = 1_700_000_000_000;

@@ -1,10 +1,10 @@
 //! Hash commands. HGETALL is a map in RESP3 (a flat array in RESP2);
 //! HRANDFIELD WITHVALUES pairs fields with values as nested arrays in RESP3.
 
-use crate::resp::command::HashCommand;
 use bytes::{Bytes, BytesMut};
 use quiver_resp::encode::{write_array_len, write_bulk, write_integer, write_map_len};
 
+use crate::resp::command::HashCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{
     bulk_or_null, bulks, count, flag, ok, optional_bulks, pair_refs, refs, reply, scan_count,

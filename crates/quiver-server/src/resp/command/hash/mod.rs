@@ -5,11 +5,11 @@ pub(crate) mod exec;
 mod specs;
 
 use bytes::Bytes;
+use quiver_resp::error::CommandError;
+use quiver_resp::num::parse_i64;
 
 use super::keys::{Scan, parse_scan};
 use super::{Args, Command, is};
-use quiver_resp::error::CommandError;
-use quiver_resp::num::parse_i64;
 
 pub(crate) use specs::SPECS;
 

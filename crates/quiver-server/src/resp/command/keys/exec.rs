@@ -2,19 +2,19 @@
 //! SCAN, renames and copies, RANDOMKEY, DBSIZE, the flushes, OBJECT and
 //! MEMORY USAGE.
 
-use crate::resp::command::KeysCommand;
-use crate::resp::command::keys::{
-    Expire, ExpireCondition, FlushMode, ObjectCommand, Scan, TimeUnit,
-};
 use bytes::BytesMut;
 use quiver_core::cache::{Cache, Garbage};
 use quiver_core::cache::{ExpireCondition as CacheCondition, OpError, ValueType};
 use quiver_resp::CommandError;
 use quiver_resp::encode::{write_bulk, write_integer, write_simple};
 
+use crate::resp::command::KeysCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{
     bulk_or_null, count, error, flag, help, ok, refs, reply, scan_count, scan_head,
+};
+use crate::resp::command::keys::{
+    Expire, ExpireCondition, FlushMode, ObjectCommand, Scan, TimeUnit,
 };
 
 /// `OBJECT HELP`, Redis 7's text for the subcommands served here.

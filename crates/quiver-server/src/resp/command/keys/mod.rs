@@ -6,10 +6,10 @@ pub(crate) mod exec;
 mod specs;
 
 use bytes::Bytes;
-
-use super::{Args, Command, is};
 use quiver_resp::error::CommandError;
 use quiver_resp::num::parse_cursor;
+
+use super::{Args, Command, is};
 
 pub(crate) use specs::SPECS;
 

@@ -3,14 +3,14 @@
 //! wait ([`Outcome::Block`]), except inside a transaction, where Redis answers
 //! at once as if the timeout had passed.
 
-use crate::resp::command::ListCommand;
-use crate::resp::command::list::{End, LPos};
 use bytes::{Bytes, BytesMut};
 use quiver_core::cache::ListEnd;
 use quiver_resp::encode::{write_array_len, write_bulk, write_integer, write_null_array};
 
+use crate::resp::command::ListCommand;
 use crate::resp::command::exec::{DataCtx, Outcome};
 use crate::resp::command::exec::{bulk_or_null, bulks, count, error, ok, reply, to_usize};
+use crate::resp::command::list::{End, LPos};
 
 /// Runs a list command and writes its reply.
 pub(crate) fn execute(

@@ -1,9 +1,10 @@
 //! The list commands' entries in the command table.
 
+use quiver_resp::num::parse_i64;
+
 use super::*;
 use crate::resp::table::flag::{BLOCKING, DENYOOM, FAST, NOSCRIPT, READONLY, WRITE};
 use crate::resp::table::{CommandSpec, Group, Parser};
-use quiver_resp::num::parse_i64;
 
 const fn c(
     name: &'static str,

@@ -6,9 +6,9 @@ pub(crate) mod exec;
 mod specs;
 
 use bytes::Bytes;
+use quiver_resp::error::CommandError;
 
 use super::{Args, Command, is};
-use quiver_resp::error::CommandError;
 
 pub(crate) use specs::SPECS;
 

@@ -2,15 +2,15 @@
 //! with a count) are RESP3 sets; SRANDMEMBER with a count, which may repeat
 //! members, and SMISMEMBER are arrays, as in Redis 7.
 
-use crate::resp::command::SetCommand;
-use crate::resp::command::set::SetOp;
 use bytes::BytesMut;
 use quiver_resp::encode::{write_array_len, write_bulk};
 
+use crate::resp::command::SetCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{
     bulk_or_null, bulks, count, flag, refs, reply, scan_count, scan_head, set_of, to_usize,
 };
+use crate::resp::command::set::SetOp;
 
 /// Runs a set command and writes its reply.
 pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: SetCommand, out: &mut BytesMut) {

@@ -2,17 +2,17 @@
 //! under the shard lock, and SET and INCR reply without allocating: the hot
 //! path costs no more than the keyspace call itself.
 
-use crate::resp::command::StringCommand;
-use crate::resp::command::string::{Condition, Expiry, Set, TtlChange};
 use bytes::BytesMut;
 use quiver_core::cache::{GetExExpiry, SetCondition, SetExpiry, SetOptions};
 use quiver_resp::CommandError;
 use quiver_resp::encode::{write_bulk, write_integer, write_null};
 
+use crate::resp::command::StringCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{
     bulk_or_null, count, error, flag, ok, optional_bulks, pair_refs, refs, reply, to_usize,
 };
+use crate::resp::command::string::{Condition, Expiry, Set, TtlChange};
 
 /// Runs a string command and writes its reply.
 pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: StringCommand, out: &mut BytesMut) {

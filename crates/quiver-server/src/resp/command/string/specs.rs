@@ -1,9 +1,10 @@
 //! The string commands' entries in the command table.
 
+use quiver_resp::num::parse_f64;
+
 use super::*;
 use crate::resp::table::flag::{DENYOOM, FAST, READONLY, WRITE};
 use crate::resp::table::{CommandSpec, Group, Parser};
-use quiver_resp::num::parse_f64;
 
 const fn c(
     name: &'static str,

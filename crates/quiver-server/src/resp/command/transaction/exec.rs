@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
-use crate::resp::command::{Command, ServerCommand, TransactionCommand};
 use bytes::BytesMut;
 use quiver_resp::CommandError;
 use quiver_resp::encode as write;
 
 use crate::clock::unix_ms;
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data, execute_session};
+use crate::resp::command::{Command, ServerCommand, TransactionCommand};
 use crate::resp::connection::{Connection, Flow};
-use crate::resp::session::Multi;
+use crate::resp::session::{Multi, Queued};
 
 /// Runs a transaction command (MULTI, EXEC, DISCARD, WATCH, UNWATCH).
 pub(in crate::resp) fn execute(
@@ -85,7 +85,7 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
 
 /// Runs the queued commands, replying one array of their replies (or a null
 /// array when a WATCHed key changed).
-fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow {
+fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
     let cache = Arc::clone(&conn.shared.cache);
     let now_ms = unix_ms();
     let mut transaction = Some(cache.transaction());
@@ -98,7 +98,14 @@ fn run(conn: &mut Connection, queued: Vec<Command>, out: &mut BytesMut) -> Flow 
     }
     write::write_array_len(out, queued.len());
     let mut flow = Flow::Continue;
-    for command in queued {
+    for queued in queued {
+        let command = match queued {
+            Queued::Command(command) => command,
+            Queued::Refused(error) => {
+                write::write_error(out, error.to_string().as_bytes());
+                continue;
+            }
+        };
         // INFO and CONFIG read or change keyspace-wide state through the shard
         // locks this transaction holds: they run with the locks released.
         let command = match command {

@@ -4,9 +4,9 @@ pub(crate) mod exec;
 mod specs;
 
 use bytes::Bytes;
+use quiver_resp::error::CommandError;
 
 use super::Command;
-use quiver_resp::error::CommandError;
 
 pub(crate) use specs::SPECS;
 

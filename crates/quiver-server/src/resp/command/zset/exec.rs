@@ -3,11 +3,6 @@
 //! member with its score as a nested array in RESP3 and flatten the pairs in
 //! RESP2, as Redis 7 does. ZSCAN sends scores as bulk strings in both.
 
-use crate::resp::command::SortedSetCommand;
-use crate::resp::command::string::Condition;
-use crate::resp::command::zset::{
-    Aggregate, Comparison, LexBound, ScoreBound, ZAdd, ZRange, ZRangeBy, ZSetOp, ZStore,
-};
 use bytes::{Bytes, BytesMut};
 use quiver_core::cache::{
     Aggregate as CacheAggregate, LexBound as CacheLex, OpError, ScoreBound as CacheScore,
@@ -17,8 +12,13 @@ use quiver_core::cache::{
 use quiver_resp::Protocol;
 use quiver_resp::encode::{write_array_len, write_bulk, write_double, write_null};
 
+use crate::resp::command::SortedSetCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{count, error, refs, reply, scan_count, scan_head, to_usize};
+use crate::resp::command::string::Condition;
+use crate::resp::command::zset::{
+    Aggregate, Comparison, LexBound, ScoreBound, ZAdd, ZRange, ZRangeBy, ZSetOp, ZStore,
+};
 
 /// Runs a sorted set command and writes its reply.
 #[allow(

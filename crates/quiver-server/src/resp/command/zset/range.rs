@@ -3,10 +3,10 @@
 //! `LIMIT`/`WITHSCORES` rules shared by its older forms.
 
 use bytes::Bytes;
-
-use crate::resp::command::{Args, is};
 use quiver_resp::error::CommandError;
 use quiver_resp::num::parse_i64;
+
+use crate::resp::command::{Args, is};
 
 /// One end of a score range.
 #[derive(Clone, Copy, Debug, PartialEq)]
