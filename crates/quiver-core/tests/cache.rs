@@ -117,3 +117,21 @@ fn heavy_values_are_freed_in_the_background() {
     }
     assert_eq!(cache.lazy_free_pending(), 0);
 }
+
+#[test]
+fn a_panicking_subscriber_harms_neither_the_command_nor_the_others() {
+    let cache = cache();
+    let seen: Seen = Seen::default();
+    let _bad = cache.subscribe(|_: &[Change]| panic!("a broken subscriber"));
+    let _good = cache.subscribe(record(&seen));
+    cache
+        .db(0)
+        .unwrap()
+        .set(b"k", b"v", SetOptions::default(), NOW)
+        .unwrap();
+    cache.after_command();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(0, b"k".to_vec(), ChangeKind::Written)]
+    );
+}

@@ -181,8 +181,9 @@ impl Cache {
 
     /// Calls `subscriber` with the changes of every later command, in order, on the
     /// thread that ran the command, until the returned subscription is dropped. Keep it
-    /// short (the command's reply waits for it), and do not call the cache from it (the
-    /// delivery lock is held).
+    /// short (the command's reply waits for it), and do not call the cache, subscribe or
+    /// drop a subscription from it (the delivery lock is held). A subscriber that panics
+    /// misses that batch; the command and the other subscribers go on.
     pub fn subscribe(
         self: &Arc<Self>,
         subscriber: impl Fn(&[Change]) + Send + Sync + 'static,
@@ -218,7 +219,12 @@ impl Cache {
             .map(|(_, subscriber)| Arc::clone(subscriber))
             .collect();
         for subscriber in subscribers {
-            subscriber(&changes);
+            // A subscriber that panics loses this batch; the others and the command do not.
+            let delivered =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| subscriber(&changes)));
+            if delivered.is_err() {
+                tracing::error!(changes = changes.len(), "a change-feed subscriber panicked");
+            }
         }
     }
 
