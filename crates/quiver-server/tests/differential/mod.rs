@@ -391,9 +391,8 @@ fn hand_written_cases_match_redis() {
 }
 
 /// Every row of Quiver's command table against redis-server's: `COMMAND INFO` (name,
-/// arity, flags, key positions, ACL categories, key specifications, subcommands) and
-/// `COMMAND GETKEYS` on a request of the command's arity. Key specification flags are
-/// left out: Quiver reports the access flag only (docs/redis-compatibility.md).
+/// arity, flags, key positions, ACL categories, tips, key specifications with their
+/// flags, subcommands) and `COMMAND GETKEYS` on a request of the command's arity.
 #[test]
 fn command_table_matches_redis() {
     let Some(mut pair) = Pair::start() else {
@@ -431,9 +430,8 @@ fn command_table_matches_redis() {
     pair.finish("the command table");
 }
 
-/// A `COMMAND INFO` reply as compared: sets sorted (their order means nothing), without
-/// command tips and key specification flags and notes (documented departures), and,
-/// for redis-server's reply, only the subcommands Quiver's `like` has.
+/// A `COMMAND INFO` reply as compared: sets sorted (their order means nothing) and, for
+/// redis-server's reply, only the subcommands Quiver's `like` has.
 fn comparable_info(reply: Reply, like: Option<&Reply>) -> Reply {
     let subcommand_names = |reply: &Reply| -> Vec<Reply> {
         command_entries(reply)
@@ -449,12 +447,9 @@ fn comparable_info(reply: Reply, like: Option<&Reply>) -> Reply {
     let command = |fields: Vec<Reply>| {
         let fields = fields
             .into_iter()
-            .enumerate()
-            .map(|(i, field)| match (i, field) {
-                (7, _) => Reply::Set(Vec::new()),
-                (8, specs) => without_flags(specs),
-                (_, Reply::Set(items)) => Reply::Set(sorted(items)),
-                (_, other) => other,
+            .map(|field| match field {
+                Reply::Set(items) => Reply::Set(sorted(items)),
+                other => other,
             })
             .collect();
         Reply::Array(fields)
@@ -491,23 +486,6 @@ fn comparable_info(reply: Reply, like: Option<&Reply>) -> Reply {
 fn sorted(mut items: Vec<Reply>) -> Vec<Reply> {
     items.sort();
     items
-}
-
-/// Key specifications without their flags and notes.
-fn without_flags(reply: Reply) -> Reply {
-    match reply {
-        Reply::Array(items) => Reply::Array(items.into_iter().map(without_flags).collect()),
-        Reply::Set(items) => Reply::Set(items.into_iter().map(without_flags).collect()),
-        Reply::Map(pairs) => Reply::Map(
-            pairs
-                .into_iter()
-                .filter(|(key, _)| {
-                    !matches!(key, Reply::Bulk(k) if k.as_slice() == b"flags" || k.as_slice() == b"notes")
-                })
-                .collect(),
-        ),
-        other => other,
-    }
 }
 
 /// The entries of one `COMMAND INFO` reply: each command and its subcommands.

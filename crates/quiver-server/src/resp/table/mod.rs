@@ -163,6 +163,13 @@ pub struct CommandSpec {
     pub acl_category: Option<&'static str>,
     /// In `@dangerous` without being an admin command (`KEYS`, `FLUSHALL`...).
     pub dangerous: bool,
+    /// The flags of each key specification (`RW`, `access`, `update`...), in the order
+    /// `COMMAND INFO` lists the specifications.
+    pub key_flags: &'static [&'static [&'static str]],
+    /// The note on the first key specification, if any.
+    pub key_note: Option<&'static str>,
+    /// Command tips (`nondeterministic_output`, `request_policy:...`).
+    pub tips: &'static [&'static str],
     pub(crate) parser: Parser,
 }
 
@@ -207,8 +214,32 @@ impl CommandSpec {
             syntax: "",
             acl_category: None,
             dangerous: false,
+            key_flags: &[],
+            key_note: None,
+            tips: &[],
             parser,
         }
+    }
+
+    /// This entry with the flags of its key specifications.
+    pub(crate) const fn with_key_flags(
+        self,
+        key_flags: &'static [&'static [&'static str]],
+    ) -> CommandSpec {
+        CommandSpec { key_flags, ..self }
+    }
+
+    /// This entry with a note on its first key specification.
+    pub(crate) const fn with_key_note(self, note: &'static str) -> CommandSpec {
+        CommandSpec {
+            key_note: Some(note),
+            ..self
+        }
+    }
+
+    /// This entry with command tips.
+    pub(crate) const fn with_tips(self, tips: &'static [&'static str]) -> CommandSpec {
+        CommandSpec { tips, ..self }
     }
 
     /// This entry in the ACL category `category` rather than its group's.

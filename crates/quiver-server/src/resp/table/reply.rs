@@ -131,7 +131,12 @@ pub fn info_reply(spec: &CommandSpec) -> Reply {
                 .map(Reply::simple)
                 .collect(),
         ),
-        Reply::Set(Vec::new()),
+        Reply::Set(
+            spec.tips
+                .iter()
+                .map(|tip| Reply::bulk_static(tip))
+                .collect(),
+        ),
         Reply::Set(key_specs(spec)),
         // Redis sends no subcommands as an empty set, and some as an array.
         if spec.subcommands.is_empty() {
@@ -209,32 +214,39 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
 /// The key specifications: a range from the legacy first/last/step triple, and
 /// the keys a `numkeys` argument counts.
 fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
-    let access = if spec.has(flag::WRITE) { "RW" } else { "RO" };
     let text = |s: &'static str| Reply::bulk_static(s);
     let int = |n: usize| Reply::Integer(i64::try_from(n).unwrap_or(i64::MAX));
-    let key_spec = |begin: usize, kind: &'static str, find: Vec<(Reply, Reply)>| {
-        Reply::Map(vec![
-            (text("flags"), Reply::Set(vec![Reply::simple(access)])),
-            (
-                text("begin_search"),
-                Reply::Map(vec![
-                    (text("type"), text("index")),
-                    (text("spec"), Reply::Map(vec![(text("index"), int(begin))])),
-                ]),
-            ),
-            (
-                text("find_keys"),
-                Reply::Map(vec![
-                    (text("type"), text(kind)),
-                    (text("spec"), Reply::Map(find)),
-                ]),
-            ),
-        ])
+    let key_spec = |i: usize, begin: usize, kind: &'static str, find: Vec<(Reply, Reply)>| {
+        let flags = spec.key_flags.get(i).copied().unwrap_or_default();
+        let mut fields = Vec::with_capacity(4);
+        if let Some(note) = spec.key_note.filter(|_| i == 0) {
+            fields.push((text("notes"), text(note)));
+        }
+        fields.push((
+            text("flags"),
+            Reply::Set(flags.iter().map(|flag| Reply::simple(flag)).collect()),
+        ));
+        fields.push((
+            text("begin_search"),
+            Reply::Map(vec![
+                (text("type"), text("index")),
+                (text("spec"), Reply::Map(vec![(text("index"), int(begin))])),
+            ]),
+        ));
+        fields.push((
+            text("find_keys"),
+            Reply::Map(vec![
+                (text("type"), text(kind)),
+                (text("spec"), Reply::Map(find)),
+            ]),
+        ));
+        Reply::Map(fields)
     };
-    let range = |first: i32, last: i32| {
+    let range = |i: usize, first: i32, last: i32| {
         // `lastkey` counts from the first key, or from the end when negative.
         let last = if last < 0 { last } else { last - first };
         key_spec(
+            i,
             usize::try_from(first).unwrap_or(0),
             "range",
             vec![
@@ -246,13 +258,14 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
     };
     let mut specs = Vec::with_capacity(2);
     if spec.first_key > 0 && spec.first_key_apart {
-        specs.push(range(spec.first_key, spec.first_key));
-        specs.push(range(spec.first_key + 1, spec.last_key));
+        specs.push(range(0, spec.first_key, spec.first_key));
+        specs.push(range(1, spec.first_key + 1, spec.last_key));
     } else if spec.first_key > 0 {
-        specs.push(range(spec.first_key, spec.last_key));
+        specs.push(range(0, spec.first_key, spec.last_key));
     }
     if spec.numkeys > 0 {
         specs.push(key_spec(
+            specs.len(),
             spec.numkeys,
             "keynum",
             vec![

@@ -221,3 +221,23 @@ fn getkeys_refuses_bad_counts_and_keyless_commands() {
     assert_eq!(get_keys("zinterstore d 3 a b"), invalid);
     assert_eq!(get_keys("lmove"), invalid);
 }
+
+#[test]
+fn every_key_specification_has_its_flags() {
+    for spec in commands() {
+        for spec in std::iter::once(*spec).chain(spec.subcommands.iter()) {
+            let ranges = match (spec.first_key > 0, spec.first_key_apart) {
+                (false, _) => 0,
+                (true, false) => 1,
+                (true, true) => 2,
+            };
+            let specs = ranges + usize::from(spec.numkeys > 0);
+            assert_eq!(spec.key_flags.len(), specs, "{}", spec.name);
+            assert!(
+                spec.key_flags.iter().all(|flags| !flags.is_empty()),
+                "{}",
+                spec.name
+            );
+        }
+    }
+}

@@ -46,7 +46,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(ConnectionCommand::Ping { message })
         },
     )
-    .with_syntax("[message]"),
+    .with_syntax("[message]")
+    .with_tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     c(
         "echo",
         2,
@@ -162,7 +163,8 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         "Lists open connections.",
         parse_client_list,
     )
-    .with_syntax("[TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id...]"),
+    .with_syntax("[TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id...]")
+    .with_tips(&["nondeterministic_output"]),
     c(
         "client|kill",
         -3,
@@ -179,7 +181,8 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         "6.2.0",
         "Returns information about the connection.",
         |_| client(ClientCommand::Info),
-    ),
+    )
+    .with_tips(&["nondeterministic_output"]),
     c(
         "client|help",
         2,

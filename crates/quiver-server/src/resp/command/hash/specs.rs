@@ -40,7 +40,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key (field value)..."),
+    .with_syntax("key (field value)...")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "hmset",
         -4,
@@ -56,7 +57,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key (field value)..."),
+    .with_syntax("key (field value)...")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "hsetnx",
         4,
@@ -72,7 +74,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field value"),
+    .with_syntax("key field value")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "hget",
         3,
@@ -87,7 +90,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field"),
+    .with_syntax("key field")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "hmget",
         -3,
@@ -102,7 +106,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field..."),
+    .with_syntax("key field...")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "hdel",
         -3,
@@ -117,7 +122,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field..."),
+    .with_syntax("key field...")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "hexists",
         3,
@@ -132,7 +138,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field"),
+    .with_syntax("key field")
+    .with_key_flags(&[&["RO"]]),
     c(
         "hlen",
         2,
@@ -141,7 +148,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the number of fields in a hash.",
         |a| wrap(HashCommand::HLen { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]]),
     c(
         "hgetall",
         2,
@@ -150,7 +158,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns all fields and values in a hash.",
         |a| wrap(HashCommand::HGetAll { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "hkeys",
         2,
@@ -159,7 +169,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns all fields in a hash.",
         |a| wrap(HashCommand::HKeys { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "hvals",
         2,
@@ -168,7 +180,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns all values in a hash.",
         |a| wrap(HashCommand::HVals { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "hincrby",
         4,
@@ -184,7 +198,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field increment"),
+    .with_syntax("key field increment")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "hincrbyfloat",
         4,
@@ -200,7 +215,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field increment"),
+    .with_syntax("key field increment")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "hstrlen",
         3,
@@ -215,7 +231,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key field"),
+    .with_syntax("key field")
+    .with_key_flags(&[&["RO"]]),
     c(
         "hrandfield",
         -2,
@@ -224,7 +241,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns one or more random fields from a hash.",
         parse_hrandfield,
     )
-    .with_syntax("key [count [WITHVALUES]]"),
+    .with_syntax("key [count [WITHVALUES]]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "hscan",
         -3,
@@ -240,5 +259,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key cursor [MATCH pattern] [COUNT count]"),
+    .with_syntax("key cursor [MATCH pattern] [COUNT count]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
 ];

@@ -60,7 +60,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Deletes one or more keys.",
         |a| wrap(KeysCommand::Del { keys: a.rest() }),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RM", "delete"]])
+    .with_tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     c(
         "unlink",
         -2,
@@ -70,7 +72,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Asynchronously deletes one or more keys.",
         |a| wrap(KeysCommand::Unlink { keys: a.rest() }),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RM", "delete"]])
+    .with_tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     c(
         "exists",
         -2,
@@ -80,7 +84,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Determines whether one or more keys exist.",
         |a| wrap(KeysCommand::Exists { keys: a.rest() }),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO"]])
+    .with_tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     c(
         "touch",
         -2,
@@ -90,7 +96,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
         |a| wrap(KeysCommand::Touch { keys: a.rest() }),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO"]])
+    .with_tips(&["request_policy:multi_shard", "response_policy:agg_sum"]),
     c(
         "expire",
         -3,
@@ -100,7 +108,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets the expiration time of a key in seconds.",
         |a| parse_expire(a, 1000, false),
     )
-    .with_syntax("key seconds [NX|XX|GT|LT]"),
+    .with_syntax("key seconds [NX|XX|GT|LT]")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "pexpire",
         -3,
@@ -110,7 +119,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets the expiration time of a key in milliseconds.",
         |a| parse_expire(a, 1, false),
     )
-    .with_syntax("key milliseconds [NX|XX|GT|LT]"),
+    .with_syntax("key milliseconds [NX|XX|GT|LT]")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "expireat",
         -3,
@@ -120,7 +130,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets the expiration time of a key to a Unix timestamp.",
         |a| parse_expire(a, 1000, true),
     )
-    .with_syntax("key unix-time-seconds [NX|XX|GT|LT]"),
+    .with_syntax("key unix-time-seconds [NX|XX|GT|LT]")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "pexpireat",
         -3,
@@ -130,7 +141,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         |a| parse_expire(a, 1, true),
     )
-    .with_syntax("key unix-time-milliseconds [NX|XX|GT|LT]"),
+    .with_syntax("key unix-time-milliseconds [NX|XX|GT|LT]")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "ttl",
         2,
@@ -146,7 +158,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "pttl",
         2,
@@ -162,7 +176,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "expiretime",
         2,
@@ -178,7 +194,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "pexpiretime",
         2,
@@ -194,7 +211,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "persist",
         2,
@@ -204,7 +222,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Removes the expiration time of a key.",
         |a| wrap(KeysCommand::Persist { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "type",
         2,
@@ -214,7 +233,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Determines the type of value stored at a key.",
         |a| wrap(KeysCommand::Type { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]]),
     c(
         "keys",
         2,
@@ -225,7 +245,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| wrap(KeysCommand::Keys { pattern: a.next()? }),
     )
     .with_syntax("pattern")
-    .dangerous(),
+    .dangerous()
+    .with_tips(&["request_policy:all_shards", "nondeterministic_output_order"]),
     c(
         "scan",
         -2,
@@ -238,7 +259,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(KeysCommand::Scan(parse_scan(cursor, a, true)?))
         },
     )
-    .with_syntax("cursor [MATCH pattern] [COUNT count] [TYPE type]"),
+    .with_syntax("cursor [MATCH pattern] [COUNT count] [TYPE type]")
+    .with_tips(&["nondeterministic_output", "request_policy:special"]),
     c(
         "rename",
         3,
@@ -255,7 +277,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_first_key_apart()
-    .with_syntax("key newkey"),
+    .with_syntax("key newkey")
+    .with_key_flags(&[&["RW", "access", "delete"], &["OW", "update"]]),
     c(
         "renamenx",
         3,
@@ -272,7 +295,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_first_key_apart()
-    .with_syntax("key newkey"),
+    .with_syntax("key newkey")
+    .with_key_flags(&[&["RW", "access", "delete"], &["OW", "insert"]]),
     c(
         "copy",
         -3,
@@ -283,7 +307,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         parse_copy,
     )
     .with_first_key_apart()
-    .with_syntax("source destination [DB destination-db] [REPLACE]"),
+    .with_syntax("source destination [DB destination-db] [REPLACE]")
+    .with_key_flags(&[&["RO", "access"], &["OW", "update"]]),
     c(
         "randomkey",
         1,
@@ -292,7 +317,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "1.0.0",
         "Returns a random key name from the database.",
         |_| wrap(KeysCommand::RandomKey),
-    ),
+    )
+    .with_tips(&["request_policy:all_shards", "nondeterministic_output"]),
     server(
         "dbsize",
         1,
@@ -301,7 +327,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the number of keys in the database.",
         |_| wrap(KeysCommand::DbSize),
     )
-    .with_acl_category("@keyspace"),
+    .with_acl_category("@keyspace")
+    .with_tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
     server(
         "flushdb",
         -1,
@@ -316,7 +343,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("[ASYNC|SYNC]")
     .with_acl_category("@keyspace")
-    .dangerous(),
+    .dangerous()
+    .with_tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     server(
         "flushall",
         -1,
@@ -331,7 +359,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("[ASYNC|SYNC]")
     .with_acl_category("@keyspace")
-    .dangerous(),
+    .dangerous()
+    .with_tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     c(
         "object",
         -2,
@@ -367,7 +396,9 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
             }))
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "object|freq",
         3,
@@ -377,7 +408,9 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
         "Returns the logarithmic access frequency counter of a Redis object.",
         |a| wrap(KeysCommand::Object(ObjectCommand::Freq { key: a.next()? })),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "object|idletime",
         3,
@@ -391,7 +424,9 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
             }))
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "object|refcount",
         3,
@@ -405,7 +440,9 @@ const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
             }))
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "object|help",
         2,
@@ -428,7 +465,8 @@ const MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
         "Estimates the memory usage of a key.",
         parse_memory_usage,
     )
-    .with_syntax("key [SAMPLES count]"),
+    .with_syntax("key [SAMPLES count]")
+    .with_key_flags(&[&["RO"]]),
     server(
         "memory|help",
         2,

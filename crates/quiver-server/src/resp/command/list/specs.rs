@@ -40,7 +40,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Prepends one or more elements to a list. Creates the key if it doesn't exist.",
         |a| push(a, End::Left, false),
     )
-    .with_syntax("key element..."),
+    .with_syntax("key element...")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "rpush",
         -3,
@@ -50,7 +51,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Appends one or more elements to a list. Creates the key if it doesn't exist.",
         |a| push(a, End::Right, false),
     )
-    .with_syntax("key element..."),
+    .with_syntax("key element...")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "lpushx",
         -3,
@@ -60,7 +62,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Prepends one or more elements to a list only when the list exists.",
         |a| push(a, End::Left, true),
     )
-    .with_syntax("key element..."),
+    .with_syntax("key element...")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "rpushx",
         -3,
@@ -70,7 +73,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Appends an element to a list only when the list exists.",
         |a| push(a, End::Right, true),
     )
-    .with_syntax("key element..."),
+    .with_syntax("key element...")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "lpop",
         -2,
@@ -80,7 +84,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.",
         |a| pop(a, End::Left),
     )
-    .with_syntax("key [count]"),
+    .with_syntax("key [count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "rpop",
         -2,
@@ -90,7 +95,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns and removes the last elements of a list. Deletes the list if the last element was popped.",
         |a| pop(a, End::Right),
     )
-    .with_syntax("key [count]"),
+    .with_syntax("key [count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "llen",
         2,
@@ -100,7 +106,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the length of a list.",
         |a| wrap(ListCommand::LLen { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]]),
     c(
         "lrange",
         4,
@@ -116,7 +123,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key start stop"),
+    .with_syntax("key start stop")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "lindex",
         3,
@@ -131,7 +139,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key index"),
+    .with_syntax("key index")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "lset",
         4,
@@ -147,7 +156,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key index element"),
+    .with_syntax("key index element")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "linsert",
         5,
@@ -173,7 +183,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key (BEFORE|AFTER) pivot element"),
+    .with_syntax("key (BEFORE|AFTER) pivot element")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "lrem",
         4,
@@ -189,7 +200,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key count element"),
+    .with_syntax("key count element")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "ltrim",
         4,
@@ -205,7 +217,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key start stop"),
+    .with_syntax("key start stop")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "lpos",
         -3,
@@ -215,7 +228,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the index of matching elements in a list.",
         parse_lpos,
     )
-    .with_syntax("key element [RANK rank] [COUNT num-matches] [MAXLEN len]"),
+    .with_syntax("key element [RANK rank] [COUNT num-matches] [MAXLEN len]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "lmove",
         5,
@@ -235,7 +249,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_first_key_apart()
-    .with_syntax("source destination (LEFT|RIGHT) (LEFT|RIGHT)"),
+    .with_syntax("source destination (LEFT|RIGHT) (LEFT|RIGHT)")
+    .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
     c(
         "rpoplpush",
         3,
@@ -253,7 +268,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_first_key_apart()
-    .with_syntax("source destination"),
+    .with_syntax("source destination")
+    .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
     c(
         "blpop",
         -3,
@@ -263,7 +279,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
         |a| blocking_pop(a, End::Left),
     )
-    .with_syntax("key... timeout"),
+    .with_syntax("key... timeout")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "brpop",
         -3,
@@ -273,7 +290,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
         |a| blocking_pop(a, End::Right),
     )
-    .with_syntax("key... timeout"),
+    .with_syntax("key... timeout")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "blmove",
         6,
@@ -295,5 +313,6 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_first_key_apart()
-    .with_syntax("source destination (LEFT|RIGHT) (LEFT|RIGHT) timeout"),
+    .with_syntax("source destination (LEFT|RIGHT) (LEFT|RIGHT) timeout")
+    .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
 ];

@@ -36,7 +36,12 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| wrap(ServerCommand::Info { sections: a.rest() }),
     )
     .with_syntax("[section...]")
-    .dangerous(),
+    .dangerous()
+    .with_tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
     c(
         "config",
         -2,
@@ -55,7 +60,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |_| wrap(ServerCommand::Command(CommandCommand::All)),
     )
     .with_subcommands(COMMAND_SUBCOMMANDS)
-    .with_acl_category("@connection"),
+    .with_acl_category("@connection")
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "time",
         1,
@@ -63,7 +69,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "2.6.0",
         "Returns the server time.",
         |_| wrap(ServerCommand::Time),
-    ),
+    )
+    .with_tips(&["nondeterministic_output"]),
 ];
 
 const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
@@ -90,7 +97,8 @@ const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
             config(ConfigCommand::Set { pairs: a.pairs()? })
         },
     )
-    .with_syntax("(parameter value)..."),
+    .with_syntax("(parameter value)...")
+    .with_tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
     c(
         "config|resetstat",
         2,
@@ -128,7 +136,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         |a| command(CommandCommand::Info { names: a.rest() }),
     )
     .with_syntax("[command-name...]")
-    .with_acl_category("@connection"),
+    .with_acl_category("@connection")
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "command|docs",
         -2,
@@ -138,7 +147,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         |a| command(CommandCommand::Docs { names: a.rest() }),
     )
     .with_syntax("[command-name...]")
-    .with_acl_category("@connection"),
+    .with_acl_category("@connection")
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "command|getkeys",
         -4,
@@ -158,7 +168,8 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         parse_command_list,
     )
     .with_syntax("[FILTERBY (MODULE module-name|ACLCAT category|PATTERN pattern)]")
-    .with_acl_category("@connection"),
+    .with_acl_category("@connection")
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "command|help",
         2,

@@ -35,7 +35,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member..."),
+    .with_syntax("key member...")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "srem",
         -3,
@@ -51,7 +52,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member..."),
+    .with_syntax("key member...")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "smembers",
         2,
@@ -61,7 +63,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns all members of a set.",
         |a| wrap(SetCommand::SMembers { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "sismember",
         3,
@@ -77,7 +81,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member"),
+    .with_syntax("key member")
+    .with_key_flags(&[&["RO"]]),
     c(
         "smismember",
         -3,
@@ -93,7 +98,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member..."),
+    .with_syntax("key member...")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "scard",
         2,
@@ -103,7 +109,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the number of members in a set.",
         |a| wrap(SetCommand::SCard { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]]),
     c(
         "spop",
         -2,
@@ -121,7 +128,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(SetCommand::SPop { key, count })
         },
     )
-    .with_syntax("key [count]"),
+    .with_syntax("key [count]")
+    .with_key_flags(&[&["RW", "access", "delete"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "srandmember",
         -2,
@@ -139,7 +148,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(SetCommand::SRandMember { key, count })
         },
     )
-    .with_syntax("key [count]"),
+    .with_syntax("key [count]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "smove",
         4,
@@ -156,7 +167,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_first_key_apart()
-    .with_syntax("source destination member"),
+    .with_syntax("source destination member")
+    .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
     c(
         "sinter",
         -2,
@@ -166,7 +178,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the intersect of multiple sets.",
         |a| combine(a, SetOp::Inter, false),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "sunion",
         -2,
@@ -176,7 +190,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the union of multiple sets.",
         |a| combine(a, SetOp::Union, false),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "sdiff",
         -2,
@@ -186,7 +202,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the difference of multiple sets.",
         |a| combine(a, SetOp::Diff, false),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output_order"]),
     c(
         "sinterstore",
         -3,
@@ -197,7 +215,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| combine(a, SetOp::Inter, true),
     )
     .with_first_key_apart()
-    .with_syntax("destination key..."),
+    .with_syntax("destination key...")
+    .with_key_flags(&[&["RW", "update"], &["RO", "access"]]),
     c(
         "sunionstore",
         -3,
@@ -208,7 +227,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| combine(a, SetOp::Union, true),
     )
     .with_first_key_apart()
-    .with_syntax("destination key..."),
+    .with_syntax("destination key...")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
     c(
         "sdiffstore",
         -3,
@@ -219,7 +239,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| combine(a, SetOp::Diff, true),
     )
     .with_first_key_apart()
-    .with_syntax("destination key..."),
+    .with_syntax("destination key...")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
     c(
         "sintercard",
         -3,
@@ -230,7 +251,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         parse_sintercard,
     )
     .with_numkeys(1)
-    .with_syntax("numkeys key... [LIMIT limit]"),
+    .with_syntax("numkeys key... [LIMIT limit]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "sscan",
         -3,
@@ -247,5 +269,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key cursor [MATCH pattern] [COUNT count]"),
+    .with_syntax("key cursor [MATCH pattern] [COUNT count]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
 ];

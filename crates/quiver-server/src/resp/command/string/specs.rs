@@ -39,7 +39,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the string value of a key.",
         |a| wrap(StringCommand::Get { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "set",
         -3,
@@ -49,7 +50,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
         parse_set,
     )
-    .with_syntax("key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]"),
+    .with_syntax("key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]")
+    .with_key_flags(&[&["RW", "access", "update", "variable_flags"]])
+    .with_key_note("RW and ACCESS due to the optional `GET` argument"),
     c(
         "setnx",
         3,
@@ -64,7 +67,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key value"),
+    .with_syntax("key value")
+    .with_key_flags(&[&["OW", "insert"]]),
     c(
         "setex",
         4,
@@ -74,7 +78,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
         |a| parse_setex(a, Unit::Seconds),
     )
-    .with_syntax("key seconds value"),
+    .with_syntax("key seconds value")
+    .with_key_flags(&[&["OW", "update"]]),
     c(
         "psetex",
         4,
@@ -84,7 +89,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
         |a| parse_setex(a, Unit::Milliseconds),
     )
-    .with_syntax("key milliseconds value"),
+    .with_syntax("key milliseconds value")
+    .with_key_flags(&[&["OW", "update"]]),
     c(
         "mget",
         -2,
@@ -94,7 +100,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Atomically returns the string values of one or more keys.",
         |a| wrap(StringCommand::MGet { keys: a.rest() }),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["request_policy:multi_shard"]),
     c(
         "mset",
         -3,
@@ -104,7 +112,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Atomically creates or modifies the string values of one or more keys.",
         |a| wrap(StringCommand::MSet { pairs: a.pairs()? }),
     )
-    .with_syntax("(key value)..."),
+    .with_syntax("(key value)...")
+    .with_key_flags(&[&["OW", "update"]])
+    .with_tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]),
     c(
         "msetnx",
         -3,
@@ -114,7 +124,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Atomically modifies the string values of one or more keys only when all keys don't exist.",
         |a| wrap(StringCommand::MSetNx { pairs: a.pairs()? }),
     )
-    .with_syntax("(key value)..."),
+    .with_syntax("(key value)...")
+    .with_key_flags(&[&["OW", "insert"]])
+    .with_tips(&["request_policy:multi_shard", "response_policy:agg_min"]),
     c(
         "getset",
         3,
@@ -129,7 +141,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key value"),
+    .with_syntax("key value")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "getdel",
         2,
@@ -139,7 +152,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the string value of a key after deleting the key.",
         |a| wrap(StringCommand::GetDel { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "getex",
         -2,
@@ -149,7 +163,9 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the string value of a key after setting its expiration time.",
         parse_getex,
     )
-    .with_syntax("key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]"),
+    .with_syntax("key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]")
+    .with_key_flags(&[&["RW", "access", "update"]])
+    .with_key_note("RW and UPDATE because it changes the TTL"),
     c(
         "append",
         3,
@@ -164,7 +180,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key value"),
+    .with_syntax("key value")
+    .with_key_flags(&[&["RW", "insert"]]),
     c(
         "strlen",
         2,
@@ -174,7 +191,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the length of a string value.",
         |a| wrap(StringCommand::StrLen { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]]),
     c(
         "getrange",
         4,
@@ -190,7 +208,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key start end"),
+    .with_syntax("key start end")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "setrange",
         4,
@@ -211,7 +230,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key offset value"),
+    .with_syntax("key offset value")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "incr",
         2,
@@ -226,7 +246,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "decr",
         2,
@@ -241,7 +262,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "incrby",
         3,
@@ -256,7 +278,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key increment"),
+    .with_syntax("key increment")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "decrby",
         3,
@@ -273,7 +296,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(StringCommand::IncrBy { key, delta })
         },
     )
-    .with_syntax("key decrement"),
+    .with_syntax("key decrement")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "incrbyfloat",
         3,
@@ -288,5 +312,6 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key increment"),
+    .with_syntax("key increment")
+    .with_key_flags(&[&["RW", "access", "update"]]),
 ];

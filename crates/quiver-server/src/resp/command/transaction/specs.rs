@@ -64,7 +64,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Monitors changes to keys to determine the execution of a transaction.",
         |a| wrap(TransactionCommand::Watch { keys: a.rest() }),
     )
-    .with_syntax("key..."),
+    .with_syntax("key...")
+    .with_key_flags(&[&["RO"]]),
     c(
         "unwatch",
         1,

@@ -38,7 +38,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         parse_zadd,
     )
     .with_member(MemberAt::Find(zadd_member))
-    .with_syntax("key [NX|XX] [GT|LT] [CH] [INCR] (score member)..."),
+    .with_syntax("key [NX|XX] [GT|LT] [CH] [INCR] (score member)...")
+    .with_key_flags(&[&["RW", "update"]]),
     c(
         "zrem",
         -3,
@@ -54,7 +55,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member..."),
+    .with_syntax("key member...")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "zscore",
         3,
@@ -70,7 +72,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member"),
+    .with_syntax("key member")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zmscore",
         -3,
@@ -86,7 +89,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member..."),
+    .with_syntax("key member...")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zincrby",
         4,
@@ -103,7 +107,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(3))
-    .with_syntax("key increment member"),
+    .with_syntax("key increment member")
+    .with_key_flags(&[&["RW", "access", "update"]]),
     c(
         "zcard",
         2,
@@ -113,7 +118,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the number of members in a sorted set.",
         |a| wrap(SortedSetCommand::ZCard { key: a.next()? }),
     )
-    .with_syntax("key"),
+    .with_syntax("key")
+    .with_key_flags(&[&["RO"]]),
     c(
         "zcount",
         4,
@@ -127,7 +133,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(SortedSetCommand::ZCount { key, min, max })
         },
     )
-    .with_syntax("key min max"),
+    .with_syntax("key min max")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zlexcount",
         4,
@@ -141,7 +148,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             wrap(SortedSetCommand::ZLexCount { key, min, max })
         },
     )
-    .with_syntax("key min max"),
+    .with_syntax("key min max")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrange",
         -4,
@@ -151,7 +159,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns members in a sorted set within a range of indexes.",
         |a| zrange(a, false, None),
     )
-    .with_syntax("key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]"),
+    .with_syntax("key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrangebyscore",
         -4,
@@ -161,7 +170,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns members in a sorted set within a range of scores.",
         |a| zrange(a, false, Some((RangeKind::Score, false))),
     )
-    .with_syntax("key min max [WITHSCORES] [LIMIT offset count]"),
+    .with_syntax("key min max [WITHSCORES] [LIMIT offset count]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrevrangebyscore",
         -4,
@@ -171,7 +181,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns members in a sorted set within a range of scores in reverse order.",
         |a| zrange(a, false, Some((RangeKind::Score, true))),
     )
-    .with_syntax("key max min [WITHSCORES] [LIMIT offset count]"),
+    .with_syntax("key max min [WITHSCORES] [LIMIT offset count]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrangebylex",
         -4,
@@ -181,7 +192,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns members in a sorted set within a lexicographical range.",
         |a| zrange(a, false, Some((RangeKind::Lex, false))),
     )
-    .with_syntax("key min max [LIMIT offset count]"),
+    .with_syntax("key min max [LIMIT offset count]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrevrangebylex",
         -4,
@@ -191,7 +203,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns members in a sorted set within a lexicographical range in reverse order.",
         |a| zrange(a, false, Some((RangeKind::Lex, true))),
     )
-    .with_syntax("key max min [LIMIT offset count]"),
+    .with_syntax("key max min [LIMIT offset count]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrevrange",
         -4,
@@ -201,7 +214,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns members in a sorted set within a range of indexes in reverse order.",
         |a| zrange(a, false, Some((RangeKind::Rank, true))),
     )
-    .with_syntax("key start stop [WITHSCORES]"),
+    .with_syntax("key start stop [WITHSCORES]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrangestore",
         -5,
@@ -212,7 +226,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| zrange(a, true, None),
     )
     .with_first_key_apart()
-    .with_syntax("dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]"),
+    .with_syntax("dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
     c(
         "zrank",
         3,
@@ -229,7 +244,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member"),
+    .with_syntax("key member")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zrevrank",
         3,
@@ -246,7 +262,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_member(MemberAt::At(2))
-    .with_syntax("key member"),
+    .with_syntax("key member")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zpopmin",
         -2,
@@ -256,7 +273,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
         |a| zpop(a, false),
     )
-    .with_syntax("key [count]"),
+    .with_syntax("key [count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "zpopmax",
         -2,
@@ -266,7 +284,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
         |a| zpop(a, true),
     )
-    .with_syntax("key [count]"),
+    .with_syntax("key [count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "zunionstore",
         -4,
@@ -277,7 +296,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| zstore(a, ZSetOp::Union),
     )
     .with_numkeys(2)
-    .with_syntax("destination numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)]"),
+    .with_syntax("destination numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)]")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
     c(
         "zinterstore",
         -4,
@@ -288,7 +308,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |a| zstore(a, ZSetOp::Inter),
     )
     .with_numkeys(2)
-    .with_syntax("destination numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)]"),
+    .with_syntax("destination numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)]")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
     c(
         "zremrangebyscore",
         4,
@@ -305,7 +326,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key min max"),
+    .with_syntax("key min max")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "zremrangebyrank",
         4,
@@ -322,7 +344,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key start stop"),
+    .with_syntax("key start stop")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "zremrangebylex",
         4,
@@ -339,7 +362,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key min max"),
+    .with_syntax("key min max")
+    .with_key_flags(&[&["RW", "delete"]]),
     c(
         "zscan",
         -3,
@@ -356,5 +380,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
             })
         },
     )
-    .with_syntax("key cursor [MATCH pattern] [COUNT count]"),
+    .with_syntax("key cursor [MATCH pattern] [COUNT count]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
 ];
