@@ -392,7 +392,8 @@ fn hand_written_cases_match_redis() {
 
 /// Every row of Quiver's command table against redis-server's: `COMMAND INFO` (name,
 /// arity, flags, key positions, ACL categories, tips, key specifications with their
-/// flags, subcommands) and `COMMAND GETKEYS` on a request of the command's arity.
+/// flags, subcommands), `COMMAND GETKEYS` and `COMMAND GETKEYSANDFLAGS` on a request of
+/// the command's arity.
 #[test]
 fn command_table_matches_redis() {
     let Some(mut pair) = Pair::start() else {
@@ -421,9 +422,11 @@ fn command_table_matches_redis() {
         }
         for entry in command_entries(&quiver) {
             if let Some(request) = sample_request(entry) {
-                let mut getkeys = args(&["COMMAND", "GETKEYS"]);
-                getkeys.extend(request);
-                pair.check(&mut session, &getkeys, Compare::Exact, "command table");
+                for subcommand in ["GETKEYS", "GETKEYSANDFLAGS"] {
+                    let mut getkeys = args(&["COMMAND", subcommand]);
+                    getkeys.extend(request.iter().cloned());
+                    pair.check(&mut session, &getkeys, Compare::Exact, "command table");
+                }
             }
         }
     }

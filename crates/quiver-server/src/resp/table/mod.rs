@@ -170,6 +170,9 @@ pub struct CommandSpec {
     pub key_note: Option<&'static str>,
     /// Command tips (`nondeterministic_output`, `request_policy:...`).
     pub tips: &'static [&'static str],
+    /// For a command whose key flags depend on its arguments (`variable_flags`): the
+    /// flags of its first key in a given request.
+    pub variable_key_flags: Option<fn(&Request) -> &'static [&'static str]>,
     pub(crate) parser: Parser,
 }
 
@@ -217,6 +220,7 @@ impl CommandSpec {
             key_flags: &[],
             key_note: None,
             tips: &[],
+            variable_key_flags: None,
             parser,
         }
     }
@@ -233,6 +237,17 @@ impl CommandSpec {
     pub(crate) const fn with_key_note(self, note: &'static str) -> CommandSpec {
         CommandSpec {
             key_note: Some(note),
+            ..self
+        }
+    }
+
+    /// This entry with the flags of its first key decided by `flags` per request.
+    pub(crate) const fn with_variable_key_flags(
+        self,
+        flags: fn(&Request) -> &'static [&'static str],
+    ) -> CommandSpec {
+        CommandSpec {
+            variable_key_flags: Some(flags),
             ..self
         }
     }
@@ -310,16 +325,33 @@ impl CommandSpec {
         self.first_key > 0 || self.numkeys > 0
     }
 
-    /// `COMMAND GETKEYS`: the key positions of `request`, or Redis's error when its
+    /// `COMMAND GETKEYS` and `GETKEYSANDFLAGS`: the key positions of `request`, each
+    /// with the flags of the key specification that finds it, or Redis's error when its
     /// `numkeys` is not a count of keys the request holds, or it names no key.
-    pub fn get_keys(&self, request: &Request) -> Result<Vec<usize>, CommandError> {
+    pub fn get_keys(
+        &self,
+        request: &Request,
+    ) -> Result<Vec<(usize, &'static [&'static str])>, CommandError> {
         let invalid = CommandError::Message("Invalid arguments specified for command");
         let counted = self.counted_keys(request).ok_or(invalid.clone())?;
-        let positions: Vec<usize> = self.range_positions(request.len()).chain(counted).collect();
-        if positions.is_empty() {
+        let ranges = usize::from(self.first_key > 0) + usize::from(self.first_key_apart);
+        let flags = |index: usize| self.key_flags.get(index).copied().unwrap_or_default();
+        let first = usize::try_from(self.first_key).unwrap_or(0);
+        let mut keys: Vec<(usize, &'static [&'static str])> = self
+            .range_positions(request.len())
+            .map(|pos| {
+                let apart = self.first_key_apart && pos != first;
+                (pos, flags(usize::from(apart)))
+            })
+            .chain(counted.map(|pos| (pos, flags(ranges))))
+            .collect();
+        if let (Some(variable), Some((_, first))) = (self.variable_key_flags, keys.first_mut()) {
+            *first = variable(request);
+        }
+        if keys.is_empty() {
             return Err(invalid);
         }
-        Ok(positions)
+        Ok(keys)
     }
 
     /// The positions its `numkeys` argument counts: empty without one, `None` when

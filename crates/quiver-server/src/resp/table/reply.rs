@@ -37,7 +37,8 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
                     .collect(),
             )
         }
-        CommandCommand::GetKeys { args } => get_keys_reply(args),
+        CommandCommand::GetKeys { args } => get_keys_reply(args, false),
+        CommandCommand::GetKeysAndFlags { args } => get_keys_reply(args, true),
         CommandCommand::List { filter } => Reply::Array(
             commands()
                 .iter()
@@ -60,6 +61,8 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
                 "    Return documentation details about multiple commands.",
                 "GETKEYS <full-command>",
                 "    Return the keys from a full command.",
+                "GETKEYSANDFLAGS <full-command>",
+                "    Return the keys and the access flags from a full command.",
                 "HELP",
                 "    Print this help.",
             ]
@@ -70,8 +73,9 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
     }
 }
 
-/// `COMMAND GETKEYS`: the keys `args` (a command and its arguments) names.
-fn get_keys_reply(args: &[Bytes]) -> Reply {
+/// `COMMAND GETKEYS`: the keys `args` (a command and its arguments) names; with
+/// `with_flags` (`GETKEYSANDFLAGS`), each as a pair of the key and its flags.
+fn get_keys_reply(args: &[Bytes], with_flags: bool) -> Reply {
     let request = Request::from_args(args);
     let error = |text: &'static str| Reply::Error(Bytes::from_static(text.as_bytes()));
     let Some(spec) = args.first().and_then(|name| lookup(name)) else {
@@ -91,11 +95,16 @@ fn get_keys_reply(args: &[Bytes]) -> Reply {
         return error("ERR Invalid number of arguments specified for command");
     }
     match spec.get_keys(&request) {
-        Ok(positions) => Reply::Array(
-            positions
-                .into_iter()
-                .filter_map(|pos| args.get(pos).cloned())
-                .map(Reply::Bulk)
+        Ok(keys) => Reply::Array(
+            keys.into_iter()
+                .filter_map(|(pos, flags)| Some((args.get(pos)?.clone(), flags)))
+                .map(|(key, flags)| match with_flags {
+                    false => Reply::Bulk(key),
+                    true => Reply::Array(vec![
+                        Reply::Bulk(key),
+                        Reply::Set(flags.iter().map(|flag| Reply::simple(flag)).collect()),
+                    ]),
+                })
                 .collect(),
         ),
         Err(err) => Reply::error(&err),

@@ -215,7 +215,10 @@ fn getkeys_refuses_bad_counts_and_keyless_commands() {
             .get_keys(&request)
             .map_err(|error| error.to_string())
     };
-    assert_eq!(get_keys("zinterstore d 1 a"), Ok(vec![1, 3]));
+    assert_eq!(
+        get_keys("zinterstore d 1 a"),
+        Ok(vec![(1, &["OW", "update"][..]), (3, &["RO", "access"][..])])
+    );
     let invalid = Err("ERR Invalid arguments specified for command".to_owned());
     assert_eq!(get_keys("zinterstore d 0 a"), invalid);
     assert_eq!(get_keys("zinterstore d 3 a b"), invalid);

@@ -63,6 +63,8 @@ pub enum CommandCommand {
     Docs { names: Vec<Bytes> },
     /// `COMMAND GETKEYS command [arg...]`: the command and its arguments.
     GetKeys { args: Vec<Bytes> },
+    /// `COMMAND GETKEYSANDFLAGS command [arg...]`.
+    GetKeysAndFlags { args: Vec<Bytes> },
     /// `COMMAND LIST [FILTERBY ...]`.
     List { filter: Option<ListFilter> },
     /// `COMMAND HELP`.

@@ -160,6 +160,16 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
     .with_syntax("command [arg...]")
     .with_acl_category("@connection"),
     c(
+        "command|getkeysandflags",
+        -4,
+        LOADING | STALE,
+        "7.0.0",
+        "Extracts the key names and access flags for an arbitrary command.",
+        |a| command(CommandCommand::GetKeysAndFlags { args: a.rest() }),
+    )
+    .with_syntax("command [arg...]")
+    .with_acl_category("@connection"),
+    c(
         "command|list",
         -2,
         LOADING | STALE,

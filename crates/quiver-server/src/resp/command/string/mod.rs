@@ -237,6 +237,15 @@ fn parse_extended(
     Ok((ext, expiry))
 }
 
+/// The flags of SET's key in `request`: it reads the old value only with `GET`.
+fn set_key_flags(request: &quiver_resp::Request) -> &'static [&'static str] {
+    if (3..request.len()).any(|pos| request.arg(pos).is_some_and(|arg| is(arg, "get"))) {
+        &["RW", "access", "update"]
+    } else {
+        &["OW", "update"]
+    }
+}
+
 fn parse_set(args: &mut Args<'_>) -> Result<Command, CommandError> {
     let key = args.next()?;
     let value = args.next()?;

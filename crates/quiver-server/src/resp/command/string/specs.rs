@@ -52,7 +52,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]")
     .with_key_flags(&[&["RW", "access", "update", "variable_flags"]])
-    .with_key_note("RW and ACCESS due to the optional `GET` argument"),
+    .with_key_note("RW and ACCESS due to the optional `GET` argument")
+    .with_variable_key_flags(set_key_flags),
     c(
         "setnx",
         3,
