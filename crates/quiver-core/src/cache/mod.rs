@@ -24,9 +24,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
+use quiver_cache::Keyspace;
 use tokio::sync::Notify;
 
-use quiver_cache::Keyspace;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
     Aggregate, CacheConfig, Change, ChangeKind, ConfigError, Db, EvictionPolicy, ExpireCondition,
@@ -56,7 +56,8 @@ pub struct Cache {
     /// Whether anyone subscribes: the feed is on.
     feed_on: AtomicBool,
     /// Taking and handing out changes happens under this lock, so subscribers see them in
-    /// order even when two connections finish commands at once.
+    /// order even when two connections finish commands at once; it holds the id the next
+    /// subscription gets.
     delivery: Mutex<u64>,
 }
 

@@ -174,6 +174,35 @@ struct Pair {
 struct Session {
     redis: Peer,
     quiver: Peer,
+    /// Inside MULTI: how each queued command's reply is compared in EXEC's.
+    queued: Option<Vec<Compare>>,
+}
+
+/// Both replies as compared, or `None` when they are not compared.
+fn normalized(redis: Reply, quiver: Reply, compare: Compare) -> Option<(Reply, Reply)> {
+    match compare {
+        Compare::Exact => Some((redis, quiver)),
+        Compare::Unordered => Some((redis.sorted(), quiver.sorted())),
+        Compare::UnorderedPairs => Some((redis.sorted_pairs(), quiver.sorted_pairs())),
+        Compare::Ignore => None,
+    }
+}
+
+/// EXEC's array with each element as its command's comparison asks (an ignored one
+/// becomes null).
+fn exec_reply(reply: Reply, compares: &[Compare]) -> Reply {
+    let Reply::Array(items) = reply else {
+        return reply;
+    };
+    let items = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let compare = compares.get(i).copied().unwrap_or(Compare::Exact);
+            normalized(item.clone(), item, compare).map_or(Reply::Null, |(one, _)| one)
+        })
+        .collect();
+    Reply::Array(items)
 }
 
 impl Pair {
@@ -195,6 +224,7 @@ impl Pair {
         let mut session = Session {
             redis: Peer::unix(&self.redis),
             quiver: Peer::tcp(&self.quiver),
+            queued: None,
         };
         if resp3 {
             session.both(&args(&["HELLO", "3"]));
@@ -213,12 +243,31 @@ impl Pair {
         context: &str,
     ) -> bool {
         let (redis, quiver) = session.both(command);
-        let (redis, quiver) = match compare {
-            Compare::Exact => (redis, quiver),
-            Compare::Unordered => (redis.sorted(), quiver.sorted()),
-            Compare::UnorderedPairs => (redis.sorted_pairs(), quiver.sorted_pairs()),
-            Compare::Ignore => return true,
+        let name = command[0].to_ascii_uppercase();
+        // Inside MULTI, each queued command's reply comes back in EXEC's array: compare it
+        // there the way the command asks.
+        let in_multi = session.queued.is_some();
+        let (redis, quiver) = match (&name[..], session.queued.as_mut()) {
+            (b"EXEC", Some(_)) => {
+                let compares = session.queued.take().unwrap_or_default();
+                (exec_reply(redis, &compares), exec_reply(quiver, &compares))
+            }
+            (b"DISCARD", _) => {
+                session.queued = None;
+                (redis, quiver)
+            }
+            (_, Some(queued)) if redis == Reply::Simple(b"QUEUED".to_vec()) => {
+                queued.push(compare);
+                (redis, quiver)
+            }
+            _ => match normalized(redis, quiver, compare) {
+                Some(pair) => pair,
+                None => return true,
+            },
         };
+        if &name[..] == b"MULTI" && !in_multi && redis == Reply::ok() {
+            session.queued = Some(Vec::new());
+        }
         if redis == quiver {
             return true;
         }

@@ -30,6 +30,11 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// `+OK`.
+    pub fn ok() -> Reply {
+        Reply::Simple(b"OK".to_vec())
+    }
+
     /// Reads one reply.
     pub fn read(input: &mut impl BufRead) -> io::Result<Reply> {
         let line = read_line(input)?;
