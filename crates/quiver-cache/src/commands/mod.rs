@@ -1,6 +1,7 @@
 //! Data operations, one file per command family, all as methods of [`crate::Db`]; this file
 //! holds the per-key context they share and the option types callers pass in.
 
+mod bits;
 mod hashes;
 mod keys;
 mod lists;
@@ -9,6 +10,7 @@ mod strings;
 mod zrange;
 mod zsets;
 
+pub use bits::BitRange;
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lists::ListEnd;
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};

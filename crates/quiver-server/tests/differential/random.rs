@@ -54,8 +54,9 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
     let key = rng.pick(KEYS);
     let other = rng.pick(KEYS);
     let mut compare = Compare::Exact;
-    let mut words: Vec<String> = match rng.below(61) {
+    let mut words: Vec<String> = match rng.below(65) {
         0..=9 => string(rng, key, other),
+        61..=64 => bitmap(rng, key),
         10..=19 => generic(rng, key, other, &mut compare),
         20..=29 => hash(rng, key, &mut compare),
         30..=39 => list(rng, key, other),
@@ -71,6 +72,24 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
         words.pop();
     }
     (words.into_iter().map(String::into_bytes).collect(), compare)
+}
+
+fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
+    let offset = rng.pick(&["0", "1", "7", "8", "15", "100", "-1", "x"]);
+    match rng.below(3) {
+        0 => vec!["SETBIT", key, offset, rng.pick(&["0", "1", "2"])],
+        1 => vec!["GETBIT", key, offset],
+        _ => {
+            let mut words = vec!["BITCOUNT", key];
+            if rng.chance(60) {
+                words.extend([rng.pick(INTEGERS), rng.pick(INTEGERS)]);
+                if rng.chance(50) {
+                    words.push(rng.pick(&["BIT", "BYTE", "BAD"]));
+                }
+            }
+            words
+        }
+    }
 }
 
 /// MULTI, EXEC, DISCARD, WATCH and UNWATCH now and then: the commands drawn after a

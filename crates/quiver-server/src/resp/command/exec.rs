@@ -21,8 +21,8 @@ use quiver_resp::encode::{
 use quiver_resp::num::MAX_I64_DIGITS;
 
 use crate::resp::command::{
-    Command, ConnectionCommand, ServerCommand, TransactionCommand, connection, hash, keys, list,
-    server, set, string, transaction, zset,
+    Command, ConnectionCommand, ServerCommand, TransactionCommand, bitmap, connection, hash, keys,
+    list, server, set, string, transaction, zset,
 };
 use crate::resp::connection::{Connection, Flow};
 
@@ -109,6 +109,7 @@ pub fn execute_data(
     let done = Outcome::Done;
     match command {
         Command::String(c) => string::exec::execute(ctx, c, out),
+        Command::Bitmap(c) => bitmap::exec::execute(ctx, c, out),
         Command::Keys(c) => keys::exec::execute(ctx, c, out),
         Command::Hash(c) => hash::exec::execute(ctx, c, out),
         Command::List(c) => return Ok(list::exec::execute(ctx, c, out)),

@@ -7,6 +7,7 @@
 //! check authentication or queue inside `MULTI` between the two call them
 //! separately, as Redis does.
 
+pub mod bitmap;
 pub mod connection;
 pub mod exec;
 pub mod hash;
@@ -20,6 +21,7 @@ pub mod zset;
 
 use bytes::Bytes;
 
+pub use bitmap::BitmapCommand;
 pub use connection::ConnectionCommand;
 pub use hash::HashCommand;
 pub use keys::KeysCommand;
@@ -36,8 +38,9 @@ use quiver_resp::num::{parse_f64, parse_i64};
 use quiver_resp::request::Request;
 
 /// Every family's table entries.
-pub(crate) const FAMILIES: [&[CommandSpec]; 9] = [
+pub(crate) const FAMILIES: [&[CommandSpec]; 10] = [
     string::SPECS,
+    bitmap::SPECS,
     keys::SPECS,
     hash::SPECS,
     list::SPECS,
@@ -53,6 +56,8 @@ pub(crate) const FAMILIES: [&[CommandSpec]; 9] = [
 pub enum Command {
     /// String commands.
     String(StringCommand),
+    /// Bitmap commands (on string values).
+    Bitmap(BitmapCommand),
     /// Commands on keys of any type.
     Keys(KeysCommand),
     /// Hash commands.

@@ -69,6 +69,8 @@ pub mod flag {
 pub enum Group {
     /// Strings.
     String,
+    /// Bitmaps.
+    Bitmap,
     /// Keys of any type.
     Generic,
     /// Hashes.
@@ -92,6 +94,7 @@ impl Group {
     pub fn as_str(self) -> &'static str {
         match self {
             Group::String => "string",
+            Group::Bitmap => "bitmap",
             Group::Generic => "generic",
             Group::Hash => "hash",
             Group::List => "list",
@@ -107,6 +110,7 @@ impl Group {
     pub fn acl_category(self) -> &'static str {
         match self {
             Group::String => "@string",
+            Group::Bitmap => "@bitmap",
             Group::Generic => "@keyspace",
             Group::Hash => "@hash",
             Group::List => "@list",

@@ -1,0 +1,42 @@
+//! Running bitmap commands.
+
+use bytes::BytesMut;
+use quiver_core::cache::{BitRange, OpError, ValueType};
+use quiver_resp::encode::write_integer;
+
+use crate::resp::command::bitmap::{BitSpan, BitmapCommand};
+use crate::resp::command::exec::{DataCtx, count, error, reply};
+
+/// Runs a bitmap command and writes its reply.
+pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &mut BytesMut) {
+    let now_ms = ctx.now_ms;
+    match command {
+        BitmapCommand::SetBit { key, offset, bit } => {
+            let result = ctx.db.setbit(&key, offset, bit, now_ms);
+            reply(out, result, |out, old| write_integer(out, i64::from(old)));
+        }
+        BitmapCommand::GetBit { key, offset } => {
+            let result = ctx.db.getbit(&key, offset, now_ms);
+            reply(out, result, |out, bit| write_integer(out, i64::from(bit)));
+        }
+        BitmapCommand::BitCount { key, range } => {
+            let range = match range {
+                Ok(BitSpan::All) => BitRange::All,
+                Ok(BitSpan::Span { start, end, bits }) => BitRange::Span { start, end, bits },
+                // A malformed range: 0 for a missing key, the type error for another
+                // type, then the range's error, in Redis's order.
+                Err(range_error) => {
+                    return match ctx.db.key_type(&key, now_ms) {
+                        None => write_integer(out, 0),
+                        Some(ValueType::String) => error(out, &range_error),
+                        Some(_) => error(out, &OpError::WrongType),
+                    };
+                }
+            };
+            let result = ctx.db.bitcount(&key, range, now_ms);
+            reply(out, result, |out, n| {
+                count(out, usize::try_from(n).unwrap_or(usize::MAX));
+            });
+        }
+    }
+}

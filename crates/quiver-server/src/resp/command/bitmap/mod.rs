@@ -1,0 +1,105 @@
+//! Bitmap commands on string values: SETBIT GETBIT BITCOUNT.
+
+pub(crate) mod exec;
+mod specs;
+
+use bytes::Bytes;
+use quiver_resp::error::CommandError;
+use quiver_resp::num::parse_i64;
+
+use super::{Args, Command, is};
+
+pub(crate) use specs::SPECS;
+
+fn wrap(command: BitmapCommand) -> Result<Command, CommandError> {
+    Ok(Command::Bitmap(command))
+}
+
+/// A bitmap command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BitmapCommand {
+    /// `SETBIT key offset 0|1`.
+    SetBit { key: Bytes, offset: u64, bit: bool },
+    /// `GETBIT key offset`.
+    GetBit { key: Bytes, offset: u64 },
+    /// `BITCOUNT key [start end [BYTE|BIT]]`. A malformed range is refused only once
+    /// the key is found to hold a string, as Redis does.
+    BitCount {
+        key: Bytes,
+        range: Result<BitSpan, CommandError>,
+    },
+}
+
+/// What BITCOUNT counts: the whole string, or from `start` to `end` (inclusive,
+/// negative from the end) in bytes or, with `bits`, in bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitSpan {
+    All,
+    Span { start: i64, end: i64, bits: bool },
+}
+
+/// Largest bit offset: the last bit of a 512 MiB string.
+const MAX_BIT_OFFSET: i64 = (1 << 32) - 1;
+
+/// A bit offset argument (`ERR bit offset is not an integer or out of range`).
+fn offset(args: &mut Args<'_>) -> Result<u64, CommandError> {
+    parse_i64(args.next_slice()?)
+        .filter(|offset| (0..=MAX_BIT_OFFSET).contains(offset))
+        .and_then(|offset| u64::try_from(offset).ok())
+        .ok_or(CommandError::Message(
+            "bit offset is not an integer or out of range",
+        ))
+}
+
+fn parse_setbit(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let offset = offset(args)?;
+    let bit = match parse_i64(args.next_slice()?) {
+        Some(0) => false,
+        Some(1) => true,
+        _ => {
+            return Err(CommandError::Message(
+                "bit is not an integer or out of range",
+            ));
+        }
+    };
+    wrap(BitmapCommand::SetBit { key, offset, bit })
+}
+
+fn parse_getbit(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let offset = offset(args)?;
+    wrap(BitmapCommand::GetBit { key, offset })
+}
+
+fn parse_bitcount(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let range = bit_span(args);
+    wrap(BitmapCommand::BitCount { key, range })
+}
+
+/// `[start end [BYTE|BIT]]`.
+fn bit_span(args: &mut Args<'_>) -> Result<BitSpan, CommandError> {
+    match args.remaining() {
+        0 => return Ok(BitSpan::All),
+        2 | 3 => {}
+        _ => return Err(CommandError::Syntax),
+    }
+    let start = args.i64()?;
+    let end = args.i64()?;
+    // Redis answers an empty range from the end before it looks at the unit.
+    if start < 0 && end < 0 && start > end {
+        return Ok(BitSpan::Span {
+            start,
+            end,
+            bits: false,
+        });
+    }
+    let bits = match args.peek() {
+        None => false,
+        Some(unit) if is(unit, "bit") => true,
+        Some(unit) if is(unit, "byte") => false,
+        Some(_) => return Err(CommandError::Syntax),
+    };
+    Ok(BitSpan::Span { start, end, bits })
+}

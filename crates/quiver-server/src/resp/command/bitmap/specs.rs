@@ -1,0 +1,58 @@
+//! The bitmap commands' entries in the command table.
+
+use super::*;
+use crate::resp::table::flag::{DENYOOM, FAST, READONLY, WRITE};
+use crate::resp::table::{CommandSpec, Group, Parser};
+
+const fn c(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Bitmap,
+        name,
+        arity,
+        flags,
+        (1, 1, 1),
+        since,
+        summary,
+        parser,
+    )
+}
+
+pub(crate) const SPECS: &[CommandSpec] = &[
+    c(
+        "setbit",
+        4,
+        WRITE | DENYOOM,
+        "2.2.0",
+        "Sets or clears the bit at offset in the string value stored at key",
+        parse_setbit,
+    )
+    .with_syntax("key offset value")
+    .with_key_flags(&[&["RW", "access", "update"]]),
+    c(
+        "getbit",
+        3,
+        READONLY | FAST,
+        "2.2.0",
+        "Returns the bit value at offset in the string value stored at key",
+        parse_getbit,
+    )
+    .with_syntax("key offset")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "bitcount",
+        -2,
+        READONLY,
+        "2.6.0",
+        "Count set bits in a string",
+        parse_bitcount,
+    )
+    .with_syntax("key [start end [BYTE|BIT]]")
+    .with_key_flags(&[&["RO", "access"]]),
+];
