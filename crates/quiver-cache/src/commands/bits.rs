@@ -1,9 +1,11 @@
-//! Bitmap commands on string values: SETBIT, GETBIT, BITCOUNT. Bit 0 is the most
-//! significant bit of the first byte, as in Redis.
+//! Bitmap commands on string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP. Bit 0
+//! is the most significant bit of the first byte, as in Redis.
 
+use super::KeyCtx;
 use crate::MAX_STRING_BYTES;
 use crate::error::OpError;
 use crate::keyspace::Db;
+use crate::value::Value;
 
 /// The byte holding bit `offset`, and the mask of that bit in it.
 fn bit_at(offset: u64) -> (usize, u8) {
@@ -19,6 +21,29 @@ pub enum BitRange {
     /// From `start` to `end` inclusive, negative from the end, in bytes or (`bits`)
     /// in bits.
     Span { start: i64, end: i64, bits: bool },
+}
+
+/// Where BITPOS looks: the whole string, or from `start` (to `end` when given),
+/// negative from the end, in bytes or (`bits`) in bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitPosRange {
+    /// The whole string.
+    All,
+    /// From `start`, to `end` when given.
+    From {
+        start: i64,
+        end: Option<i64>,
+        bits: bool,
+    },
+}
+
+/// A BITOP operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitOp {
+    And,
+    Or,
+    Xor,
+    Not,
 }
 
 impl Db<'_> {
@@ -91,6 +116,109 @@ impl Db<'_> {
     }
 }
 
+impl Db<'_> {
+    /// BITPOS: the first bit equal to `bit` in `range`, or -1. A missing key is all
+    /// zeros: 0 for a clear bit, -1 for a set one. Without an end, a search for a clear
+    /// bit in a string of ones answers the first bit past its end.
+    pub fn bitpos(
+        &mut self,
+        key: &[u8],
+        bit: bool,
+        range: BitPosRange,
+        now_ms: u64,
+    ) -> Result<i64, OpError> {
+        self.read_key(key, now_ms, |k| match k.entry() {
+            None => Ok(if bit { -1 } else { 0 }),
+            Some(e) => Ok(e.str()?.with(|b| find_bit(b, bit, range))),
+        })
+    }
+
+    /// BITOP: `op` over `sources` (a missing one reads as an empty string) stored in
+    /// `dest` without a TTL; an empty result deletes `dest`. Returns the result's length.
+    pub fn bitop(
+        &mut self,
+        op: BitOp,
+        dest: &[u8],
+        sources: &[&[u8]],
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        self.make_room(now_ms)?;
+        let (db, clock) = (self.db, self.clock(now_ms));
+        let mut keys = Vec::with_capacity(sources.len() + 1);
+        keys.push(dest);
+        keys.extend_from_slice(sources);
+        self.multi(&keys, |set, routes| {
+            let mut values = Vec::with_capacity(sources.len());
+            for (source, &(shard, hash)) in sources.iter().zip(&routes[1..]) {
+                let k = KeyCtx::write(set.get(shard), db, hash, source, clock);
+                values.push(match k.entry() {
+                    None => Vec::new(),
+                    Some(e) => e.str()?.to_vec(),
+                });
+            }
+            let result = combine(op, &values);
+            let (shard, hash) = routes[0];
+            let mut d = KeyCtx::write(set.get(shard), db, hash, dest, clock);
+            if result.is_empty() {
+                d.delete();
+                return Ok(0);
+            }
+            let len = result.len();
+            d.put_value(Value::Grown(Box::new(result)));
+            d.set_expire(None);
+            Ok(len)
+        })
+    }
+}
+
+/// BITOP's result: as long as the longest input, shorter ones padded with zeros.
+fn combine(op: BitOp, values: &[Vec<u8>]) -> Vec<u8> {
+    let len = values.iter().map(Vec::len).max().unwrap_or(0);
+    (0..len)
+        .map(|i| {
+            let byte = |v: &Vec<u8>| v.get(i).copied().unwrap_or(0);
+            let mut inputs = values.iter().map(byte);
+            let first = inputs.next().unwrap_or(0);
+            match op {
+                BitOp::Not => !first,
+                BitOp::And => inputs.fold(first, |acc, b| acc & b),
+                BitOp::Or => inputs.fold(first, |acc, b| acc | b),
+                BitOp::Xor => inputs.fold(first, |acc, b| acc ^ b),
+            }
+        })
+        .collect()
+}
+
+/// The first bit equal to `bit` in `range` of `bytes`, with Redis's index rules.
+fn find_bit(bytes: &[u8], bit: bool, range: BitPosRange) -> i64 {
+    let len = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+    let (start, end, end_given, bits) = match range {
+        BitPosRange::All => (0, len - 1, false, false),
+        BitPosRange::From { start, end, bits } => {
+            let total = if bits { len.saturating_mul(8) } else { len };
+            (start, end.unwrap_or(total - 1), end.is_some(), bits)
+        }
+    };
+    let total = if bits { len.saturating_mul(8) } else { len };
+    let resolve = |i: i64| if i < 0 { (total + i).max(0) } else { i };
+    let (start, end) = (resolve(start), resolve(end).min(total - 1));
+    if start > end {
+        return -1;
+    }
+    let (first, last) = if bits {
+        (start, end)
+    } else {
+        (start * 8, end * 8 + 7)
+    };
+    let at = |i: i64| bytes[(i >> 3) as usize] & (0x80 >> (i & 7)) != 0;
+    match (first..=last).find(|&i| at(i) == bit) {
+        Some(i) => i,
+        // No clear bit in a range without an end: the first one past the string.
+        None if !bit && !end_given => last + 1,
+        None => -1,
+    }
+}
+
 /// Bits set in `range` of `bytes`, with Redis's index rules.
 fn count_bits(bytes: &[u8], range: BitRange) -> u64 {
     let ones = |slice: &[u8]| slice.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
@@ -121,6 +249,28 @@ fn count_bits(bytes: &[u8], range: BitRange) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_bits() {
+        let from = |start, end, bits| BitPosRange::From { start, end, bits };
+        assert_eq!(find_bit(b"\xff\xf0\x00", false, BitPosRange::All), 12);
+        assert_eq!(find_bit(b"\x00\xff\xf0", true, from(0, None, false)), 8);
+        assert_eq!(find_bit(b"\x00\xff\xf0", true, from(2, None, false)), 16);
+        assert_eq!(find_bit(b"\x00\xff\xf0", true, from(7, Some(15), true)), 8);
+        assert_eq!(find_bit(b"\xff\xff", false, BitPosRange::All), 16);
+        assert_eq!(find_bit(b"\xff\xff", false, from(0, Some(-1), false)), -1);
+        assert_eq!(find_bit(b"\x00", true, BitPosRange::All), -1);
+        assert_eq!(find_bit(b"", false, BitPosRange::All), -1);
+    }
+
+    #[test]
+    fn combines_with_padding() {
+        let values = [b"\xf0\x0f".to_vec(), b"\xff".to_vec()];
+        assert_eq!(combine(BitOp::And, &values), b"\xf0\x00");
+        assert_eq!(combine(BitOp::Or, &values), b"\xff\x0f");
+        assert_eq!(combine(BitOp::Xor, &values), b"\x0f\x0f");
+        assert_eq!(combine(BitOp::Not, &values[1..]), b"\x00");
+    }
 
     #[test]
     fn counts_by_byte_and_bit() {

@@ -29,10 +29,10 @@ use tokio::sync::Notify;
 
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
-    Aggregate, BitRange, CacheConfig, Change, ChangeKind, ConfigError, Db, EvictionPolicy,
-    ExpireCondition, GetExExpiry, LexBound, ListEnd, OpError, ScoreBound, SetCondition, SetExpiry,
-    SetOptions, Stats, Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions,
-    ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
+    Aggregate, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind, ConfigError, Db,
+    EvictionPolicy, ExpireCondition, GetExExpiry, LexBound, ListEnd, OpError, ScoreBound,
+    SetCondition, SetExpiry, SetOptions, Stats, Transaction, ValueType, WatchedKey, ZAddCompare,
+    ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
 };
 
 use blocking::Waiters;

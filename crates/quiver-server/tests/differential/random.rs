@@ -76,9 +76,26 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
 
 fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
     let offset = rng.pick(&["0", "1", "7", "8", "15", "100", "-1", "x"]);
-    match rng.below(3) {
+    match rng.below(5) {
         0 => vec!["SETBIT", key, offset, rng.pick(&["0", "1", "2"])],
         1 => vec!["GETBIT", key, offset],
+        2 => {
+            let mut words = vec!["BITPOS", key, rng.pick(&["0", "1", "1", "0", "x"])];
+            for _ in 0..rng.below(3) {
+                words.push(rng.pick(INTEGERS));
+            }
+            if rng.chance(30) {
+                words.push(rng.pick(&["BIT", "BYTE", "BAD"]));
+            }
+            words
+        }
+        3 => vec![
+            "BITOP",
+            rng.pick(&["AND", "OR", "XOR", "NOT", "NOPE"]),
+            rng.pick(KEYS),
+            key,
+            rng.pick(KEYS),
+        ],
         _ => {
             let mut words = vec!["BITCOUNT", key];
             if rng.chance(60) {

@@ -1,11 +1,11 @@
 //! Running bitmap commands.
 
 use bytes::BytesMut;
-use quiver_core::cache::{BitRange, OpError, ValueType};
+use quiver_core::cache::{BitOp, BitPosRange, BitRange, OpError, ValueType};
 use quiver_resp::encode::write_integer;
 
-use crate::resp::command::bitmap::{BitSpan, BitmapCommand};
-use crate::resp::command::exec::{DataCtx, count, error, reply};
+use crate::resp::command::bitmap::{BitOperation, BitPosSpan, BitSpan, BitmapCommand};
+use crate::resp::command::exec::{DataCtx, count, error, refs, reply};
 
 /// Runs a bitmap command and writes its reply.
 pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &mut BytesMut) {
@@ -37,6 +37,32 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &m
             reply(out, result, |out, n| {
                 count(out, usize::try_from(n).unwrap_or(usize::MAX));
             });
+        }
+        BitmapCommand::BitPos { key, bit, range } => {
+            let range = match range {
+                Ok(BitPosSpan::All) => BitPosRange::All,
+                Ok(BitPosSpan::From { start, end, bits }) => BitPosRange::From { start, end, bits },
+                // A missing key answers as all zeros before the range is looked at.
+                Err(range_error) => {
+                    return match ctx.db.key_type(&key, now_ms) {
+                        None => write_integer(out, if bit { -1 } else { 0 }),
+                        Some(ValueType::String) => error(out, &range_error),
+                        Some(_) => error(out, &OpError::WrongType),
+                    };
+                }
+            };
+            let result = ctx.db.bitpos(&key, bit, range, now_ms);
+            reply(out, result, write_integer);
+        }
+        BitmapCommand::BitOp { op, dest, sources } => {
+            let op = match op {
+                BitOperation::And => BitOp::And,
+                BitOperation::Or => BitOp::Or,
+                BitOperation::Xor => BitOp::Xor,
+                BitOperation::Not => BitOp::Not,
+            };
+            let result = ctx.db.bitop(op, &dest, &refs(&sources), now_ms);
+            reply(out, result, count);
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Bitmap commands on string values: SETBIT GETBIT BITCOUNT.
+//! Bitmap commands on string values: SETBIT GETBIT BITCOUNT BITPOS BITOP.
 
 pub(crate) mod exec;
 mod specs;
@@ -28,6 +28,38 @@ pub enum BitmapCommand {
         key: Bytes,
         range: Result<BitSpan, CommandError>,
     },
+    /// `BITPOS key 0|1 [start [end [BYTE|BIT]]]`; the range as for `BitCount`.
+    BitPos {
+        key: Bytes,
+        bit: bool,
+        range: Result<BitPosSpan, CommandError>,
+    },
+    /// `BITOP AND|OR|XOR|NOT destkey key...`.
+    BitOp {
+        op: BitOperation,
+        dest: Bytes,
+        sources: Vec<Bytes>,
+    },
+}
+
+/// Where BITPOS looks: the whole string, or from `start` (to `end` when given).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitPosSpan {
+    All,
+    From {
+        start: i64,
+        end: Option<i64>,
+        bits: bool,
+    },
+}
+
+/// A BITOP operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitOperation {
+    And,
+    Or,
+    Xor,
+    Not,
 }
 
 /// What BITCOUNT counts: the whole string, or from `start` to `end` (inclusive,
@@ -102,4 +134,63 @@ fn bit_span(args: &mut Args<'_>) -> Result<BitSpan, CommandError> {
         Some(_) => return Err(CommandError::Syntax),
     };
     Ok(BitSpan::Span { start, end, bits })
+}
+
+fn parse_bitpos(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let bit = match parse_i64(args.next_slice()?) {
+        Some(0) => false,
+        Some(1) => true,
+        Some(_) => return Err(CommandError::Message("The bit argument must be 1 or 0.")),
+        None => return Err(CommandError::NotInteger),
+    };
+    let range = bit_pos_span(args);
+    wrap(BitmapCommand::BitPos { key, bit, range })
+}
+
+/// `[start [end [BYTE|BIT]]]`, read in Redis's order: start, then the unit, then end.
+fn bit_pos_span(args: &mut Args<'_>) -> Result<BitPosSpan, CommandError> {
+    let given = args.remaining();
+    if given == 0 {
+        return Ok(BitPosSpan::All);
+    }
+    if given > 3 {
+        return Err(CommandError::Syntax);
+    }
+    let start = args.i64()?;
+    let end_arg = if given >= 2 {
+        Some(args.next_slice()?)
+    } else {
+        None
+    };
+    let bits = match args.peek() {
+        None => false,
+        Some(unit) if is(unit, "bit") => true,
+        Some(unit) if is(unit, "byte") => false,
+        Some(_) => return Err(CommandError::Syntax),
+    };
+    let end = match end_arg {
+        None => None,
+        Some(end) => Some(parse_i64(end).ok_or(CommandError::NotInteger)?),
+    };
+    Ok(BitPosSpan::From { start, end, bits })
+}
+
+fn parse_bitop(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let name = args.next_slice()?;
+    let op = match () {
+        _ if is(name, "and") => BitOperation::And,
+        _ if is(name, "or") => BitOperation::Or,
+        _ if is(name, "xor") => BitOperation::Xor,
+        _ if is(name, "not") => BitOperation::Not,
+        _ => return Err(CommandError::Syntax),
+    };
+    let dest = args.next()?;
+    let sources = args.rest();
+    if op == BitOperation::Not && sources.len() != 1 {
+        return Err(CommandError::Message(
+            "BITOP NOT must be called with a single source key.",
+        ));
+    }
+    wrap(BitmapCommand::BitOp { op, dest, sources })
 }

@@ -55,4 +55,27 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("key [start end [BYTE|BIT]]")
     .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "bitpos",
+        -3,
+        READONLY,
+        "2.8.7",
+        "Find first bit set or clear in a string",
+        parse_bitpos,
+    )
+    .with_syntax("key bit [start [end [BYTE|BIT]]]")
+    .with_key_flags(&[&["RO", "access"]]),
+    CommandSpec::new(
+        Group::Bitmap,
+        "bitop",
+        -4,
+        WRITE | DENYOOM,
+        (2, -1, 1),
+        "2.6.0",
+        "Perform bitwise operations between strings",
+        parse_bitop,
+    )
+    .with_first_key_apart()
+    .with_syntax("(AND|OR|XOR|NOT) destkey key...")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
 ];
