@@ -171,6 +171,194 @@ impl Db<'_> {
     }
 }
 
+/// What BITFIELD does with a value that does not fit its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overflow {
+    /// Wrap around (the default).
+    #[default]
+    Wrap,
+    /// Saturate at the type's limit.
+    Sat,
+    /// Do nothing and answer null.
+    Fail,
+}
+
+/// One BITFIELD operation on the field of `bits` bits (`signed` or not) at `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitField {
+    pub signed: bool,
+    pub bits: u32,
+    pub offset: u64,
+    pub action: FieldAction,
+    pub overflow: Overflow,
+}
+
+/// What a BITFIELD operation does to its field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldAction {
+    /// Read it.
+    Get,
+    /// Write the value (replies the old one).
+    Set(i64),
+    /// Add to it (replies the new value).
+    IncrBy(i64),
+}
+
+impl Db<'_> {
+    /// BITFIELD: runs `fields` in order; each answers a value, or `None` when `FAIL`
+    /// refused an overflow. With only reads, a missing key reads as zeros and is not
+    /// created; with a write, the string is created and grown to the furthest field
+    /// written first, as Redis does.
+    pub fn bitfield(
+        &mut self,
+        key: &[u8],
+        fields: &[BitField],
+        now_ms: u64,
+    ) -> Result<Vec<Option<i64>>, OpError> {
+        let writes = fields.iter().filter(|f| f.action != FieldAction::Get);
+        let Some(furthest) = writes.map(|f| f.offset + u64::from(f.bits) - 1).max() else {
+            return self.read_key(key, now_ms, |k| match k.entry() {
+                None => Ok(fields.iter().map(|f| Some(read_field(&[], f))).collect()),
+                Some(e) => Ok(e
+                    .str()?
+                    .with(|b| fields.iter().map(|f| Some(read_field(b, f))).collect())),
+            });
+        };
+        let bytes = usize::try_from(furthest >> 3).unwrap_or(usize::MAX) + 1;
+        if bytes > MAX_STRING_BYTES {
+            return Err(OpError::StringTooLong);
+        }
+        self.write_key(key, now_ms, true, |k| {
+            if let Some(e) = k.entry() {
+                e.str()?;
+            } else {
+                k.put_string(b"");
+            }
+            let idx = k.idx.expect("created above");
+            k.s.update_if(k.db, idx, |e| {
+                let buf = match e.grown_mut() {
+                    Ok(buf) => buf,
+                    Err(error) => return (Err(error), false),
+                };
+                let grew = buf.len() < bytes;
+                if grew {
+                    buf.resize(bytes, 0);
+                }
+                let mut wrote = false;
+                let replies = fields
+                    .iter()
+                    .map(|f| {
+                        let (reply, write) = apply_field(buf, f);
+                        if let Some(value) = write {
+                            write_field(buf, f, value);
+                            wrote = true;
+                        }
+                        reply
+                    })
+                    .collect();
+                (Ok(replies), grew || wrote)
+            })
+        })
+    }
+}
+
+/// The field `f` of `bytes` (zeros past the end), sign-extended when signed.
+fn read_field(bytes: &[u8], f: &BitField) -> i64 {
+    let raw = (0..u64::from(f.bits)).fold(0u64, |value, i| {
+        let bit = f.offset + i;
+        let set = usize::try_from(bit >> 3)
+            .ok()
+            .and_then(|byte| bytes.get(byte))
+            .is_some_and(|b| b & (0x80 >> (bit & 7)) != 0);
+        (value << 1) | u64::from(set)
+    });
+    if f.signed && f.bits < 64 && raw >> (f.bits - 1) & 1 == 1 {
+        (raw | (u64::MAX << f.bits)) as i64
+    } else {
+        raw as i64
+    }
+}
+
+/// Writes the low `f.bits` bits of `value` into field `f` of `buf` (long enough).
+fn write_field(buf: &mut [u8], f: &BitField, value: i64) {
+    let value = value as u64;
+    for i in 0..u64::from(f.bits) {
+        let bit = f.offset + i;
+        let byte = &mut buf[(bit >> 3) as usize];
+        let mask = 0x80 >> (bit & 7);
+        if value >> (u64::from(f.bits) - 1 - i) & 1 == 1 {
+            *byte |= mask;
+        } else {
+            *byte &= !mask;
+        }
+    }
+}
+
+/// The reply of one operation and the value to write, if any, with the overflow rule.
+fn apply_field(buf: &[u8], f: &BitField) -> (Option<i64>, Option<i64>) {
+    let old = read_field(buf, f);
+    let (start, incr, reply_old) = match f.action {
+        FieldAction::Get => return (Some(old), None),
+        FieldAction::Set(value) => (value, 0, true),
+        FieldAction::IncrBy(incr) => (old, incr, false),
+    };
+    let fitted = if f.signed {
+        fit_signed(start, incr, f.bits, f.overflow)
+    } else {
+        fit_unsigned(start as u64, incr, f.bits, f.overflow).map(|v| v as i64)
+    };
+    match fitted {
+        None => (None, None),
+        Some(new) => (Some(if reply_old { old } else { new }), Some(new)),
+    }
+}
+
+/// `value + incr` in a signed field of `bits` bits, or `None` for a refused overflow.
+fn fit_signed(value: i64, incr: i64, bits: u32, overflow: Overflow) -> Option<i64> {
+    let max = if bits == 64 {
+        i64::MAX
+    } else {
+        (1i64 << (bits - 1)) - 1
+    };
+    let min = -max - 1;
+    let sum = i128::from(value) + i128::from(incr);
+    if sum >= i128::from(min) && sum <= i128::from(max) {
+        return Some(sum as i64);
+    }
+    match overflow {
+        Overflow::Fail => None,
+        Overflow::Sat => Some(if sum > i128::from(max) { max } else { min }),
+        Overflow::Wrap => {
+            let wrapped = (value as u64).wrapping_add(incr as u64);
+            if bits == 64 {
+                return Some(wrapped as i64);
+            }
+            let mask = u64::MAX << bits;
+            let sign = 1u64 << (bits - 1);
+            Some(if wrapped & sign != 0 {
+                wrapped | mask
+            } else {
+                wrapped & !mask
+            } as i64)
+        }
+    }
+}
+
+/// `value + incr` in an unsigned field of `bits` bits (at most 63), or `None` for a
+/// refused overflow.
+fn fit_unsigned(value: u64, incr: i64, bits: u32, overflow: Overflow) -> Option<u64> {
+    let max = (1u64 << bits) - 1;
+    let sum = i128::from(value) + i128::from(incr);
+    if sum >= 0 && sum <= i128::from(max) {
+        return Some(sum as u64);
+    }
+    match overflow {
+        Overflow::Fail => None,
+        Overflow::Sat => Some(if sum > i128::from(max) { max } else { 0 }),
+        Overflow::Wrap => Some(value.wrapping_add(incr as u64) & max),
+    }
+}
+
 /// BITOP's result: as long as the longest input, shorter ones padded with zeros.
 fn combine(op: BitOp, values: &[Vec<u8>]) -> Vec<u8> {
     let len = values.iter().map(Vec::len).max().unwrap_or(0);

@@ -10,7 +10,7 @@ mod strings;
 mod zrange;
 mod zsets;
 
-pub use bits::{BitOp, BitPosRange, BitRange};
+pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lists::ListEnd;
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};

@@ -29,10 +29,11 @@ use tokio::sync::Notify;
 
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
-    Aggregate, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind, ConfigError, Db,
-    EvictionPolicy, ExpireCondition, GetExExpiry, LexBound, ListEnd, OpError, ScoreBound,
-    SetCondition, SetExpiry, SetOptions, Stats, Transaction, ValueType, WatchedKey, ZAddCompare,
-    ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
+    Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
+    ConfigError, Db, EvictionPolicy, ExpireCondition, FieldAction, GetExExpiry, LexBound, ListEnd,
+    OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats, Transaction,
+    ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy,
+    ZRangeSpec, glob_match,
 };
 
 use blocking::Waiters;

@@ -76,7 +76,7 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
 
 fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
     let offset = rng.pick(&["0", "1", "7", "8", "15", "100", "-1", "x"]);
-    match rng.below(5) {
+    match rng.below(6) {
         0 => vec!["SETBIT", key, offset, rng.pick(&["0", "1", "2"])],
         1 => vec!["GETBIT", key, offset],
         2 => {
@@ -86,6 +86,20 @@ fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
             }
             if rng.chance(30) {
                 words.push(rng.pick(&["BIT", "BYTE", "BAD"]));
+            }
+            words
+        }
+        4 => {
+            let mut words = vec!["BITFIELD", key];
+            for _ in 0..=rng.below(3) {
+                let kind = rng.pick(&["i8", "u8", "i4", "u3", "i64", "u63", "x1"]);
+                let at = rng.pick(&["0", "3", "8", "#1", "-1"]);
+                match rng.below(4) {
+                    0 => words.extend(["GET", kind, at]),
+                    1 => words.extend(["SET", kind, at, rng.pick(INTEGERS)]),
+                    2 => words.extend(["INCRBY", kind, at, rng.pick(INTEGERS)]),
+                    _ => words.extend(["OVERFLOW", rng.pick(&["WRAP", "SAT", "FAIL"])]),
+                }
             }
             words
         }

@@ -2,14 +2,14 @@
 
 use bytes::BytesMut;
 use quiver_core::cache::{BitOp, BitPosRange, BitRange, OpError, ValueType};
-use quiver_resp::encode::write_integer;
+use quiver_resp::encode::{write_array_len, write_integer, write_null};
 
 use crate::resp::command::bitmap::{BitOperation, BitPosSpan, BitSpan, BitmapCommand};
 use crate::resp::command::exec::{DataCtx, count, error, refs, reply};
 
 /// Runs a bitmap command and writes its reply.
 pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &mut BytesMut) {
-    let now_ms = ctx.now_ms;
+    let (now_ms, protocol) = (ctx.now_ms, ctx.protocol);
     match command {
         BitmapCommand::SetBit { key, offset, bit } => {
             let result = ctx.db.setbit(&key, offset, bit, now_ms);
@@ -53,6 +53,18 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &m
             };
             let result = ctx.db.bitpos(&key, bit, range, now_ms);
             reply(out, result, write_integer);
+        }
+        BitmapCommand::BitField { key, fields } => {
+            let result = ctx.db.bitfield(&key, &fields, now_ms);
+            reply(out, result, |out, values| {
+                write_array_len(out, values.len());
+                for value in values {
+                    match value {
+                        Some(value) => write_integer(out, value),
+                        None => write_null(out, protocol),
+                    }
+                }
+            });
         }
         BitmapCommand::BitOp { op, dest, sources } => {
             let op = match op {

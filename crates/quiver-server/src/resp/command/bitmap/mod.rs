@@ -1,9 +1,11 @@
-//! Bitmap commands on string values: SETBIT GETBIT BITCOUNT BITPOS BITOP.
+//! Bitmap commands on string values: SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+//! BITFIELD_RO.
 
 pub(crate) mod exec;
 mod specs;
 
 use bytes::Bytes;
+use quiver_core::cache::{BitField, FieldAction, Overflow};
 use quiver_resp::error::CommandError;
 use quiver_resp::num::parse_i64;
 
@@ -34,6 +36,8 @@ pub enum BitmapCommand {
         bit: bool,
         range: Result<BitPosSpan, CommandError>,
     },
+    /// `BITFIELD key [GET|SET|INCRBY|OVERFLOW ...]...` and `BITFIELD_RO key [GET ...]...`.
+    BitField { key: Bytes, fields: Vec<BitField> },
     /// `BITOP AND|OR|XOR|NOT destkey key...`.
     BitOp {
         op: BitOperation,
@@ -193,4 +197,112 @@ fn parse_bitop(args: &mut Args<'_>) -> Result<Command, CommandError> {
         ));
     }
     wrap(BitmapCommand::BitOp { op, dest, sources })
+}
+
+fn parse_bitfield(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    bitfield(args, false)
+}
+
+fn parse_bitfield_ro(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    bitfield(args, true)
+}
+
+/// BITFIELD's operations, with Redis's errors, all read before the key is looked up.
+fn bitfield(args: &mut Args<'_>, read_only: bool) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let mut fields = Vec::new();
+    let mut overflow = Overflow::Wrap;
+    while let Some(word) = args.peek() {
+        let remaining = args.remaining() - 1;
+        let kind = match () {
+            _ if is(word, "get") && remaining >= 2 => 0,
+            _ if is(word, "set") && remaining >= 3 => 1,
+            _ if is(word, "incrby") && remaining >= 3 => 2,
+            _ if is(word, "overflow") && remaining >= 1 => {
+                args.next_slice()?;
+                let how = args.next_slice()?;
+                overflow = match () {
+                    _ if is(how, "wrap") => Overflow::Wrap,
+                    _ if is(how, "sat") => Overflow::Sat,
+                    _ if is(how, "fail") => Overflow::Fail,
+                    _ => return Err(CommandError::Message("Invalid OVERFLOW type specified")),
+                };
+                continue;
+            }
+            _ => return Err(CommandError::Syntax),
+        };
+        args.next_slice()?;
+        let (signed, bits) = field_type(args.next_slice()?)?;
+        let offset = field_offset(args.next_slice()?, bits)?;
+        let action = match kind {
+            0 => FieldAction::Get,
+            1 => FieldAction::Set(args.i64()?),
+            _ => FieldAction::IncrBy(args.i64()?),
+        };
+        fields.push(BitField {
+            signed,
+            bits,
+            offset,
+            action,
+            overflow,
+        });
+    }
+    if read_only && fields.iter().any(|f| f.action != FieldAction::Get) {
+        return Err(CommandError::Message(
+            "BITFIELD_RO only supports the GET subcommand",
+        ));
+    }
+    wrap(BitmapCommand::BitField { key, fields })
+}
+
+/// `i1`..`i64` or `u1`..`u63`.
+fn field_type(word: &[u8]) -> Result<(bool, u32), CommandError> {
+    let invalid = CommandError::Message(
+        "Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.",
+    );
+    let (signed, digits) = match word.split_first() {
+        Some((b'i' | b'I', digits)) => (true, digits),
+        Some((b'u' | b'U', digits)) => (false, digits),
+        _ => return Err(invalid),
+    };
+    let limit = if signed { 64 } else { 63 };
+    match parse_i64(digits) {
+        Some(bits) if (1..=limit).contains(&bits) => Ok((signed, bits as u32)),
+        _ => Err(invalid),
+    }
+}
+
+/// A field offset in bits, or `#N` for the N-th field of this width.
+fn field_offset(word: &[u8], bits: u32) -> Result<u64, CommandError> {
+    let invalid = CommandError::Message("bit offset is not an integer or out of range");
+    let (by_index, digits) = match word.split_first() {
+        Some((b'#', digits)) => (true, digits),
+        _ => (false, word),
+    };
+    let offset = parse_i64(digits).ok_or(invalid.clone())?;
+    let offset = if by_index {
+        offset.checked_mul(i64::from(bits)).ok_or(invalid.clone())?
+    } else {
+        offset
+    };
+    match u64::try_from(offset) {
+        Ok(offset) if offset >> 3 < 512 * 1024 * 1024 => Ok(offset),
+        _ => Err(invalid),
+    }
+}
+
+/// BITFIELD's key flags in `request`: read-only when it only has GET (and OVERFLOW).
+fn bitfield_key_flags(request: &quiver_resp::Request) -> &'static [&'static str] {
+    let mut pos = 2;
+    while let Some(word) = request.arg(pos) {
+        let remaining = request.len() - pos - 1;
+        if is(word, "get") && remaining >= 2 {
+            pos += 3;
+        } else if is(word, "overflow") && remaining >= 1 {
+            pos += 2;
+        } else {
+            return &["RW", "access", "update"];
+        }
+    }
+    &["RO", "access"]
 }

@@ -65,6 +65,28 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("key bit [start [end [BYTE|BIT]]]")
     .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "bitfield",
+        -2,
+        WRITE | DENYOOM,
+        "3.2.0",
+        "Perform arbitrary bitfield integer operations on strings",
+        parse_bitfield,
+    )
+    .with_syntax("key [GET encoding offset|SET encoding offset value|INCRBY encoding offset increment|OVERFLOW (WRAP|SAT|FAIL)]...")
+    .with_key_flags(&[&["RW", "access", "update", "variable_flags"]])
+    .with_key_note("This command allows both access and modification of the key")
+    .with_variable_key_flags(bitfield_key_flags),
+    c(
+        "bitfield_ro",
+        -2,
+        READONLY | FAST,
+        "6.0.0",
+        "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
+        parse_bitfield_ro,
+    )
+    .with_syntax("key [GET encoding offset]...")
+    .with_key_flags(&[&["RO", "access"]]),
     CommandSpec::new(
         Group::Bitmap,
         "bitop",
