@@ -39,9 +39,11 @@ pub fn command_reply(command: &CommandCommand) -> Reply {
         }
         CommandCommand::GetKeys { args } => get_keys_reply(args, false),
         CommandCommand::GetKeysAndFlags { args } => get_keys_reply(args, true),
+        // Subcommands are listed too, as `container|sub`, as Redis 7.0 does.
         CommandCommand::List { filter } => Reply::Array(
             commands()
                 .iter()
+                .flat_map(|spec| std::iter::once(*spec).chain(spec.subcommands.iter()))
                 .filter(|spec| list_filter_matches(spec, filter.as_ref()))
                 .map(|spec| Reply::bulk_static(spec.name))
                 .collect(),
