@@ -315,4 +315,26 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_first_key_apart()
     .with_syntax("source destination (LEFT|RIGHT) (LEFT|RIGHT) timeout")
     .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
+    c(
+        "brpoplpush",
+        4,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        TWO,
+        "2.2.0",
+        "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
+        |a| {
+            let (source, destination) = (a.next()?, a.next()?);
+            let timeout_ms = timeout_ms(a.next_slice()?)?;
+            wrap(ListCommand::BlMove {
+                source,
+                destination,
+                from: End::Right,
+                to: End::Left,
+                timeout_ms,
+            })
+        },
+    )
+    .with_first_key_apart()
+    .with_syntax("source destination timeout")
+    .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
 ];

@@ -212,6 +212,23 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("key start end")
     .with_key_flags(&[&["RO", "access"]]),
     c(
+        "substr",
+        4,
+        READONLY,
+        ONE,
+        "1.0.0",
+        "Returns a substring from a string value.",
+        |a| {
+            wrap(StringCommand::GetRange {
+                key: a.next()?,
+                start: a.i64()?,
+                end: a.i64()?,
+            })
+        },
+    )
+    .with_syntax("key start end")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
         "setrange",
         4,
         WRITE | DENYOOM,
