@@ -150,7 +150,7 @@ fn command_subcommand_replies() {
     assert_eq!(
         blocking,
         Reply::Array(
-            ["blmove", "blpop", "brpop"]
+            ["blmove", "blpop", "brpop", "brpoplpush"]
                 .into_iter()
                 .map(Reply::bulk_static)
                 .collect()
