@@ -72,37 +72,16 @@ impl Db<'_> {
             return Err(OpError::StringTooLong);
         }
         self.write_key(key, now_ms, true, |k| {
-            if let Some(e) = k.entry() {
-                e.str()?;
-            } else {
-                k.put_string(b"");
-            }
-            let idx = k.idx.expect("created above");
-            k.s.update_if(k.db, idx, |e| {
-                let grew;
-                let old = match e.grown_mut() {
-                    Ok(buf) => {
-                        grew = buf.len() <= byte;
-                        if grew {
-                            buf.resize(byte + 1, 0);
-                        }
-                        let old = u8::from(buf[byte] & mask != 0);
-                        if bit {
-                            buf[byte] |= mask;
-                        } else {
-                            buf[byte] &= !mask;
-                        }
-                        Ok(old)
-                    }
-                    Err(error) => {
-                        grew = false;
-                        Err(error)
-                    }
-                };
+            k.grow_string(byte + 1, |buf| {
+                let old = u8::from(buf[byte] & mask != 0);
+                if bit {
+                    buf[byte] |= mask;
+                } else {
+                    buf[byte] &= !mask;
+                }
                 // Redis touches the key unless the bit was already as asked and the
                 // string did not grow.
-                let changed = grew || old.as_ref().is_ok_and(|&old| (old == 1) != bit);
-                (old, changed)
+                (old, (old == 1) != bit)
             })
         })
     }
@@ -229,21 +208,7 @@ impl Db<'_> {
             return Err(OpError::StringTooLong);
         }
         self.write_key(key, now_ms, true, |k| {
-            if let Some(e) = k.entry() {
-                e.str()?;
-            } else {
-                k.put_string(b"");
-            }
-            let idx = k.idx.expect("created above");
-            k.s.update_if(k.db, idx, |e| {
-                let buf = match e.grown_mut() {
-                    Ok(buf) => buf,
-                    Err(error) => return (Err(error), false),
-                };
-                let grew = buf.len() < bytes;
-                if grew {
-                    buf.resize(bytes, 0);
-                }
+            k.grow_string(bytes, |buf| {
                 let mut wrote = false;
                 let replies = fields
                     .iter()
@@ -256,7 +221,7 @@ impl Db<'_> {
                         reply
                     })
                     .collect();
-                (Ok(replies), grew || wrote)
+                (replies, wrote)
             })
         })
     }

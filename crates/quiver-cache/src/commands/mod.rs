@@ -249,6 +249,35 @@ impl<'s> KeyCtx<'s> {
         self.idx.and_then(|i| self.s.expire_at(self.db, i))
     }
 
+    /// Makes the key a string of at least `len` bytes (creating it, zero-padding it) and
+    /// changes its bytes through `f`, which says whether it changed any; the key counts
+    /// as modified when it grew or `f` changed it (SETRANGE, SETBIT, BITFIELD).
+    pub(crate) fn grow_string<R>(
+        &mut self,
+        len: usize,
+        f: impl FnOnce(&mut Vec<u8>) -> (R, bool),
+    ) -> Result<R, OpError> {
+        match self.entry() {
+            Some(e) => {
+                e.str()?;
+            }
+            None => self.put_string(b""),
+        }
+        let idx = self.idx.expect("the key exists or was just created");
+        self.s.update_if(self.db, idx, |e| {
+            let buf = match e.grown_mut() {
+                Ok(buf) => buf,
+                Err(error) => return (Err(error), false),
+            };
+            let grew = buf.len() < len;
+            if grew {
+                buf.resize(len, 0);
+            }
+            let (r, changed) = f(buf);
+            (Ok(r), grew || changed)
+        })
+    }
+
     /// Records a modification of the key that changed nothing else (a TTL change), for
     /// WATCH and the change feed.
     pub(crate) fn mark_modified(&mut self) {

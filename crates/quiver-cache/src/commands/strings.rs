@@ -275,17 +275,9 @@ impl Db<'_> {
             if offset.saturating_add(value.len()) > MAX_STRING_BYTES {
                 return Err(OpError::StringTooLong);
             }
-            if !k.exists() {
-                k.put_string(b"");
-            }
-            let idx = k.idx.expect("created above");
-            k.s.update(k.db, idx, |e| {
-                let buf = e.grown_mut()?;
-                if buf.len() < offset + value.len() {
-                    buf.resize(offset + value.len(), 0);
-                }
+            k.grow_string(offset + value.len(), |buf| {
                 buf[offset..offset + value.len()].copy_from_slice(value);
-                Ok(buf.len())
+                (buf.len(), true)
             })
         })
     }

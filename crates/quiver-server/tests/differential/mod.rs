@@ -178,12 +178,12 @@ struct Session {
     queued: Option<Vec<Compare>>,
 }
 
-/// Both replies as compared, or `None` when they are not compared.
-fn normalized(redis: Reply, quiver: Reply, compare: Compare) -> Option<(Reply, Reply)> {
+/// A reply as compared, or `None` when it is not compared.
+fn compared(reply: Reply, compare: Compare) -> Option<Reply> {
     match compare {
-        Compare::Exact => Some((redis, quiver)),
-        Compare::Unordered => Some((redis.sorted(), quiver.sorted())),
-        Compare::UnorderedPairs => Some((redis.sorted_pairs(), quiver.sorted_pairs())),
+        Compare::Exact => Some(reply),
+        Compare::Unordered => Some(reply.sorted()),
+        Compare::UnorderedPairs => Some(reply.sorted_pairs()),
         Compare::Ignore => None,
     }
 }
@@ -199,7 +199,7 @@ fn exec_reply(reply: Reply, compares: &[Compare]) -> Reply {
         .enumerate()
         .map(|(i, item)| {
             let compare = compares.get(i).copied().unwrap_or(Compare::Exact);
-            normalized(item.clone(), item, compare).map_or(Reply::Null, |(one, _)| one)
+            compared(item, compare).unwrap_or(Reply::Null)
         })
         .collect();
     Reply::Array(items)
@@ -260,9 +260,9 @@ impl Pair {
                 queued.push(compare);
                 (redis, quiver)
             }
-            _ => match normalized(redis, quiver, compare) {
-                Some(pair) => pair,
-                None => return true,
+            _ => match (compared(redis, compare), compared(quiver, compare)) {
+                (Some(redis), Some(quiver)) => (redis, quiver),
+                _ => return true,
             },
         };
         if &name[..] == b"MULTI" && !in_multi && redis == Reply::ok() {

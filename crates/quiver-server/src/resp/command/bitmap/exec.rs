@@ -2,6 +2,7 @@
 
 use bytes::BytesMut;
 use quiver_core::cache::{BitOp, BitPosRange, BitRange, OpError, ValueType};
+use quiver_resp::CommandError;
 use quiver_resp::encode::{write_array_len, write_integer, write_null};
 
 use crate::resp::command::bitmap::{BitOperation, BitPosSpan, BitSpan, BitmapCommand};
@@ -23,15 +24,7 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &m
             let range = match range {
                 Ok(BitSpan::All) => BitRange::All,
                 Ok(BitSpan::Span { start, end, bits }) => BitRange::Span { start, end, bits },
-                // A malformed range: 0 for a missing key, the type error for another
-                // type, then the range's error, in Redis's order.
-                Err(range_error) => {
-                    return match ctx.db.key_type(&key, now_ms) {
-                        None => write_integer(out, 0),
-                        Some(ValueType::String) => error(out, &range_error),
-                        Some(_) => error(out, &OpError::WrongType),
-                    };
-                }
+                Err(range_error) => return refuse_range(ctx, &key, 0, &range_error, out),
             };
             let result = ctx.db.bitcount(&key, range, now_ms);
             reply(out, result, |out, n| {
@@ -42,13 +35,10 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &m
             let range = match range {
                 Ok(BitPosSpan::All) => BitPosRange::All,
                 Ok(BitPosSpan::From { start, end, bits }) => BitPosRange::From { start, end, bits },
-                // A missing key answers as all zeros before the range is looked at.
+                // A missing key reads as all zeros.
                 Err(range_error) => {
-                    return match ctx.db.key_type(&key, now_ms) {
-                        None => write_integer(out, if bit { -1 } else { 0 }),
-                        Some(ValueType::String) => error(out, &range_error),
-                        Some(_) => error(out, &OpError::WrongType),
-                    };
+                    let missing = if bit { -1 } else { 0 };
+                    return refuse_range(ctx, &key, missing, &range_error, out);
                 }
             };
             let result = ctx.db.bitpos(&key, bit, range, now_ms);
@@ -76,5 +66,21 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: BitmapCommand, out: &m
             let result = ctx.db.bitop(op, &dest, &refs(&sources), now_ms);
             reply(out, result, count);
         }
+    }
+}
+
+/// A malformed range, answered in Redis's order: `missing` for a missing key, the type
+/// error for another type, and only then the range's error.
+fn refuse_range(
+    ctx: &mut DataCtx<'_, '_>,
+    key: &[u8],
+    missing: i64,
+    range_error: &CommandError,
+    out: &mut BytesMut,
+) {
+    match ctx.db.key_type(key, ctx.now_ms) {
+        None => write_integer(out, missing),
+        Some(ValueType::String) => error(out, range_error),
+        Some(_) => error(out, &OpError::WrongType),
     }
 }

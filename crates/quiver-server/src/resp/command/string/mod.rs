@@ -237,6 +237,15 @@ fn parse_extended(
     Ok((ext, expiry))
 }
 
+/// `GETRANGE key start end`, and `SUBSTR`, its older name.
+fn parse_getrange(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    wrap(StringCommand::GetRange {
+        key: args.next()?,
+        start: args.i64()?,
+        end: args.i64()?,
+    })
+}
+
 /// The flags of SET's key in `request`: it reads the old value only with `GET`.
 fn set_key_flags(request: &quiver_resp::Request) -> &'static [&'static str] {
     if (3..request.len()).any(|pos| request.arg(pos).is_some_and(|arg| is(arg, "get"))) {

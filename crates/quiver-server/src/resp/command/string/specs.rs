@@ -201,13 +201,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         ONE,
         "2.4.0",
         "Returns a substring of the string stored at a key.",
-        |a| {
-            wrap(StringCommand::GetRange {
-                key: a.next()?,
-                start: a.i64()?,
-                end: a.i64()?,
-            })
-        },
+        parse_getrange,
     )
     .with_syntax("key start end")
     .with_key_flags(&[&["RO", "access"]]),
@@ -218,13 +212,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         ONE,
         "1.0.0",
         "Returns a substring from a string value.",
-        |a| {
-            wrap(StringCommand::GetRange {
-                key: a.next()?,
-                start: a.i64()?,
-                end: a.i64()?,
-            })
-        },
+        parse_getrange,
     )
     .with_syntax("key start end")
     .with_key_flags(&[&["RO", "access"]]),
