@@ -62,6 +62,7 @@
 
 pub mod cache;
 mod catalog;
+pub mod pubsub;
 pub mod streams;
 
 pub use catalog::CatalogError;

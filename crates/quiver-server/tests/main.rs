@@ -11,6 +11,7 @@ mod native;
 mod resp;
 mod resp_commands;
 mod resp_data;
+mod resp_pubsub;
 mod resp_vectors;
 mod serve;
 mod support;

@@ -174,6 +174,19 @@ pub fn listening_addr(line: &str, listener: &str) -> Option<SocketAddr> {
     value["addr"].as_str()?.parse().ok()
 }
 
+/// The QUIC certificate fingerprint the server logged at start-up.
+pub fn logged_fingerprint(server: &Server) -> String {
+    let line = server
+        .startup_log
+        .iter()
+        .find(|line| line.contains("fingerprint"))
+        .expect("the server logs its QUIC certificate fingerprint");
+    let value: serde_json::Value = serde_json::from_str(line).expect("JSON log line");
+    let fingerprint = value["fingerprint"].as_str().expect("fingerprint field");
+    assert_eq!(fingerprint.len(), 64, "{line}");
+    fingerprint.to_owned()
+}
+
 /// A `redis` crate connection to the server's RESP listener.
 pub fn redis_connection(server: &Server) -> redis::Connection {
     let client = redis::Client::open(format!("redis://{}/", server.resp)).expect("redis url");

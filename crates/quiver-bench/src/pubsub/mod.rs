@@ -7,6 +7,7 @@
 
 mod matrix;
 mod report;
+mod resp;
 mod target;
 
 use std::path::PathBuf;

@@ -3,7 +3,8 @@
 //! own client: Quiver through `quiver-client`'s batching [`quiver_client::Publisher`] (one
 //! PublishBatch of K messages per batch, several of them unacknowledged at once, see
 //! [`in_flight_batches`]), NATS through `async-nats` (K publishes, then a flush), Redis
-//! through the `redis` crate (K `PUBLISH` in one pipeline, waiting for the replies).
+//! through a lean RESP client ([`super::resp`]: K `PUBLISH` in one pipeline, waiting for
+//! the replies).
 //! `quiver://` is Quiver over TCP, `quiver+quic://host:port?fingerprint=<hex>` over QUIC.
 
 use std::sync::OnceLock;
@@ -18,6 +19,7 @@ use quiver_client::{
 };
 
 use super::report::QuiverAck;
+use super::resp::{RespPublisher, RespSubscriber};
 
 /// Stream every Quiver publisher writes and every subscriber reads.
 const QUIVER_STREAM: &str = "bench/pubsub/events";
@@ -117,7 +119,7 @@ impl QuiverPublisher {
 pub enum Publisher {
     Quiver(QuiverPublisher),
     Nats(async_nats::Client),
-    Redis(redis::aio::MultiplexedConnection),
+    Redis(tokio::sync::Mutex<RespPublisher>),
 }
 
 impl Publisher {
@@ -136,12 +138,9 @@ impl Publisher {
                 publisher: OnceLock::new(),
             }),
             Kind::Nats => Publisher::Nats(connect_nats(url).await?),
-            Kind::Redis => Publisher::Redis(
-                redis_client(url)?
-                    .get_multiplexed_async_connection()
-                    .await
-                    .with_context(|| format!("connecting to {url}"))?,
-            ),
+            Kind::Redis => Publisher::Redis(tokio::sync::Mutex::new(
+                RespPublisher::connect(url, REDIS_CHANNEL).await?,
+            )),
         })
     }
 
@@ -163,16 +162,7 @@ impl Publisher {
                 }
                 client.flush().await?;
             }
-            Publisher::Redis(connection) => {
-                let mut pipe = redis::pipe();
-                for payload in &payloads {
-                    pipe.cmd("PUBLISH")
-                        .arg(REDIS_CHANNEL)
-                        .arg(&payload[..])
-                        .ignore();
-                }
-                pipe.query_async::<()>(&mut connection.clone()).await?;
-            }
+            Publisher::Redis(connection) => connection.lock().await.publish(&payloads).await?,
         }
         Ok(())
     }
@@ -212,7 +202,7 @@ pub enum Subscriber {
         _client: async_nats::Client,
         subscriber: async_nats::Subscriber,
     },
-    Redis(redis::aio::PubSubStream),
+    Redis(RespSubscriber),
 }
 
 impl Subscriber {
@@ -243,15 +233,7 @@ impl Subscriber {
                     subscriber,
                 }
             }
-            Kind::Redis => {
-                let mut pubsub = redis_client(url)?
-                    .get_async_pubsub()
-                    .await
-                    .with_context(|| format!("connecting to {url}"))?;
-                // Returns once the server confirmed the subscription.
-                pubsub.subscribe(REDIS_CHANNEL).await?;
-                Subscriber::Redis(pubsub.into_on_message())
-            }
+            Kind::Redis => Subscriber::Redis(RespSubscriber::connect(url, REDIS_CHANNEL).await?),
         })
     }
 
@@ -277,11 +259,9 @@ impl Subscriber {
                 Some(message) => Delivery::Payload(message.payload),
                 None => Delivery::Ended("subscription closed".to_owned()),
             },
-            Subscriber::Redis(messages) => match messages.next().await {
-                Some(message) => {
-                    Delivery::Payload(Bytes::copy_from_slice(message.get_payload_bytes()))
-                }
-                None => Delivery::Ended("subscription closed".to_owned()),
+            Subscriber::Redis(subscriber) => match subscriber.next().await {
+                Ok(payload) => Delivery::Payload(payload),
+                Err(error) => Delivery::Ended(format!("{error:#}")),
             },
         }
     }
@@ -302,10 +282,6 @@ async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
         .connect(url)
         .await
         .with_context(|| format!("connecting to {url}"))
-}
-
-fn redis_client(url: &str) -> anyhow::Result<redis::Client> {
-    redis::Client::open(url).with_context(|| format!("bad --target {url:?}"))
 }
 
 #[cfg(test)]

@@ -168,6 +168,18 @@ impl Broker {
         }
     }
 
+    /// Sets the listener every stream offers its sealed batches to; false if one was set.
+    pub(crate) fn set_tap(&self, tap: Arc<dyn crate::streams::BatchTap>) -> bool {
+        self.shared.registry.tap.set(tap)
+    }
+
+    /// The number of subscriptions attached to stream `name` now (0 if it does not exist).
+    pub fn subscribers(&self, name: &StreamName) -> u64 {
+        self.shared.registry.stream(name).map_or(0, |stream| {
+            stream.metrics.subscribers.load(Ordering::Relaxed)
+        })
+    }
+
     /// The configuration.
     pub fn config(&self) -> &BrokerConfig {
         &self.shared.config

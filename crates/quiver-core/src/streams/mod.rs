@@ -38,6 +38,7 @@ mod queue_group;
 mod registry;
 mod stream;
 mod subscriber;
+mod tap;
 
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -65,6 +66,7 @@ pub use registry::{CreateStreamError, DeleteStreamError, SubscribeError};
 pub use subscriber::{
     Delivery, EndReason, StartAt, SubscribeOptions, Subscription, SubscriptionId,
 };
+pub(crate) use tap::BatchTap;
 
 /// Locks `mutex`. A panic while holding one of the broker's locks leaves its state
 /// consistent (every critical section finishes its updates before calling out), so a

@@ -35,6 +35,7 @@ use crate::streams::pattern::{Pattern, PatternKind};
 use crate::streams::publish::PublishError;
 use crate::streams::stream::Stream;
 use crate::streams::subscriber::{EndReason, StartAt, SubShared, SubscriptionId};
+use crate::streams::tap::TapSlot;
 use crate::streams::{read, write};
 
 /// A subscribe the registry refused.
@@ -195,6 +196,8 @@ pub(crate) struct Registry {
     index: RwLock<Index>,
     config: BrokerConfig,
     flush: Arc<FlushQueue>,
+    /// The listener every stream offers its batches to.
+    pub(crate) tap: Arc<TapSlot>,
     pub(crate) store: Option<Store>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -211,6 +214,7 @@ impl Registry {
             index: RwLock::default(),
             config,
             flush,
+            tap: Arc::default(),
             store,
             clock,
         })
@@ -394,6 +398,7 @@ impl Registry {
             config,
             def.created_ms,
             Arc::clone(&self.flush),
+            Arc::clone(&self.tap),
             durable,
         ))
     }

@@ -27,6 +27,7 @@ use crate::streams::name::StreamName;
 use crate::streams::policy::SlowPolicy;
 use crate::streams::queue_group::QueueGroup;
 use crate::streams::subscriber::{EndReason, Pushed, SubShared};
+use crate::streams::tap::TapSlot;
 
 /// A stream and its mutable state.
 pub(crate) struct Stream {
@@ -39,6 +40,7 @@ pub(crate) struct Stream {
     pub(crate) durable: Option<Durable>,
     state: Mutex<StreamState>,
     flush: Arc<FlushQueue>,
+    tap: Arc<TapSlot>,
     deleted: AtomicBool,
 }
 
@@ -86,6 +88,7 @@ impl Stream {
         config: StreamConfig,
         created_ms: u64,
         flush: Arc<FlushQueue>,
+        tap: Arc<TapSlot>,
         durable: Option<(Durable, DurableState)>,
     ) -> Arc<Self> {
         let (durable, durable_state) = durable.unzip();
@@ -107,6 +110,7 @@ impl Stream {
             durable,
             state: Mutex::new(state),
             flush,
+            tap,
             deleted: AtomicBool::new(false),
         })
     }
@@ -241,8 +245,8 @@ impl Stream {
         }
     }
 
-    /// Seals the pending batch (if any) and hands it to every subscription and to one
-    /// member of every queue group.
+    /// Seals the pending batch (if any) and hands it to every subscription, to one member
+    /// of every queue group, and to the broker's tap.
     fn seal(&self, state: &mut StreamState) {
         if state.pending.is_empty() {
             return;
@@ -258,6 +262,7 @@ impl Stream {
             let member = group.pick(batch.len() as u64, batch.bytes());
             ended |= member.push(&batch, policy, &self.metrics) == Pushed::Ended;
         }
+        self.tap.offer(&batch);
         if ended {
             self.drop_closed(state);
         }

@@ -185,6 +185,35 @@ pub const KEYS: &[Key] = &[
         doc: "Replies pending for one client beyond this close its connection.",
     },
     Key {
+        name: "resp.pubsub_output_hard",
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        },
+        default: "32MiB",
+        profiles: &[],
+        doc: "A subscriber with this many bytes of messages undelivered is disconnected; 0 is no limit (the hard limit of Redis `client-output-buffer-limit pubsub`).",
+    },
+    Key {
+        name: "resp.pubsub_output_soft",
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        },
+        default: "8MiB",
+        profiles: &[],
+        doc: "A subscriber above this many bytes undelivered for longer than `resp.pubsub_output_soft_period` is disconnected; 0 is no limit (the soft limit of Redis `client-output-buffer-limit pubsub`).",
+    },
+    Key {
+        name: "resp.pubsub_output_soft_period",
+        kind: Kind::Duration {
+            max: Duration::from_secs(31_536_000),
+        },
+        default: "60s",
+        profiles: &[],
+        doc: "How long a subscriber may stay above `resp.pubsub_output_soft`.",
+    },
+    Key {
         name: "resp.max_query_buffer",
         kind: Kind::Size {
             min: 0,

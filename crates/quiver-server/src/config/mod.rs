@@ -80,6 +80,8 @@ pub struct RespConfig {
     /// `None`: never close idle clients.
     pub idle_timeout: Option<Duration>,
     pub max_output_buffer_bytes: u64,
+    /// Redis's `client-output-buffer-limit pubsub`.
+    pub pubsub_output: quiver_core::pubsub::OutputLimits,
     pub max_query_buffer_bytes: u64,
     pub max_bulk_len_bytes: u64,
     /// Connection threads; 0: one per core.
@@ -275,6 +277,11 @@ impl Config {
                 protected_mode: matches!(value("resp.protected_mode"), Value::Bool(true)),
                 idle_timeout: (!idle_timeout.is_zero()).then_some(idle_timeout),
                 max_output_buffer_bytes: bytes("resp.max_output_buffer"),
+                pubsub_output: quiver_core::pubsub::OutputLimits {
+                    hard_bytes: bytes("resp.pubsub_output_hard"),
+                    soft_bytes: bytes("resp.pubsub_output_soft"),
+                    soft_period: duration("resp.pubsub_output_soft_period"),
+                },
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
                 io_threads: small("resp.io_threads"),

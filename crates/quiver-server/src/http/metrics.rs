@@ -112,6 +112,7 @@ pub fn render(state: &ServerState) -> String {
         }
     }
     streams(&mut out, state);
+    pubsub(&mut out, state);
     durable(&mut out, state);
     out
 }
@@ -362,6 +363,55 @@ fn streams(out: &mut String, state: &ServerState) {
         "Streams the broker knows.",
     );
     let _ = writeln!(out, "quiver_streams_streams {}", stats.streams.len());
+}
+
+/// The Redis channels (PUBLISH, SUBSCRIBE and friends over RESP).
+fn pubsub(out: &mut String, state: &ServerState) {
+    let stats = state.pubsub.stats();
+    let counters: [(&str, &str, u64); 2] = [
+        (
+            "quiver_pubsub_published_total",
+            "Messages published to Redis channels (PUBLISH, SPUBLISH).",
+            stats.published,
+        ),
+        (
+            "quiver_pubsub_delivered_total",
+            "Messages queued for Redis channel subscribers (once per subscriber).",
+            stats.delivered,
+        ),
+    ];
+    for (name, help, value) in counters {
+        family(out, name, "counter", help);
+        let _ = writeln!(out, "{name} {value}");
+    }
+    family(
+        out,
+        "quiver_pubsub_disconnected_total",
+        "counter",
+        "Subscribers disconnected by client-output-buffer-limit pubsub, by limit.",
+    );
+    for (limit, value) in [
+        ("hard", stats.disconnected_hard),
+        ("soft", stats.disconnected_soft),
+    ] {
+        let _ = writeln!(
+            out,
+            "quiver_pubsub_disconnected_total{{limit=\"{limit}\"}} {value}"
+        );
+    }
+    family(
+        out,
+        "quiver_pubsub_channels",
+        "gauge",
+        "Redis channels, patterns and shard channels with at least one subscriber.",
+    );
+    for (kind, value) in [
+        ("channel", stats.channels),
+        ("pattern", stats.patterns),
+        ("shard_channel", stats.shard_channels),
+    ] {
+        let _ = writeln!(out, "quiver_pubsub_channels{{kind=\"{kind}\"}} {value}");
+    }
 }
 
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {

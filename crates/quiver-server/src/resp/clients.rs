@@ -10,6 +10,8 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
+use quiver_core::pubsub::Space;
+
 use super::session::Session;
 
 /// What other connections may see and do to one client.
@@ -36,6 +38,15 @@ pub struct ClientView {
     pub last_command_at: Option<Instant>,
     pub multi: Option<usize>,
     pub protocol: i64,
+    /// Channel, pattern and shard-channel subscriptions.
+    pub subscriptions: [usize; 3],
+}
+
+impl ClientView {
+    /// Whether the client holds a subscription (`CLIENT LIST` flag `P`, type `pubsub`).
+    pub fn is_subscriber(&self) -> bool {
+        self.subscriptions.iter().any(|&count| count > 0)
+    }
 }
 
 /// Every connected client by id.
@@ -105,31 +116,42 @@ impl ClientHandle {
         view.last_command_at = Some(session.last_command_at);
         view.multi = session.multi.as_ref().map(|multi| multi.queued.len());
         view.protocol = session.protocol.version();
+        view.subscriptions = session.subscriber.as_ref().map_or([0; 3], |subscriber| {
+            [Space::Channel, Space::Pattern, Space::Shard].map(|space| subscriber.count(space))
+        });
         if view.name.as_bytes() != session.name.as_deref().unwrap_or_default() {
             view.name =
                 String::from_utf8_lossy(session.name.as_deref().unwrap_or_default()).into_owned();
         }
     }
 
-    /// One `CLIENT LIST` line (without the trailing newline), in Redis's format.
-    pub fn line(&self) -> String {
-        let view = self
-            .view
+    /// The latest published view.
+    pub fn view(&self) -> ClientView {
+        self.view
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
+            .clone()
+    }
+
+    /// One `CLIENT LIST` line (without the trailing newline), in Redis's format.
+    pub fn line(&self) -> String {
+        let view = self.view();
         let idle = view.last_command_at.map_or(0, |at| at.elapsed().as_secs());
         let mut line = String::with_capacity(160);
         let _ = write!(
             line,
-            "id={} addr={} laddr={} name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi={} cmd={} user=default resp={}",
+            "id={} addr={} laddr={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} cmd={} user=default resp={}",
             self.id,
             self.peer,
             self.local,
             view.name,
             self.created.elapsed().as_secs(),
             idle,
+            if view.is_subscriber() { "P" } else { "N" },
             view.db,
+            view.subscriptions[0],
+            view.subscriptions[1],
+            view.subscriptions[2],
             view.multi
                 .map_or(-1, |queued| i64::try_from(queued).unwrap_or(i64::MAX)),
             view.last_command,

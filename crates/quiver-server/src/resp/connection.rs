@@ -11,8 +11,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use quiver_core::pubsub::{Closed, Entry, Wakes};
 use quiver_resp::encode as write;
-use quiver_resp::{CommandError, Decoder, ParseError, Request};
+use quiver_resp::{CommandError, Decoder, ErrorCode, ParseError, Protocol, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{ReadHalf, WriteHalf};
@@ -21,6 +22,7 @@ use tokio::sync::Notify;
 use super::ahead;
 use super::clients::ClientHandle;
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
+use super::command::pubsub::exec::{PendingPublish, write_entries};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
 use super::{PROTECTED_MODE_REPLY, RespShared};
 use crate::clock::unix_ms;
@@ -34,8 +36,14 @@ use crate::serve::shutdown::Shutdown;
 /// pipeline's requests are looked up together (see `next_request`).
 const DECODE_AHEAD: usize = 15;
 
-/// Bytes asked of the kernel per read.
+/// Bytes asked of the kernel per read, at first.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
+
+/// Most bytes asked of the kernel per read. A read that fills all its room doubles the
+/// next one's, up to this, so a client whose pipelines outgrow a chunk (64 PUBLISH of
+/// 256 B are 19.5 KB) has each read in one `read` and answered in one `write`, as Redis
+/// reads as much as its query buffer has room for.
+const MAX_READ_CHUNK_BYTES: usize = 256 * 1024;
 
 /// Replies are written out once this many bytes are pending, even in the
 /// middle of a pipeline, so one deep pipeline cannot pile up replies.
@@ -49,6 +57,8 @@ pub(super) enum Flow {
     Close,
     /// Wait for a key to receive data, then run the command again.
     Block(Box<Blocked>),
+    /// Wait for a publish to a stream-named channel, then reply.
+    Publish(Box<PendingPublish>),
 }
 
 /// A blocking command waiting for data.
@@ -101,6 +111,8 @@ pub(super) async fn serve(
         shared: Arc::clone(&shared),
         now_ms: unix_ms(),
         clock: Instant::now(),
+        entries: Vec::new(),
+        wakes: Wakes::default(),
     };
     let live = Live {
         connection,
@@ -170,6 +182,11 @@ pub(super) struct Connection {
     /// When the previous command ended; each command's time is measured from
     /// here, so timing costs one clock read per command.
     clock: Instant,
+    /// Deliveries taken from the subscriber's mailbox (kept to reuse its allocation).
+    entries: Vec<Entry>,
+    /// Subscribers this connection's publishes gave messages to, woken once per read
+    /// (before its replies are written) rather than once per PUBLISH.
+    pub(super) wakes: Wakes,
 }
 
 impl Connection {
@@ -185,6 +202,7 @@ impl Connection {
         // Whether the last read filled all the room it had: more input is
         // likely waiting in the socket.
         let mut filled = false;
+        let mut chunk = READ_CHUNK_BYTES;
         loop {
             let mut served = 0;
             loop {
@@ -197,7 +215,7 @@ impl Connection {
                         } else {
                             tracing::info!(client = self.session.id, peer = %self.session.peer, %error, "closing client");
                         }
-                        flush(&mut writer, &mut output).await?;
+                        flush(&mut writer, &mut output, &self.session).await?;
                         return Err(End::Closed);
                     }
                 };
@@ -205,20 +223,33 @@ impl Connection {
                     continue;
                 }
                 served += 1;
-                match self.handle_request(&request, &mut output) {
+                let flow = self.handle_request(&request, &mut output);
+                if !matches!(flow, Flow::Continue) {
+                    self.wakes.wake_all();
+                }
+                match flow {
                     Flow::Continue => {}
                     Flow::Close => {
-                        flush(&mut writer, &mut output).await?;
+                        flush(&mut writer, &mut output, &self.session).await?;
                         return Err(End::Closed);
                     }
                     Flow::Block(blocked) => {
-                        flush(&mut writer, &mut output).await?;
+                        flush(&mut writer, &mut output, &self.session).await?;
                         let parked = Parked {
                             reader: &mut reader,
                             input,
                             shutdown,
                         };
                         self.block(*blocked, parked, &mut output).await?;
+                    }
+                    Flow::Publish(pending) => {
+                        let result = pending.publish.await;
+                        super::command::pubsub::exec::publish_reply(
+                            self,
+                            &mut output,
+                            result,
+                            pending.receivers,
+                        );
                     }
                 }
                 if output.len() > self.shared.settings.max_output_buffer_bytes {
@@ -232,10 +263,12 @@ impl Connection {
                     return Err(End::Closed);
                 }
                 if output.len() >= FLUSH_THRESHOLD_BYTES {
-                    flush(&mut writer, &mut output).await?;
+                    self.wakes.wake_all();
+                    flush(&mut writer, &mut output, &self.session).await?;
                 }
             }
-            flush(&mut writer, &mut output).await?;
+            self.wakes.wake_all();
+            flush(&mut writer, &mut output, &self.session).await?;
             seat.served(served);
             self.handle.update(&self.session);
             if shutdown.is_triggered() {
@@ -251,21 +284,36 @@ impl Connection {
                 // gets its first replies without waiting for the whole of
                 // this one.
                 tokio::task::yield_now().await;
+                chunk = (chunk * 2).min(MAX_READ_CHUNK_BYTES);
             }
-            input.reserve(READ_CHUNK_BYTES);
+            input.reserve(chunk);
             let room = input.capacity() - input.len();
-            let idle = self.shared.settings.idle_timeout;
+            // Subscribers are never idle, as in Redis.
+            let idle = self
+                .shared
+                .settings
+                .idle_timeout
+                .filter(|_| !self.session.subscribed());
             // Biased: a CLIENT KILL or shutdown that is already pending wins
             // over input that arrived at the same time.
             let read = tokio::select! {
                 biased;
                 () = self.handle.kill.notified() => return Err(End::Closed),
                 () = shutdown.wait() => return Err(End::Closed),
-                read = reader.read_buf(input) => read,
+                () = messages(self.session.subscriber.as_ref()) => None,
+                read = reader.read_buf(input) => Some(read),
                 () = sleep_or_forever(idle) => {
                     tracing::debug!(client = self.session.id, "closing idle client (resp.idle_timeout)");
                     return Err(End::Closed);
                 }
+            };
+            let Some(read) = read else {
+                if self.deliver(&mut output).is_err() {
+                    return Err(End::Closed);
+                }
+                flush(&mut writer, &mut output, &self.session).await?;
+                filled = false;
+                continue;
             };
             match read {
                 Ok(0) | Err(_) => return Err(End::Closed),
@@ -307,14 +355,43 @@ impl Connection {
         Ok(Some(first))
     }
 
+    /// Writes what the subscriber's mailbox holds (messages published before the
+    /// command about to run come before its reply, as in Redis). Fails when an output
+    /// limit disconnected the subscriber: the connection must close.
+    pub(super) fn deliver(&mut self, out: &mut BytesMut) -> Result<(), Closed> {
+        let Some(subscriber) = &self.session.subscriber else {
+            return Ok(());
+        };
+        let result = subscriber.drain(&mut self.entries);
+        write_entries(out, self.session.protocol, &self.entries);
+        self.entries.clear();
+        if let Err(closed) = &result {
+            tracing::info!(client = self.session.id, peer = %self.session.peer, %closed, "closing client");
+        }
+        result
+    }
+
     /// Resolves, authorizes, queues or runs one request.
     fn handle_request(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
+        if self.deliver(out).is_err() {
+            return Flow::Close;
+        }
         let spec = match table::resolve(request) {
             Ok(spec) => spec,
             Err(error) => return self.refuse(None, &error, out),
         };
         if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
             return self.refuse(Some(spec), &CommandError::NoAuth, out);
+        }
+        if self.session.subscribed()
+            && self.session.protocol == Protocol::Resp2
+            && !spec.has(flag::SUBSCRIBED_OK)
+        {
+            let error = CommandError::Other {
+                code: ErrorCode::Err,
+                message: format!("Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", spec.name).into(),
+            };
+            return self.refuse(Some(spec), &error, out);
         }
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
@@ -491,13 +568,36 @@ fn runs_inside_multi(command: &Command) -> bool {
     )
 }
 
-async fn flush(writer: &mut WriteHalf<'_>, output: &mut BytesMut) -> Result<(), End> {
+/// Writes `output` out. A subscriber that an output limit disconnects meanwhile ends
+/// the write (its client may never read again).
+async fn flush(
+    writer: &mut WriteHalf<'_>,
+    output: &mut BytesMut,
+    session: &Session,
+) -> Result<(), End> {
     if output.is_empty() {
         return Ok(());
     }
-    let result = writer.write_all(output).await;
+    let result = match &session.subscriber {
+        None => writer.write_all(output).await,
+        Some(subscriber) => tokio::select! {
+            result = writer.write_all(output) => result,
+            closed = subscriber.cut() => {
+                tracing::info!(client = session.id, peer = %session.peer, %closed, "closing client");
+                return Err(End::Closed);
+            }
+        },
+    };
     output.clear();
     result.map_err(|_| End::Closed)
+}
+
+/// Resolves when the subscriber (if any) may have deliveries; never without one.
+async fn messages(subscriber: Option<&quiver_core::pubsub::Subscriber>) {
+    match subscriber {
+        Some(subscriber) => subscriber.ready().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_or_forever(duration: Option<Duration>) {

@@ -107,15 +107,19 @@ fn memory(shared: &RespShared, out: &mut String) {
 
 fn stats(shared: &RespShared, out: &mut String) {
     let keyspace = shared.cache.stats();
+    let pubsub = shared.pubsub.stats();
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nlazyfreed_objects:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlazyfreed_objects:{}\r\n",
         shared.stats.total_connections.load(Ordering::Relaxed),
         shared.stats.total_commands.load(Ordering::Relaxed),
         keyspace.expired_keys,
         keyspace.evicted_keys,
         keyspace.keyspace_hits,
         keyspace.keyspace_misses,
+        pubsub.channels,
+        pubsub.patterns,
+        pubsub.shard_channels,
         shared.cache.lazy_freed(),
     );
 }

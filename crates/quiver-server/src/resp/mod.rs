@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use clients::Clients;
 use quiver_core::cache::Cache;
+use quiver_core::pubsub::PubSub;
 use quiver_resp::Limits;
 use stats::CommandStats;
 use tokio::io::AsyncWriteExt;
@@ -55,6 +56,8 @@ pub struct RuntimeSettings {
 pub struct RespShared {
     /// The node's cache.
     pub cache: Arc<Cache>,
+    /// The node's Redis channels.
+    pub pubsub: PubSub,
     pub settings: RespSettings,
     pub runtime: RwLock<RuntimeSettings>,
     pub started: Instant,
@@ -68,6 +71,7 @@ pub struct RespShared {
 impl RespShared {
     pub fn new(
         cache: Arc<Cache>,
+        pubsub: PubSub,
         settings: RespSettings,
         runtime: RuntimeSettings,
         listen_addr: SocketAddr,
@@ -75,6 +79,7 @@ impl RespShared {
     ) -> RespShared {
         RespShared {
             cache,
+            pubsub,
             settings,
             runtime: RwLock::new(runtime),
             started: Instant::now(),
@@ -174,8 +179,10 @@ mod tests {
             requirepass: None,
             protected_mode: true,
         };
+        let broker = quiver_core::streams::Broker::new(Default::default());
         let shared = RespShared::new(
             cache,
+            PubSub::new(broker, Default::default()),
             settings,
             runtime,
             "0.0.0.0:6379".parse().expect("addr"),

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use quiver_core::cache::WatchedKey;
+use quiver_core::pubsub::Subscriber;
 use quiver_resp::CommandError;
 use quiver_resp::Protocol;
 
@@ -47,9 +48,16 @@ pub struct Session {
     pub last_command: &'static str,
     pub multi: Option<Multi>,
     pub watched: Vec<WatchedKey>,
+    /// Channel, pattern and shard-channel subscriptions; `None` while there are none.
+    pub subscriber: Option<Subscriber>,
 }
 
 impl Session {
+    /// Whether the client holds any subscription (Redis's pub/sub context).
+    pub fn subscribed(&self) -> bool {
+        self.subscriber.is_some()
+    }
+
     /// A new session; `authenticated` is false when a password is required.
     pub fn new(id: u64, peer: SocketAddr, authenticated: bool) -> Session {
         Session {
@@ -63,6 +71,7 @@ impl Session {
             last_command: "NULL",
             multi: None,
             watched: Vec::new(),
+            subscriber: None,
         }
     }
 
@@ -74,6 +83,7 @@ impl Session {
         self.name = None;
         self.multi = None;
         self.watched.clear();
+        self.subscriber = None;
         self.authenticated = !password_required;
     }
 }

@@ -20,6 +20,7 @@ use tokio::time::timeout_at;
 
 use bytes::Bytes;
 use quiver_core::cache::{Cache, CacheConfig};
+use quiver_core::pubsub::PubSub;
 use quiver_core::streams::durable::{
     DurableConfig, DurableRule, RecoveryMode, Retention, StorageConfig,
 };
@@ -96,8 +97,10 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             auth_token: config.native.auth_token.clone().map(Bytes::from),
         },
     });
+    let pubsub = PubSub::new(broker.clone(), config.resp.pubsub_output);
     let resp_shared = Arc::new(resp::RespShared::new(
         Arc::clone(&cache),
+        pubsub.clone(),
         resp_settings(&config),
         resp::RuntimeSettings {
             requirepass: config.resp.requirepass.clone().map(Bytes::from),
@@ -119,6 +122,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         .chain(quic_listener.as_ref().map(quic::QuicListener::stats))
         .collect(),
         broker: broker.clone(),
+        pubsub,
     });
 
     // Data listeners (RESP, native, QUIC) stop on `shutdown`; the operations

@@ -65,6 +65,8 @@ pub struct ServerState {
     pub listeners: Vec<Arc<ListenerStats>>,
     /// The streams broker, for its counters.
     pub broker: Broker,
+    /// The Redis channels, for their counters.
+    pub pubsub: quiver_core::pubsub::PubSub,
 }
 
 #[cfg(test)]

@@ -160,6 +160,12 @@ impl Peer {
         Reply::read(&mut self.reader)
             .unwrap_or_else(|error| panic!("reading the reply to {}: {error}", show(args)))
     }
+
+    /// The next reply, without sending anything (a message pushed to a subscriber).
+    fn read(&mut self) -> Reply {
+        Reply::read(&mut self.reader)
+            .unwrap_or_else(|error| panic!("reading a pushed message: {error}"))
+    }
 }
 
 /// Both servers, and the differences found so far.
@@ -170,12 +176,16 @@ struct Pair {
     differences: Vec<String>,
 }
 
-/// A connection to each server, on the same protocol, with empty databases.
+/// A connection to each server, on the same protocol, with empty databases; and more
+/// pairs of connections for the cases that need several clients (`@2 SUBSCRIBE c`).
 struct Session {
     redis: Peer,
     quiver: Peer,
     /// Inside MULTI: how each queued command's reply is compared in EXEC's.
     queued: Option<Vec<Compare>>,
+    /// Connections 2, 3, ... (redis, quiver), opened when a case first names them.
+    others: Vec<(Peer, Peer)>,
+    resp3: bool,
 }
 
 /// A reply as compared, or `None` when it is not compared.
@@ -225,6 +235,8 @@ impl Pair {
             redis: Peer::unix(&self.redis),
             quiver: Peer::tcp(&self.quiver),
             queued: None,
+            others: Vec::new(),
+            resp3,
         };
         if resp3 {
             session.both(&args(&["HELLO", "3"]));
@@ -242,6 +254,35 @@ impl Pair {
         compare: Compare,
         context: &str,
     ) -> bool {
+        self.check_on(session, 1, command, compare, context)
+    }
+
+    /// [`check`](Self::check) on connection `conn` (1 is the session's own; MULTI is
+    /// followed there only). `!READ` sends nothing and compares the next reply (a
+    /// pub/sub message).
+    fn check_on(
+        &mut self,
+        session: &mut Session,
+        conn: usize,
+        command: &[Vec<u8>],
+        compare: Compare,
+        context: &str,
+    ) -> bool {
+        if conn > 1 {
+            let (redis, quiver) = session.other(conn, self, command);
+            let (redis, quiver) = match (compared(redis, compare), compared(quiver, compare)) {
+                (Some(redis), Some(quiver)) => (redis, quiver),
+                _ => return true,
+            };
+            if redis == quiver {
+                return true;
+            }
+            self.differences.push(format!(
+                "{context}: @{conn} {}\n    redis:  {redis}\n    quiver: {quiver}",
+                show(command)
+            ));
+            return false;
+        }
         let (redis, quiver) = session.both(command);
         let name = command[0].to_ascii_uppercase();
         // Inside MULTI, each queued command's reply comes back in EXEC's array: compare it
@@ -300,6 +341,25 @@ impl Session {
     fn both(&mut self, command: &[Vec<u8>]) -> (Reply, Reply) {
         (self.redis.call(command), self.quiver.call(command))
     }
+
+    /// Sends `command` on connection `conn` (2 or more) of both servers, opening it
+    /// first if needed; `!READ` only reads.
+    fn other(&mut self, conn: usize, pair: &Pair, command: &[Vec<u8>]) -> (Reply, Reply) {
+        while self.others.len() < conn - 1 {
+            let mut peers = (Peer::unix(&pair.redis), Peer::tcp(&pair.quiver));
+            if self.resp3 {
+                let hello = args(&["HELLO", "3"]);
+                peers.0.call(&hello);
+                peers.1.call(&hello);
+            }
+            self.others.push(peers);
+        }
+        let (redis, quiver) = &mut self.others[conn - 2];
+        if command == [b"!READ".to_vec()] {
+            return (redis.read(), quiver.read());
+        }
+        (redis.call(command), quiver.call(command))
+    }
 }
 
 fn args(words: &[&str]) -> Vec<Vec<u8>> {
@@ -322,16 +382,20 @@ fn show(command: &[Vec<u8>]) -> String {
         .join(" ")
 }
 
-/// One line of `cases.txt`: a command and how its reply is compared.
+/// One line of `cases.txt`: a command, the connection it goes on, and how its reply
+/// is compared.
 struct CaseLine {
     line: usize,
+    conn: usize,
     compare: Compare,
     command: Vec<Vec<u8>>,
 }
 
 /// The cases: blocks separated by blank lines, each run on fresh connections after
 /// FLUSHALL. A line is a command; a leading `~` compares it unordered, `%` as
-/// field/value pairs, `?` not at all; `#` starts a comment line.
+/// field/value pairs, `?` not at all; then `@N ` sends it on the block's connection N
+/// (2, 3, ...; 1 by default), where `!READ` reads a pushed message; `#` starts a
+/// comment line.
 fn cases() -> Vec<Vec<CaseLine>> {
     let text = include_str!("cases.txt");
     let mut blocks = vec![Vec::new()];
@@ -353,10 +417,21 @@ fn cases() -> Vec<Vec<CaseLine>> {
             ("?", rest) => (Compare::Ignore, rest),
             _ => (Compare::Exact, trimmed),
         };
+        let (conn, rest) = match rest.trim_start().strip_prefix('@') {
+            Some(tagged) => {
+                let (number, rest) = tagged.split_once(' ').unwrap_or((tagged, ""));
+                let conn = number
+                    .parse()
+                    .unwrap_or_else(|_| panic!("cases.txt line {line_no}: bad connection"));
+                (conn, rest)
+            }
+            None => (1, rest),
+        };
         let command =
             split_words(rest).unwrap_or_else(|error| panic!("cases.txt line {line_no}: {error}"));
         blocks.last_mut().expect("a block").push(CaseLine {
             line: line_no,
+            conn,
             compare,
             command,
         });
@@ -428,7 +503,13 @@ fn hand_written_cases_match_redis() {
             for case in block {
                 commands += 1;
                 let context = format!("cases.txt:{} {protocol}", case.line);
-                pair.check(&mut session, &case.command, case.compare, &context);
+                pair.check_on(
+                    &mut session,
+                    case.conn,
+                    &case.command,
+                    case.compare,
+                    &context,
+                );
             }
         }
     }

@@ -4,7 +4,7 @@
 use quiver_client::{Client, ClientOptions, ConnectError, SubscribeOptions};
 
 use super::Transport;
-use crate::support::{Server, Started, http_get, redis_connection};
+use crate::support::{Server, Started, http_get, logged_fingerprint, redis_connection};
 
 #[tokio::test]
 async fn the_binary_serves_streams_and_the_shared_cache() {
@@ -131,19 +131,6 @@ async fn quic_connections_over_the_limit_are_refused() {
         .ping()
         .await
         .expect("the first connection is unaffected");
-}
-
-/// The fingerprint the server logged at start-up.
-fn logged_fingerprint(server: &Server) -> String {
-    let line = server
-        .startup_log
-        .iter()
-        .find(|line| line.contains("fingerprint"))
-        .expect("the server logs its QUIC certificate fingerprint");
-    let value: serde_json::Value = serde_json::from_str(line).expect("JSON log line");
-    let fingerprint = value["fingerprint"].as_str().expect("fingerprint field");
-    assert_eq!(fingerprint.len(), 64, "{line}");
-    fingerprint.to_owned()
 }
 
 async fn sigterm_ends_native_subscriptions_and_the_server_exits_zero(transport: Transport) {

@@ -21,8 +21,8 @@ use quiver_resp::encode::{
 use quiver_resp::num::MAX_I64_DIGITS;
 
 use crate::resp::command::{
-    Command, ConnectionCommand, ServerCommand, TransactionCommand, bitmap, connection, hash, keys,
-    list, server, set, string, transaction, zset,
+    Command, ConnectionCommand, PubSubCommand, ServerCommand, TransactionCommand, bitmap,
+    connection, hash, keys, list, pubsub, server, set, string, transaction, zset,
 };
 use crate::resp::connection::{Connection, Flow};
 
@@ -35,6 +35,7 @@ pub(in crate::resp) fn execute_session(
     match command {
         SessionCommand::Transaction(command) => transaction::exec::execute(conn, command, out),
         SessionCommand::Connection(command) => connection::exec::execute(conn, command, out),
+        SessionCommand::PubSub(command) => pubsub::exec::execute(conn, command, out),
         SessionCommand::Server(command) => {
             server::exec::execute(conn, command, out);
             Flow::Continue
@@ -92,6 +93,7 @@ pub enum Outcome {
 pub enum SessionCommand {
     Transaction(TransactionCommand),
     Connection(ConnectionCommand),
+    PubSub(PubSubCommand),
     Server(ServerCommand),
 }
 
@@ -117,6 +119,7 @@ pub fn execute_data(
         Command::SortedSet(c) => zset::exec::execute(ctx, c, out),
         Command::Transaction(c) => return Err(SessionCommand::Transaction(c)),
         Command::Connection(c) => return Err(SessionCommand::Connection(c)),
+        Command::PubSub(c) => return Err(SessionCommand::PubSub(c)),
         Command::Server(c) => return Err(SessionCommand::Server(c)),
     }
     Ok(done)
@@ -268,6 +271,7 @@ mod tests {
             &["EXEC"],
             &["SELECT", "1"],
             &["INFO"],
+            &["PUBLISH", "c", "m"],
         ] {
             let command = Command::parse(&quiver_resp::Request::from_args(line)).unwrap();
             let mut out = BytesMut::new();
@@ -275,6 +279,7 @@ mod tests {
             let back = match back {
                 SessionCommand::Transaction(c) => Command::Transaction(c),
                 SessionCommand::Connection(c) => Command::Connection(c),
+                SessionCommand::PubSub(c) => Command::PubSub(c),
                 SessionCommand::Server(c) => Command::Server(c),
             };
             assert_eq!(back, command, "{line:?}");

@@ -13,6 +13,7 @@ pub mod exec;
 pub mod hash;
 pub mod keys;
 pub mod list;
+pub mod pubsub;
 pub mod server;
 pub mod set;
 pub mod string;
@@ -26,6 +27,7 @@ pub use connection::ConnectionCommand;
 pub use hash::HashCommand;
 pub use keys::KeysCommand;
 pub use list::ListCommand;
+pub use pubsub::PubSubCommand;
 pub use server::ServerCommand;
 pub use set::SetCommand;
 pub use string::StringCommand;
@@ -38,7 +40,7 @@ use quiver_resp::num::{parse_f64, parse_i64};
 use quiver_resp::request::Request;
 
 /// Every family's table entries.
-pub(crate) const FAMILIES: [&[CommandSpec]; 10] = [
+pub(crate) const FAMILIES: [&[CommandSpec]; 11] = [
     string::SPECS,
     bitmap::SPECS,
     keys::SPECS,
@@ -46,6 +48,7 @@ pub(crate) const FAMILIES: [&[CommandSpec]; 10] = [
     list::SPECS,
     set::SPECS,
     zset::SPECS,
+    pubsub::SPECS,
     transaction::SPECS,
     connection::SPECS,
     server::SPECS,
@@ -68,6 +71,8 @@ pub enum Command {
     Set(SetCommand),
     /// Sorted set commands.
     SortedSet(SortedSetCommand),
+    /// Pub/sub commands.
+    PubSub(PubSubCommand),
     /// `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH`.
     Transaction(TransactionCommand),
     /// Connection commands.
@@ -111,6 +116,15 @@ impl<'a> Args<'a> {
     /// The spec being parsed.
     pub(crate) fn spec(&self) -> &'static CommandSpec {
         self.spec
+    }
+
+    /// A subcommand's name as the client sent it (empty for a plain command).
+    pub(crate) fn subcommand_as_sent(&self) -> &'a [u8] {
+        if self.spec.name.contains('|') {
+            self.request.arg(1).unwrap_or_default()
+        } else {
+            &[]
+        }
     }
 
     /// Arguments not consumed yet.

@@ -45,13 +45,20 @@ pub mod flag {
     pub const ALLOW_BUSY: u32 = 1 << 11;
     /// Not logged in the slow log.
     pub const SKIP_SLOWLOG: u32 = 1 << 12;
+    /// A pub/sub command (in `@pubsub`).
+    pub const PUBSUB: u32 = 1 << 13;
+    /// Allowed to a RESP2 client that holds subscriptions (Quiver's own flag, not in
+    /// `COMMAND INFO`: Redis allows exactly the (un)subscribe commands, PING, QUIT and
+    /// RESET there).
+    pub const SUBSCRIBED_OK: u32 = 1 << 14;
 
     /// Every flag with its `COMMAND INFO` name, in Redis's order.
-    pub const NAMES: [(u32, &str); 13] = [
+    pub const NAMES: [(u32, &str); 14] = [
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
         (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
         (NOSCRIPT, "noscript"),
         (BLOCKING, "blocking"),
         (LOADING, "loading"),
@@ -81,6 +88,8 @@ pub enum Group {
     Set,
     /// Sorted sets.
     SortedSet,
+    /// Pub/sub.
+    PubSub,
     /// Transactions.
     Transactions,
     /// Connection management.
@@ -100,6 +109,7 @@ impl Group {
             Group::List => "list",
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
+            Group::PubSub => "pubsub",
             Group::Transactions => "transactions",
             Group::Connection => "connection",
             Group::Server => "server",
@@ -116,6 +126,7 @@ impl Group {
             Group::List => "@list",
             Group::Set => "@set",
             Group::SortedSet => "@sortedset",
+            Group::PubSub => "@pubsub",
             Group::Transactions => "@transaction",
             Group::Connection => "@connection",
             Group::Server => "@admin",
@@ -321,12 +332,19 @@ impl CommandSpec {
     /// not a count the request holds), as `COMMAND GETKEYS` reports them.
     pub fn key_positions(&self, request: &Request) -> impl Iterator<Item = usize> + use<> {
         let counted = self.counted_keys(request).unwrap_or(0..0);
-        self.range_positions(request.len()).chain(counted)
+        let argc = if self.has_keys() { request.len() } else { 0 };
+        self.range_positions(argc).chain(counted)
     }
 
-    /// Whether the command takes keys at all.
+    /// Whether the command takes keys at all: key positions, and not only names that
+    /// are positioned like keys but are not keys (shard channels, `not_key`).
     pub fn has_keys(&self) -> bool {
-        self.first_key > 0 || self.numkeys > 0
+        let not_keys = !self.key_flags.is_empty()
+            && self
+                .key_flags
+                .iter()
+                .all(|flags| flags.contains(&"not_key"));
+        (self.first_key > 0 || self.numkeys > 0) && !not_keys
     }
 
     /// `COMMAND GETKEYS` and `GETKEYSANDFLAGS`: the key positions of `request`, each

@@ -202,6 +202,8 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     let group = match spec.acl_category {
         Some(category) => Some(category),
         None if spec.group == super::Group::Server => None,
+        // Redis derives `@pubsub` from the flag (`PUBSUB HELP` has neither).
+        None if spec.group == super::Group::PubSub && !spec.has(flag::PUBSUB) => None,
         None => Some(spec.group.acl_category()),
     };
     categories.extend(group);

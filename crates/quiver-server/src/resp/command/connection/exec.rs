@@ -4,6 +4,7 @@ use bytes::{Bytes, BytesMut};
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Protocol, Reply};
 
+use crate::resp::clients::ClientHandle;
 use crate::resp::command::ConnectionCommand;
 use crate::resp::command::connection::{ClientCommand, ClientKill, ClientType, Hello};
 use crate::resp::command::exec::{container_help, error};
@@ -18,6 +19,14 @@ pub(in crate::resp) fn execute(
 ) -> Flow {
     let protocol = conn.session.protocol;
     match command {
+        // A RESP2 subscriber gets PING's answer as a message-shaped array, as in Redis.
+        ConnectionCommand::Ping { message }
+            if conn.session.subscribed() && protocol == Protocol::Resp2 =>
+        {
+            write::write_array_len(out, 2);
+            write::write_bulk(out, b"pong");
+            write::write_bulk(out, message.as_deref().unwrap_or_default());
+        }
         ConnectionCommand::Ping { message: None } => write::write_simple(out, b"PONG"),
         ConnectionCommand::Ping {
             message: Some(message),
@@ -132,8 +141,7 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             conn.handle.update(&conn.session);
             let mut text = String::new();
             for client in conn.shared.clients.all() {
-                let type_ok = matches!(client_type, None | Some(ClientType::Normal));
-                if type_ok
+                if of_type(&client, client_type)
                     && (ids.is_empty()
                         || ids
                             .iter()
@@ -163,6 +171,18 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
     }
 }
 
+/// Whether `client` is of `wanted` type (any with `None`): `pubsub` while it holds a
+/// subscription, `normal` otherwise (Quiver has no replicas or masters).
+fn of_type(client: &ClientHandle, wanted: Option<ClientType>) -> bool {
+    let subscriber = client.view().is_subscriber();
+    match wanted {
+        None => true,
+        Some(ClientType::Normal) => !subscriber,
+        Some(ClientType::PubSub) => subscriber,
+        Some(ClientType::Replica | ClientType::Master) => false,
+    }
+}
+
 fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
     let mut killed = 0;
     for client in conn.shared.clients.all() {
@@ -180,7 +200,7 @@ fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
                 .user
                 .as_ref()
                 .is_none_or(|user| user.as_ref() == b"default")
-            && matches!(filter.client_type, None | Some(ClientType::Normal))
+            && of_type(&client, filter.client_type)
             && !(is_me && filter.skip_me);
         if matches {
             client.kill.notify_one();

@@ -1,7 +1,9 @@
 //! The connection commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{ADMIN, ALLOW_BUSY, FAST, LOADING, NO_AUTH, NOSCRIPT, STALE};
+use crate::resp::table::flag::{
+    ADMIN, ALLOW_BUSY, FAST, LOADING, NO_AUTH, NOSCRIPT, STALE, SUBSCRIBED_OK,
+};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -31,7 +33,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     c(
         "ping",
         -1,
-        FAST,
+        FAST | SUBSCRIBED_OK,
         "1.0.0",
         "Returns the server's liveliness response.",
         |a| {
@@ -101,7 +103,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     c(
         "quit",
         -1,
-        ANYTIME,
+        ANYTIME | SUBSCRIBED_OK,
         "1.0.0",
         "Closes the connection.",
         |_| wrap(ConnectionCommand::Quit),
@@ -109,7 +111,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     c(
         "reset",
         1,
-        ANYTIME,
+        ANYTIME | SUBSCRIBED_OK,
         "6.2.0",
         "Resets the connection.",
         |_| wrap(ConnectionCommand::Reset),

@@ -94,6 +94,7 @@ fn every_row_runs_and_writes_one_reply() {
                 Err(
                     SessionCommand::Transaction(_)
                     | SessionCommand::Connection(_)
+                    | SessionCommand::PubSub(_)
                     | SessionCommand::Server(_),
                 ) => assert!(out.is_empty(), "{words:?} wrote before it came back"),
             }

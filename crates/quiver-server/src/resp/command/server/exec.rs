@@ -10,6 +10,7 @@ use crate::resp::command::server::{ConfigCommand, ServerCommand};
 use crate::resp::connection::Connection;
 use crate::resp::info;
 use crate::resp::table::command_reply;
+use quiver_core::pubsub::OutputLimits;
 
 /// Runs a server command.
 pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
@@ -75,6 +76,7 @@ fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
                 .max_query_buffer_bytes
                 .to_string(),
         ),
+        ("client-output-buffer-limit", output_limits(conn)),
         ("port", conn.shared.listen_addr.port().to_string()),
         ("bind", conn.shared.listen_addr.ip().to_string()),
         ("save", String::new()),
@@ -118,6 +120,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
         Policy(EvictionPolicy),
         RequirePass(Option<Bytes>),
         ProtectedMode(bool),
+        PubSubLimits(OutputLimits),
     }
     let mut changes = Vec::with_capacity(pairs.len());
     for (name, value) in pairs {
@@ -135,6 +138,9 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
                 "no" => false,
                 _ => return Err(invalid("argument must be 'yes' or 'no'")),
             }),
+            "client-output-buffer-limit" => Change::PubSubLimits(
+                parse_output_limits(&value_text, conn.shared.pubsub.limits()).map_err(|reason| invalid(&reason))?,
+            ),
             _ => return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_text}'")),
         };
         changes.push(change);
@@ -150,6 +156,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
                     .requirepass = pass;
             }
+            Change::PubSubLimits(limits) => conn.shared.pubsub.set_limits(limits),
             Change::ProtectedMode(on) => {
                 conn.shared
                     .runtime
@@ -160,6 +167,58 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
         }
     }
     Ok(())
+}
+
+/// `client-output-buffer-limit` as Redis shows it. Normal clients have one hard limit,
+/// `resp.max_output_buffer`; there are no replicas.
+fn output_limits(conn: &Connection) -> String {
+    let pubsub = conn.shared.pubsub.limits();
+    format!(
+        "normal {} 0 0 slave 0 0 0 pubsub {} {} {}",
+        conn.shared.settings.max_output_buffer_bytes,
+        pubsub.hard_bytes,
+        pubsub.soft_bytes,
+        pubsub.soft_period.as_secs()
+    )
+}
+
+/// `CONFIG SET client-output-buffer-limit "pubsub <hard> <soft> <seconds>"`: groups of
+/// a class and three values. Only the pubsub class can change here.
+fn parse_output_limits(text: &str, mut limits: OutputLimits) -> Result<OutputLimits, String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() || !words.len().is_multiple_of(4) {
+        return Err("Wrong number of arguments in buffer limit configuration.".to_owned());
+    }
+    for group in words.chunks(4) {
+        let class = group[0].to_ascii_lowercase();
+        let memory = |word: &str| {
+            parse_memory(word).ok_or_else(|| format!("Error in hard, soft or soft_seconds setting in buffer limit configuration: {word:?} is not a memory value"))
+        };
+        let (hard, soft) = (memory(group[1])?, memory(group[2])?);
+        let seconds: u64 = group[3]
+            .parse()
+            .map_err(|_| format!("Error in hard, soft or soft_seconds setting in buffer limit configuration: {:?} is not a number of seconds", group[3]))?;
+        match class.as_str() {
+            "pubsub" => {
+                limits = OutputLimits {
+                    hard_bytes: hard,
+                    soft_bytes: soft,
+                    soft_period: std::time::Duration::from_secs(seconds),
+                };
+            }
+            "normal" | "slave" | "replica" => {
+                return Err(format!(
+                    "Quiver sets only the pubsub class at run time; normal clients are bounded by resp.max_output_buffer in the configuration file, and there are no replicas (got class {class:?})"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "Invalid client class specified in buffer limit configuration: {class:?}"
+                ));
+            }
+        }
+    }
+    Ok(limits)
 }
 
 /// Redis memory values: bytes, or a number with k, kb, m, mb, g, gb (any case).

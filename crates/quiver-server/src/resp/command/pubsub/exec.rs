@@ -1,0 +1,245 @@
+//! Running pub/sub commands, and writing what a subscriber's mailbox delivers.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Bytes, BytesMut};
+use quiver_core::pubsub::{Entry, Published, Route, Space};
+use quiver_core::streams::{Ack, PublishError, Receipt};
+use quiver_resp::Protocol;
+use quiver_resp::encode as write;
+
+use crate::resp::command::exec::{container_help, error};
+use crate::resp::command::pubsub::PubSubCommand;
+use crate::resp::connection::{Connection, Flow};
+
+/// A publish to a stream-named channel that has to wait (the stream's `block` policy or
+/// the in-flight budget): the connection awaits it, then replies `receivers`.
+pub(in crate::resp) struct PendingPublish {
+    pub(in crate::resp) publish:
+        Pin<Box<dyn Future<Output = Result<Receipt, PublishError>> + Send>>,
+    pub(in crate::resp) receivers: u64,
+}
+
+impl std::fmt::Debug for PendingPublish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingPublish")
+            .field("receivers", &self.receivers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs a pub/sub command.
+pub(in crate::resp) fn execute(
+    conn: &mut Connection,
+    command: PubSubCommand,
+    out: &mut BytesMut,
+) -> Flow {
+    let protocol = conn.session.protocol;
+    match command {
+        PubSubCommand::Subscribe { space, names } => {
+            let pubsub = &conn.shared.pubsub;
+            let subscriber = conn
+                .session
+                .subscriber
+                .get_or_insert_with(|| pubsub.subscriber());
+            for name in names {
+                subscriber.subscribe(space, name.clone());
+                let count = subscriber.count(space) + paired_count(subscriber, space);
+                confirm(out, protocol, subscribe_word(space), Some(&name), count);
+            }
+        }
+        PubSubCommand::Unsubscribe { space, mut names } => {
+            let Some(subscriber) = conn.session.subscriber.as_mut() else {
+                confirm(out, protocol, unsubscribe_word(space), None, 0);
+                return Flow::Continue;
+            };
+            if names.is_empty() {
+                names = subscriber.names(space);
+            }
+            if names.is_empty() {
+                let count = subscriber.count(space) + paired_count(subscriber, space);
+                confirm(out, protocol, unsubscribe_word(space), None, count);
+            }
+            for name in names {
+                subscriber.unsubscribe(space, &name);
+                let count = subscriber.count(space) + paired_count(subscriber, space);
+                confirm(out, protocol, unsubscribe_word(space), Some(&name), count);
+            }
+            if subscriber.is_idle() && conn.deliver(out).is_ok() {
+                conn.session.subscriber = None;
+            }
+        }
+        PubSubCommand::Publish { channel, message } => {
+            match conn
+                .shared
+                .pubsub
+                .publish(channel, message, &mut conn.wakes)
+            {
+                Ok(Route::Delivered(receivers)) => published(conn, out, receivers),
+                Ok(Route::Stream {
+                    stream,
+                    message,
+                    receivers,
+                }) => {
+                    let mut publish: Pin<Box<dyn Future<Output = _> + Send>> =
+                        Box::pin(async move {
+                            stream.publish(vec![message], Ack::Accepted, None).await
+                        });
+                    let mut cx = Context::from_waker(Waker::noop());
+                    match publish.as_mut().poll(&mut cx) {
+                        Poll::Ready(result) => publish_reply(conn, out, result, receivers),
+                        // Inside EXEC nothing may wait: the publish is not made.
+                        Poll::Pending if conn.session.multi.is_some() => error(
+                            out,
+                            &"ERR publish would wait for room in the stream (policy block or in-flight budget); not published inside MULTI",
+                        ),
+                        Poll::Pending => {
+                            return Flow::Publish(Box::new(PendingPublish { publish, receivers }));
+                        }
+                    }
+                }
+                Err(err) => error(out, &format!("ERR {err}")),
+            }
+        }
+        PubSubCommand::SPublish { channel, message } => {
+            let receivers = conn
+                .shared
+                .pubsub
+                .spublish(channel, message, &mut conn.wakes);
+            published(conn, out, receivers);
+        }
+        PubSubCommand::Channels { space, pattern } => {
+            let names = conn.shared.pubsub.channels(space, pattern.as_deref());
+            write::write_array_len(out, names.len());
+            for name in names {
+                write::write_bulk(out, &name);
+            }
+        }
+        PubSubCommand::NumSub { space, channels } => {
+            write::write_array_len(out, channels.len() * 2);
+            for channel in channels {
+                let count = conn.shared.pubsub.numsub(space, &channel);
+                write::write_bulk(out, &channel);
+                write::write_integer(out, i64::try_from(count).unwrap_or(i64::MAX));
+            }
+        }
+        PubSubCommand::NumPat => {
+            let patterns = conn.shared.pubsub.stats().patterns;
+            write::write_integer(out, i64::try_from(patterns).unwrap_or(i64::MAX));
+        }
+        PubSubCommand::Help => container_help("pubsub", protocol, out),
+    }
+    Flow::Continue
+}
+
+/// The reply of a publish to a stream-named channel, once the broker took it.
+pub(in crate::resp) fn publish_reply(
+    conn: &mut Connection,
+    out: &mut BytesMut,
+    result: Result<Receipt, PublishError>,
+    receivers: u64,
+) {
+    match result {
+        Ok(_) => published(conn, out, receivers),
+        Err(err) => error(out, &format!("ERR {err}")),
+    }
+}
+
+/// PUBLISH's reply. A publisher subscribed to the channel itself (RESP3) gets the
+/// message before the reply, as Redis writes it.
+fn published(conn: &mut Connection, out: &mut BytesMut, receivers: u64) {
+    // A limit that closed this very subscriber is reported by the read loop.
+    let _ = conn.deliver(out);
+    write::write_integer(out, i64::try_from(receivers).unwrap_or(i64::MAX));
+}
+
+/// Redis counts channels and patterns together, shard channels apart.
+fn paired_count(subscriber: &quiver_core::pubsub::Subscriber, space: Space) -> usize {
+    match space {
+        Space::Channel => subscriber.count(Space::Pattern),
+        Space::Pattern => subscriber.count(Space::Channel),
+        Space::Shard => 0,
+    }
+}
+
+fn subscribe_word(space: Space) -> &'static [u8] {
+    match space {
+        Space::Channel => b"subscribe",
+        Space::Pattern => b"psubscribe",
+        Space::Shard => b"ssubscribe",
+    }
+}
+
+fn unsubscribe_word(space: Space) -> &'static [u8] {
+    match space {
+        Space::Channel => b"unsubscribe",
+        Space::Pattern => b"punsubscribe",
+        Space::Shard => b"sunsubscribe",
+    }
+}
+
+/// One (un)subscribe confirmation: `[kind, name or null, count]`, a push in RESP3.
+fn confirm(
+    out: &mut BytesMut,
+    protocol: Protocol,
+    word: &[u8],
+    name: Option<&Bytes>,
+    count: usize,
+) {
+    write::write_push_len(out, protocol, 3);
+    write::write_bulk(out, word);
+    match name {
+        Some(name) => write::write_bulk(out, name),
+        None => write::write_null(out, protocol),
+    }
+    write::write_integer(out, i64::try_from(count).unwrap_or(i64::MAX));
+}
+
+/// The encoding slot of a protocol in [`Published::encoded`].
+fn slot(protocol: Protocol) -> usize {
+    match protocol {
+        Protocol::Resp2 => 0,
+        Protocol::Resp3 => 1,
+    }
+}
+
+/// Writes `entries` as Redis writes messages: `message` (or `smessage`) pushes encoded
+/// once per protocol and shared by every subscriber, `pmessage` pushes per subscriber.
+pub(in crate::resp) fn write_entries(out: &mut BytesMut, protocol: Protocol, entries: &[Entry]) {
+    for entry in entries {
+        let published = &entry.published;
+        match &entry.pattern {
+            None => {
+                let encoded = published.encoded(slot(protocol), |p| encode(p, protocol));
+                out.extend_from_slice(&encoded);
+            }
+            Some(pattern) => {
+                for payload in published.payloads() {
+                    write::write_push_len(out, protocol, 4);
+                    write::write_bulk(out, b"pmessage");
+                    write::write_bulk(out, pattern);
+                    write::write_bulk(out, published.channel());
+                    write::write_bulk(out, payload);
+                }
+            }
+        }
+    }
+}
+
+fn encode(published: &Published, protocol: Protocol) -> Bytes {
+    let word: &[u8] = if published.is_shard() {
+        b"smessage"
+    } else {
+        b"message"
+    };
+    let mut out = BytesMut::new();
+    for payload in published.payloads() {
+        write::write_push_len(&mut out, protocol, 3);
+        write::write_bulk(&mut out, word);
+        write::write_bulk(&mut out, published.channel());
+        write::write_bulk(&mut out, payload);
+    }
+    out.freeze()
+}
