@@ -213,45 +213,11 @@ struct State {
 /// The result of offering an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pushed {
-    /// Queued behind others: the consumer has been woken already.
     Queued,
-    /// Queued into an empty mailbox: wake the consumer.
-    First,
-    /// This push closed the mailbox (a limit): wake the consumer.
+    /// This push closed the mailbox (a limit).
     ClosedNow,
     /// Closed before.
     Closed,
-}
-
-/// Consumers to wake once a publisher is done with what it is publishing now (a
-/// pipeline of PUBLISH commands, or one stream batch): one wake, and one write, per
-/// subscriber for the lot, as Redis writes a client's replies once per event-loop turn.
-#[derive(Default)]
-pub struct Wakes(Vec<Arc<Mailbox>>);
-
-impl Wakes {
-    pub(crate) fn add(&mut self, mailbox: &Arc<Mailbox>) {
-        self.0.push(Arc::clone(mailbox));
-    }
-
-    /// Wakes every consumer collected.
-    pub fn wake_all(&mut self) {
-        for mailbox in self.0.drain(..) {
-            mailbox.wake();
-        }
-    }
-}
-
-impl Drop for Wakes {
-    fn drop(&mut self) {
-        self.wake_all();
-    }
-}
-
-impl fmt::Debug for Wakes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Wakes").field(&self.0.len()).finish()
-    }
 }
 
 /// A subscriber's queue of deliveries.
@@ -266,8 +232,7 @@ pub(crate) struct Mailbox {
 
 impl Mailbox {
     /// Queues `entry` unless that breaks `limits`, which closes the mailbox instead. The
-    /// consumer is not woken here: [`Pushed::First`] asks the caller to wake it (see
-    /// [`Wakes`]), so that one publisher's pipeline reaches a subscriber in one write.
+    /// consumer is woken when its queue was empty (once per batch it drains).
     pub(crate) fn push(&self, entry: Entry, limits: &OutputLimits) -> Pushed {
         let bytes = entry.published.bytes(entry.pattern.as_ref());
         let mut state = lock(&self.state);
@@ -296,22 +261,19 @@ impl Mailbox {
             state.queue.clear();
             state.bytes = 0;
             state.closed = Some(closed);
+            drop(state);
             self.cut.notify_one();
+            self.ready.notify_one();
             return Pushed::ClosedNow;
         }
         let was_idle = state.queue.is_empty();
         state.queue.push_back(entry);
         state.bytes = total;
+        drop(state);
         if was_idle {
-            Pushed::First
-        } else {
-            Pushed::Queued
+            self.ready.notify_one();
         }
-    }
-
-    /// Wakes the consumer.
-    pub(crate) fn wake(&self) {
-        self.ready.notify_one();
+        Pushed::Queued
     }
 
     /// Moves every queued entry to `out`; the reason if the mailbox was closed.

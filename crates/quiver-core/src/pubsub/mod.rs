@@ -31,7 +31,7 @@ use std::sync::{Arc, RwLock, Weak};
 use bytes::Bytes;
 use quiver_cache::glob_match;
 
-pub use mailbox::{Closed, Entry, OutputLimits, PUBLISHED_SLOTS, Published, Wakes};
+pub use mailbox::{Closed, Entry, OutputLimits, PUBLISHED_SLOTS, Published};
 
 use crate::streams::{
     Batch, BatchTap, Broker, Message, PublishError, StreamHandle, StreamName, read, write,
@@ -183,19 +183,13 @@ impl PubSub {
     }
 
     /// Publishes `payload` to `channel` (PUBLISH). A stream-named channel routes to its
-    /// stream (created as a native publish would create it); any other is queued for its
-    /// subscribers now, who are woken by `wakes`.
-    pub fn publish(
-        &self,
-        channel: Bytes,
-        payload: Bytes,
-        wakes: &mut Wakes,
-    ) -> Result<Route, PublishError> {
+    /// stream (created as a native publish would create it); any other is delivered now.
+    pub fn publish(&self, channel: Bytes, payload: Bytes) -> Result<Route, PublishError> {
         let inner = &self.inner;
         inner.counters.published.fetch_add(1, Ordering::Relaxed);
         let Some(name) = stream_of(&channel) else {
             let published = Arc::new(Published::one(channel, payload, false));
-            return Ok(Route::Delivered(inner.deliver(&published, wakes)));
+            return Ok(Route::Delivered(inner.deliver(&published)));
         };
         let stream = inner.broker.stream(&name)?;
         let receivers = inner.broker.subscribers(&name) + inner.receivers(&channel);
@@ -206,9 +200,8 @@ impl PubSub {
         })
     }
 
-    /// Publishes `payload` to shard channel `channel` (SPUBLISH); returns the receivers,
-    /// who are woken by `wakes`.
-    pub fn spublish(&self, channel: Bytes, payload: Bytes, wakes: &mut Wakes) -> u64 {
+    /// Publishes `payload` to shard channel `channel` (SPUBLISH); returns the receivers.
+    pub fn spublish(&self, channel: Bytes, payload: Bytes) -> u64 {
         let inner = &self.inner;
         inner.counters.published.fetch_add(1, Ordering::Relaxed);
         let published = Arc::new(Published::one(channel, payload, true));
@@ -216,7 +209,7 @@ impl PubSub {
         let Some(list) = index.shard.get(published.channel()) else {
             return 0;
         };
-        inner.push_all(list, None, &published, wakes)
+        inner.push_all(list, None, &published)
     }
 
     /// Channels (or shard channels) with subscribers whose name matches `pattern` (all
@@ -274,7 +267,7 @@ impl Inner {
 
     /// Queues `published` for the channel's subscribers, then the matching patterns';
     /// returns how many it reached.
-    fn deliver(&self, published: &Arc<Published>, wakes: &mut Wakes) -> u64 {
+    fn deliver(&self, published: &Arc<Published>) -> u64 {
         if self.counters.subscriptions.load(Ordering::Relaxed) == 0 {
             return 0;
         }
@@ -282,11 +275,11 @@ impl Inner {
         let channel = published.channel();
         let mut reached = 0;
         if let Some(list) = index.channels.get(channel) {
-            reached += self.push_all(list, None, published, wakes);
+            reached += self.push_all(list, None, published);
         }
         for (pattern, list) in &index.patterns {
             if glob_match(pattern, channel) {
-                reached += self.push_all(list, Some(pattern), published, wakes);
+                reached += self.push_all(list, Some(pattern), published);
             }
         }
         reached
@@ -297,7 +290,6 @@ impl Inner {
         list: &[Arc<Mailbox>],
         pattern: Option<&Bytes>,
         published: &Arc<Published>,
-        wakes: &mut Wakes,
     ) -> u64 {
         let limits = self.limits.get();
         let mut queued = 0;
@@ -309,14 +301,7 @@ impl Inner {
             match mailbox.push(entry, &limits) {
                 Pushed::Closed => {}
                 Pushed::Queued => queued += 1,
-                Pushed::First => {
-                    queued += 1;
-                    wakes.add(mailbox);
-                }
-                Pushed::ClosedNow => {
-                    self.count_close(mailbox);
-                    wakes.add(mailbox);
-                }
+                Pushed::ClosedNow => self.count_close(mailbox),
             }
         }
         let messages = (queued * published.len()) as u64;
@@ -350,7 +335,7 @@ impl BatchTap for Tap {
         }
         let channel = Bytes::copy_from_slice(channel);
         let published = Arc::new(Published::batch(channel, Arc::clone(batch)));
-        inner.deliver(&published, &mut Wakes::default());
+        inner.deliver(&published);
     }
 }
 
@@ -504,7 +489,6 @@ mod tests {
     #[test]
     fn channels_patterns_and_shards_reach_their_subscribers() {
         let bus = bus();
-        let mut wakes = Wakes::default();
         let mut one = bus.subscriber();
         let mut two = bus.subscriber();
         assert!(one.subscribe(Space::Channel, b("news")));
@@ -514,11 +498,11 @@ mod tests {
         );
         assert!(two.subscribe(Space::Pattern, b("n*")));
         assert!(two.subscribe(Space::Shard, b("news")));
-        let Route::Delivered(reached) = bus.publish(b("news"), b("hi"), &mut wakes).unwrap() else {
+        let Route::Delivered(reached) = bus.publish(b("news"), b("hi")).unwrap() else {
             panic!("not a stream name");
         };
         assert_eq!(reached, 2);
-        assert_eq!(bus.spublish(b("news"), b("shard"), &mut wakes), 1);
+        assert_eq!(bus.spublish(b("news"), b("shard")), 1);
         assert_eq!(taken(&one), [(None, b("news"), vec![b("hi")])]);
         let two_got = taken(&two);
         assert_eq!(two_got[0], (Some(b("n*")), b("news"), vec![b("hi")]));
@@ -540,7 +524,6 @@ mod tests {
     async fn stream_named_channels_are_the_streams() {
         let broker = Broker::new(BrokerConfig::default());
         let bus = PubSub::new(broker.clone(), OutputLimits::default());
-        let mut wakes = Wakes::default();
         let mut resp = bus.subscriber();
         resp.subscribe(Space::Channel, b("acme/orders/new"));
         resp.subscribe(Space::Pattern, b("acme/*"));
@@ -556,9 +539,7 @@ mod tests {
             stream,
             message,
             receivers,
-        } = bus
-            .publish(b("acme/orders/new"), b("from resp"), &mut wakes)
-            .unwrap()
+        } = bus.publish(b("acme/orders/new"), b("from resp")).unwrap()
         else {
             panic!("a stream name");
         };
@@ -606,7 +587,6 @@ mod tests {
             soft_period: std::time::Duration::ZERO,
         };
         let bus = PubSub::new(Broker::new(BrokerConfig::default()), limits);
-        let mut wakes = Wakes::default();
         let mut slow = bus.subscriber();
         let mut fast = bus.subscriber();
         slow.subscribe(Space::Channel, b("c"));
@@ -614,8 +594,7 @@ mod tests {
         // Each message counts 100 payload + 1 channel + 32 framing bytes: the eighth
         // reaches the limit.
         for _ in 0..10 {
-            bus.publish(b("c"), Bytes::from(vec![b'x'; 100]), &mut wakes)
-                .unwrap();
+            bus.publish(b("c"), Bytes::from(vec![b'x'; 100])).unwrap();
             taken(&fast);
         }
         let Err(Closed::HardLimit { limit: 1000, .. }) = slow.drain(&mut Vec::new()) else {
@@ -664,8 +643,7 @@ mod tests {
         #[test]
         fn deliveries_follow_a_model_of_the_subscriptions(ops in proptest::collection::vec(op(), 1..60)) {
             let bus = bus();
-            let mut wakes = Wakes::default();
-            let mut subscribers: Vec<Subscriber> = (0..3).map(|_| bus.subscriber()).collect();
+                let mut subscribers: Vec<Subscriber> = (0..3).map(|_| bus.subscriber()).collect();
             let mut model: Vec<[BTreeSet<Bytes>; 3]> = vec![Default::default(); 3];
             for (step, op) in ops.into_iter().enumerate() {
                 match op {
@@ -682,10 +660,10 @@ mod tests {
                         let channel = name(Space::Channel, n);
                         let payload = Bytes::from(step.to_string());
                         let reached = if shard {
-                            bus.spublish(channel.clone(), payload.clone(), &mut wakes)
+                            bus.spublish(channel.clone(), payload.clone())
                         } else {
                             let Route::Delivered(reached) =
-                                bus.publish(channel.clone(), payload.clone(), &mut wakes).unwrap()
+                                bus.publish(channel.clone(), payload.clone()).unwrap()
                             else {
                                 panic!("not a stream name");
                             };

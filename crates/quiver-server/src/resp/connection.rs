@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use quiver_core::pubsub::{Closed, Entry, Wakes};
+use quiver_core::pubsub::{Closed, Entry};
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Decoder, ErrorCode, ParseError, Protocol, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -112,7 +112,6 @@ pub(super) async fn serve(
         now_ms: unix_ms(),
         clock: Instant::now(),
         entries: Vec::new(),
-        wakes: Wakes::default(),
     };
     let live = Live {
         connection,
@@ -184,9 +183,6 @@ pub(super) struct Connection {
     clock: Instant,
     /// Deliveries taken from the subscriber's mailbox (kept to reuse its allocation).
     entries: Vec<Entry>,
-    /// Subscribers this connection's publishes gave messages to, woken once per read
-    /// (before its replies are written) rather than once per PUBLISH.
-    pub(super) wakes: Wakes,
 }
 
 impl Connection {
@@ -223,11 +219,7 @@ impl Connection {
                     continue;
                 }
                 served += 1;
-                let flow = self.handle_request(&request, &mut output);
-                if !matches!(flow, Flow::Continue) {
-                    self.wakes.wake_all();
-                }
-                match flow {
+                match self.handle_request(&request, &mut output) {
                     Flow::Continue => {}
                     Flow::Close => {
                         flush(&mut writer, &mut output, &self.session).await?;
@@ -263,11 +255,9 @@ impl Connection {
                     return Err(End::Closed);
                 }
                 if output.len() >= FLUSH_THRESHOLD_BYTES {
-                    self.wakes.wake_all();
                     flush(&mut writer, &mut output, &self.session).await?;
                 }
             }
-            self.wakes.wake_all();
             flush(&mut writer, &mut output, &self.session).await?;
             seat.served(served);
             self.handle.update(&self.session);

@@ -72,11 +72,7 @@ pub(in crate::resp) fn execute(
             }
         }
         PubSubCommand::Publish { channel, message } => {
-            match conn
-                .shared
-                .pubsub
-                .publish(channel, message, &mut conn.wakes)
-            {
+            match conn.shared.pubsub.publish(channel, message) {
                 Ok(Route::Delivered(receivers)) => published(conn, out, receivers),
                 Ok(Route::Stream {
                     stream,
@@ -104,10 +100,7 @@ pub(in crate::resp) fn execute(
             }
         }
         PubSubCommand::SPublish { channel, message } => {
-            let receivers = conn
-                .shared
-                .pubsub
-                .spublish(channel, message, &mut conn.wakes);
+            let receivers = conn.shared.pubsub.spublish(channel, message);
             published(conn, out, receivers);
         }
         PubSubCommand::Channels { space, pattern } => {
