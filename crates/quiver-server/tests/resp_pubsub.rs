@@ -334,3 +334,51 @@ fn a_subscriber_above_the_soft_limit_for_its_period_is_disconnected() {
         .expect_err("only the pubsub class changes at run time");
     assert!(error.to_string().contains("pubsub class"), "{error}");
 }
+
+#[test]
+fn tracking_invalidations_reach_a_redirect_subscriber_after_a_write_elsewhere() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut listener = subscriber(&server);
+    let listener_id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query(&mut listener)
+        .expect("CLIENT ID");
+    let mut pubsub = listener.as_pubsub();
+    pubsub.subscribe("__redis__:invalidate").expect("SUBSCRIBE");
+
+    let mut reader = redis_connection(&server);
+    let _: () = redis::cmd("CLIENT")
+        .arg("TRACKING")
+        .arg("ON")
+        .arg("REDIRECT")
+        .arg(listener_id)
+        .query(&mut reader)
+        .expect("CLIENT TRACKING");
+    let _: Option<String> = redis::cmd("GET")
+        .arg("user:1")
+        .query(&mut reader)
+        .expect("GET");
+
+    let mut writer = redis_connection(&server);
+    let _: () = redis::cmd("SET")
+        .arg("user:1")
+        .arg("changed")
+        .query(&mut writer)
+        .expect("SET");
+    let message = pubsub.get_message().expect("an invalidation");
+    assert_eq!(message.get_channel_name(), "__redis__:invalidate");
+    let keys: Vec<String> = message.get_payload().expect("the keys");
+    assert_eq!(keys, ["user:1"]);
+
+    // Told once: the key must be read again to be tracked again.
+    let _: () = redis::cmd("SET")
+        .arg("user:1")
+        .arg("again")
+        .query(&mut writer)
+        .expect("SET");
+    let _: () = redis::cmd("FLUSHALL").query(&mut writer).expect("FLUSHALL");
+    let message = pubsub.get_message().expect("the flush");
+    let everything: Option<Vec<String>> = message.get_payload().expect("null");
+    assert_eq!(everything, None, "a flush invalidates everything");
+}

@@ -8,8 +8,38 @@
 //! [`Keyspace::set_change_feed`]: super::Keyspace::set_change_feed
 //! [`Keyspace::take_changes`]: super::Keyspace::take_changes
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+thread_local! {
+    /// Who is running the operation on this thread (see [`ChangeOrigin`]).
+    static ORIGIN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Names who makes the changes recorded on this thread until it is dropped: a client id
+/// that [`Change::origin`] then carries (client-side caching's NOLOOP skips a client's own
+/// writes by it). An operation runs on one thread from start to end, so the changes it
+/// records are its own; nested scopes restore the outer origin.
+#[derive(Debug)]
+pub struct ChangeOrigin {
+    previous: u64,
+}
+
+impl ChangeOrigin {
+    /// Changes recorded on this thread from now on come from `origin` (0: nobody).
+    pub fn enter(origin: u64) -> ChangeOrigin {
+        ChangeOrigin {
+            previous: ORIGIN.replace(origin),
+        }
+    }
+}
+
+impl Drop for ChangeOrigin {
+    fn drop(&mut self) {
+        ORIGIN.set(self.previous);
+    }
+}
 
 /// How a key changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,6 +65,9 @@ pub struct Change {
     pub key: Box<[u8]>,
     /// How it changed.
     pub kind: ChangeKind,
+    /// Who made it (a [`ChangeOrigin`]); 0 when nobody said, and for expiries and
+    /// evictions, which no client makes.
+    pub origin: u64,
 }
 
 /// The list changes are recorded in, shared by the shards while the feed is on.
@@ -49,15 +82,20 @@ impl ChangeLog {
     /// list, then adds to it): the same change of the same key right after itself is
     /// recorded once.
     pub(crate) fn record(&self, db: usize, key: &[u8], kind: ChangeKind) {
+        let origin = match kind {
+            ChangeKind::Expired | ChangeKind::Evicted => 0,
+            ChangeKind::Written | ChangeKind::Removed | ChangeKind::Flushed => ORIGIN.get(),
+        };
         let mut changes = self.lock();
-        let repeated = changes
-            .last()
-            .is_some_and(|last| last.db == db && *last.key == *key && last.kind == kind);
+        let repeated = changes.last().is_some_and(|last| {
+            last.db == db && *last.key == *key && last.kind == kind && last.origin == origin
+        });
         if !repeated {
             changes.push(Change {
                 db,
                 key: key.into(),
                 kind,
+                origin,
             });
         }
         drop(changes);

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use foldhash::fast::FixedState;
 
-pub use changes::{Change, ChangeKind};
+pub use changes::{Change, ChangeKind, ChangeOrigin};
 pub(crate) use db::HeldShards;
 pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;

@@ -30,10 +30,10 @@ use tokio::sync::Notify;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
-    ConfigError, Db, EvictionPolicy, ExpireCondition, FieldAction, GetExExpiry, LexBound, ListEnd,
-    OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats, Transaction,
-    ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy,
-    ZRangeSpec, glob_match,
+    ChangeOrigin, ConfigError, Db, EvictionPolicy, ExpireCondition, FieldAction, GetExExpiry,
+    LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats,
+    Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply,
+    ZRangeBy, ZRangeSpec, glob_match,
 };
 
 use blocking::Waiters;

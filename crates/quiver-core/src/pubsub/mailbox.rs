@@ -194,15 +194,45 @@ impl fmt::Debug for Published {
     }
 }
 
-/// One delivery: what was published, and the pattern it matched (for a pattern
-/// subscription; `None` for a channel or shard-channel subscription).
+/// One delivery.
 #[derive(Debug, Clone)]
-pub struct Entry {
-    pub pattern: Option<Bytes>,
-    pub published: Arc<Published>,
+pub enum Entry {
+    /// What was published, and the pattern it matched (for a pattern subscription;
+    /// `None` for a channel or shard-channel subscription).
+    Message {
+        pattern: Option<Bytes>,
+        published: Arc<Published>,
+    },
+    /// Client-side caching: these keys may have changed (every key, `None`, after a
+    /// flush). `redirected`: sent on behalf of another client that redirects here.
+    Invalidate {
+        keys: Option<Arc<[Bytes]>>,
+        redirected: bool,
+    },
+    /// The client this one redirects its invalidations to is gone.
+    RedirectBroken { client: u64 },
 }
 
-#[derive(Default)]
+impl Entry {
+    /// What it counts for against the output limits.
+    fn bytes(&self) -> u64 {
+        match self {
+            Entry::Message { pattern, published } => published.bytes(pattern.as_ref()),
+            Entry::Invalidate { keys, .. } => {
+                let keys: usize = keys.iter().flat_map(|k| k.iter()).map(Bytes::len).sum();
+                keys as u64 + FRAMING_BYTES
+            }
+            Entry::RedirectBroken { .. } => FRAMING_BYTES,
+        }
+    }
+}
+
+/// A client's mailbox, before and after it subscribes: what invalidations are sent to.
+/// Cloning shares it.
+#[derive(Debug, Clone, Default)]
+pub struct Inbox(pub(crate) Arc<Mailbox>);
+
+#[derive(Debug, Default)]
 struct State {
     queue: VecDeque<Entry>,
     bytes: u64,
@@ -221,7 +251,7 @@ pub(crate) enum Pushed {
 }
 
 /// A subscriber's queue of deliveries.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Mailbox {
     state: Mutex<State>,
     ready: Notify,
@@ -234,7 +264,7 @@ impl Mailbox {
     /// Queues `entry` unless that breaks `limits`, which closes the mailbox instead. The
     /// consumer is woken when its queue was empty (once per batch it drains).
     pub(crate) fn push(&self, entry: Entry, limits: &OutputLimits) -> Pushed {
-        let bytes = entry.published.bytes(entry.pattern.as_ref());
+        let bytes = entry.bytes();
         let mut state = lock(&self.state);
         if state.closed.is_some() {
             return Pushed::Closed;

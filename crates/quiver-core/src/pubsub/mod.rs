@@ -22,6 +22,7 @@
 //! here takes a stream's lock while holding them.
 
 mod mailbox;
+mod tracking;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -31,12 +32,15 @@ use std::sync::{Arc, RwLock, Weak};
 use bytes::Bytes;
 use quiver_cache::glob_match;
 
-pub use mailbox::{Closed, Entry, OutputLimits, PUBLISHED_SLOTS, Published};
+pub use mailbox::{Closed, Entry, Inbox, OutputLimits, PUBLISHED_SLOTS, Published};
+pub use tracking::{MAX_TRACKED_KEYS, TrackingMode};
 
+use crate::cache::Cache;
 use crate::streams::{
     Batch, BatchTap, Broker, Message, PublishError, StreamHandle, StreamName, read, write,
 };
 use mailbox::{Mailbox, Pushed, SharedLimits};
+use tracking::Tracking;
 
 /// The three kinds of subscription a client holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,8 +99,8 @@ impl Index {
     }
 }
 
-#[derive(Default)]
-struct Counters {
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
     published: AtomicU64,
     delivered: AtomicU64,
     disconnected_hard: AtomicU64,
@@ -108,8 +112,9 @@ struct Counters {
 struct Inner {
     broker: Broker,
     index: RwLock<Index>,
-    limits: SharedLimits,
-    counters: Counters,
+    limits: Arc<SharedLimits>,
+    counters: Arc<Counters>,
+    tracking: Arc<Tracking>,
 }
 
 /// The node's Redis channels. Cloning is cheap and shares them.
@@ -147,13 +152,21 @@ pub fn stream_of(channel: &[u8]) -> Option<StreamName> {
 }
 
 impl PubSub {
-    /// Channels bridged to `broker`'s streams (and a tap installed on it: one per broker).
-    pub fn new(broker: Broker, limits: OutputLimits) -> PubSub {
+    /// Channels bridged to `broker`'s streams (and a tap installed on it: one per
+    /// broker), and client-side caching of `cache`'s keys.
+    pub fn new(broker: Broker, cache: Arc<Cache>, limits: OutputLimits) -> PubSub {
+        let limits = Arc::new(SharedLimits::new(limits));
+        let counters = Arc::new(Counters::default());
         let inner = Arc::new(Inner {
             broker,
             index: RwLock::default(),
-            limits: SharedLimits::new(limits),
-            counters: Counters::default(),
+            tracking: Arc::new(Tracking::new(
+                cache,
+                Arc::clone(&limits),
+                Arc::clone(&counters),
+            )),
+            limits,
+            counters,
         });
         let tap = Arc::new(Tap(Arc::downgrade(&inner)));
         assert!(
@@ -163,11 +176,18 @@ impl PubSub {
         PubSub { inner }
     }
 
-    /// A new subscriber with no subscription.
-    pub fn subscriber(&self) -> Subscriber {
+    /// A mailbox for a client (what it is sent before it subscribes or tracks, too).
+    pub fn inbox(&self) -> Inbox {
+        Inbox::default()
+    }
+
+    /// Client `client`'s subscriptions and tracking, delivering to `inbox`; dropping it
+    /// ends both.
+    pub fn subscriber(&self, client: u64, inbox: Inbox) -> Subscriber {
         Subscriber {
             inner: Arc::clone(&self.inner),
-            mailbox: Arc::default(),
+            client,
+            mailbox: inbox.0,
             subscribed: Default::default(),
         }
     }
@@ -294,14 +314,14 @@ impl Inner {
         let limits = self.limits.get();
         let mut queued = 0;
         for mailbox in list {
-            let entry = Entry {
+            let entry = Entry::Message {
                 pattern: pattern.cloned(),
                 published: Arc::clone(published),
             };
             match mailbox.push(entry, &limits) {
                 Pushed::Closed => {}
                 Pushed::Queued => queued += 1,
-                Pushed::ClosedNow => self.count_close(mailbox),
+                Pushed::ClosedNow => self.counters.count_close(mailbox),
             }
         }
         let messages = (queued * published.len()) as u64;
@@ -311,11 +331,14 @@ impl Inner {
         // Redis counts a receiver it is about to disconnect too.
         list.len() as u64
     }
+}
 
-    fn count_close(&self, mailbox: &Mailbox) {
+impl Counters {
+    /// Counts a mailbox a limit just closed.
+    pub(crate) fn count_close(&self, mailbox: &Mailbox) {
         let counter = match mailbox.closed() {
-            Some(Closed::SoftLimit { .. }) => &self.counters.disconnected_soft,
-            _ => &self.counters.disconnected_hard,
+            Some(Closed::SoftLimit { .. }) => &self.disconnected_soft,
+            _ => &self.disconnected_hard,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -339,10 +362,11 @@ impl BatchTap for Tap {
     }
 }
 
-/// One client's subscriptions and the mailbox they deliver to. Dropping it unsubscribes
-/// from everything.
+/// One client's subscriptions, its tracking, and the mailbox they deliver to. Dropping it
+/// unsubscribes from everything and ends the tracking.
 pub struct Subscriber {
     inner: Arc<Inner>,
+    client: u64,
     mailbox: Arc<Mailbox>,
     subscribed: [HashSet<Bytes>; 3],
 }
@@ -440,10 +464,35 @@ impl Subscriber {
     pub fn queued_bytes(&self) -> u64 {
         self.mailbox.queued_bytes()
     }
+
+    /// Turns client-side caching on (or changes its mode) with invalidations sent here,
+    /// or to `redirect` (a client id and its inbox). Fails with Redis's message when a
+    /// broadcast prefix overlaps another.
+    pub fn track(&self, mode: TrackingMode, redirect: Option<(u64, Inbox)>) -> Result<(), String> {
+        let own = Inbox(Arc::clone(&self.mailbox));
+        self.inner.tracking.enable(self.client, own, redirect, mode)
+    }
+
+    /// Turns client-side caching off.
+    pub fn untrack(&self) {
+        self.inner.tracking.disable(self.client);
+    }
+
+    /// Remembers that this client read `keys` (default tracking mode).
+    pub fn remember<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+        self.inner.tracking.remember(self.client, keys);
+    }
+
+    /// The broadcast prefixes tracked and whether the redirect target is gone; `None`
+    /// while not tracking.
+    pub fn tracking_info(&self) -> Option<(Vec<Bytes>, bool)> {
+        self.inner.tracking.info(self.client)
+    }
 }
 
 impl Drop for Subscriber {
     fn drop(&mut self) {
+        self.untrack();
         for space in [Space::Channel, Space::Pattern, Space::Shard] {
             for name in self.names(space) {
                 self.unsubscribe(space, &name);
@@ -461,11 +510,20 @@ mod tests {
     use super::*;
     use crate::streams::{Ack, BrokerConfig, Delivery, Pattern, SubscribeOptions};
 
+    fn cache() -> Arc<Cache> {
+        Arc::new(Cache::new(crate::cache::CacheConfig::default()).unwrap())
+    }
+
     fn bus() -> PubSub {
         PubSub::new(
             Broker::new(BrokerConfig::default()),
+            cache(),
             OutputLimits::default(),
         )
+    }
+
+    fn subscriber(bus: &PubSub) -> Subscriber {
+        bus.subscriber(7, bus.inbox())
     }
 
     /// (pattern, channel, payloads) of everything queued for `subscriber`.
@@ -475,9 +533,11 @@ mod tests {
         entries
             .into_iter()
             .map(|entry| {
-                let published = &entry.published;
+                let Entry::Message { pattern, published } = entry else {
+                    panic!("a message");
+                };
                 let payloads = published.payloads().cloned().collect();
-                (entry.pattern, published.channel().clone(), payloads)
+                (pattern, published.channel().clone(), payloads)
             })
             .collect()
     }
@@ -489,8 +549,8 @@ mod tests {
     #[test]
     fn channels_patterns_and_shards_reach_their_subscribers() {
         let bus = bus();
-        let mut one = bus.subscriber();
-        let mut two = bus.subscriber();
+        let mut one = subscriber(&bus);
+        let mut two = subscriber(&bus);
         assert!(one.subscribe(Space::Channel, b("news")));
         assert!(
             !one.subscribe(Space::Channel, b("news")),
@@ -523,8 +583,8 @@ mod tests {
     #[tokio::test]
     async fn stream_named_channels_are_the_streams() {
         let broker = Broker::new(BrokerConfig::default());
-        let bus = PubSub::new(broker.clone(), OutputLimits::default());
-        let mut resp = bus.subscriber();
+        let bus = PubSub::new(broker.clone(), cache(), OutputLimits::default());
+        let mut resp = subscriber(&bus);
         resp.subscribe(Space::Channel, b("acme/orders/new"));
         resp.subscribe(Space::Pattern, b("acme/*"));
         let mut native = broker
@@ -586,9 +646,9 @@ mod tests {
             soft_bytes: 0,
             soft_period: std::time::Duration::ZERO,
         };
-        let bus = PubSub::new(Broker::new(BrokerConfig::default()), limits);
-        let mut slow = bus.subscriber();
-        let mut fast = bus.subscriber();
+        let bus = PubSub::new(Broker::new(BrokerConfig::default()), cache(), limits);
+        let mut slow = subscriber(&bus);
+        let mut fast = subscriber(&bus);
         slow.subscribe(Space::Channel, b("c"));
         fast.subscribe(Space::Channel, b("c"));
         // Each message counts 100 payload + 1 channel + 32 framing bytes: the eighth
@@ -643,7 +703,7 @@ mod tests {
         #[test]
         fn deliveries_follow_a_model_of_the_subscriptions(ops in proptest::collection::vec(op(), 1..60)) {
             let bus = bus();
-                let mut subscribers: Vec<Subscriber> = (0..3).map(|_| bus.subscriber()).collect();
+                let mut subscribers: Vec<Subscriber> = (0..3).map(|_| subscriber(&bus)).collect();
             let mut model: Vec<[BTreeSet<Bytes>; 3]> = vec![Default::default(); 3];
             for (step, op) in ops.into_iter().enumerate() {
                 match op {

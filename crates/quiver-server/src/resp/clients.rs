@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use quiver_core::pubsub::Space;
+use quiver_core::pubsub::{Inbox, Space};
 
 use super::session::Session;
 
@@ -25,8 +25,14 @@ pub struct ClientHandle {
     /// connection after each command (cheap: a short string under a
     /// per-client lock nobody else holds for long).
     pub view: Mutex<ClientView>,
-    /// Notified once to make the connection close (`CLIENT KILL`).
+    /// Notified to make the connection look up: it closes when `killed` is set
+    /// (`CLIENT KILL`), else it starts reading its inbox (another client redirects
+    /// invalidations to it).
     pub kill: Notify,
+    pub killed: AtomicBool,
+    /// Where messages for this client go, subscribed or not (client-side caching
+    /// redirects to it).
+    pub inbox: Inbox,
 }
 
 /// The changing part of a client's `CLIENT LIST` line.
@@ -63,7 +69,13 @@ impl Clients {
     }
 
     /// Adds a connected client.
-    pub fn register(&self, id: u64, peer: SocketAddr, local: SocketAddr) -> Arc<ClientHandle> {
+    pub fn register(
+        &self,
+        id: u64,
+        peer: SocketAddr,
+        local: SocketAddr,
+        inbox: Inbox,
+    ) -> Arc<ClientHandle> {
         let handle = Arc::new(ClientHandle {
             id,
             peer,
@@ -75,6 +87,8 @@ impl Clients {
                 ..ClientView::default()
             }),
             kill: Notify::new(),
+            killed: AtomicBool::new(false),
+            inbox,
         });
         self.lock().insert(id, Arc::clone(&handle));
         handle
@@ -88,6 +102,11 @@ impl Clients {
     /// How many clients are connected.
     pub fn count(&self) -> usize {
         self.lock().len()
+    }
+
+    /// The client with id `id`, if connected.
+    pub fn get(&self, id: u64) -> Option<Arc<ClientHandle>> {
+        self.lock().get(&id).cloned()
     }
 
     /// Every client, by ascending id.
@@ -105,6 +124,17 @@ impl Clients {
 }
 
 impl ClientHandle {
+    /// Closes the connection (`CLIENT KILL`).
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::Release);
+        self.kill.notify_one();
+    }
+
+    /// Makes the connection read its inbox from now on.
+    pub fn wake_inbox(&self) {
+        self.kill.notify_one();
+    }
+
     /// Publishes the session's current state for `CLIENT LIST`.
     pub fn update(&self, session: &Session) {
         let mut view = self

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use quiver_core::cache::ChangeOrigin;
 use quiver_core::pubsub::{Closed, Entry};
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Decoder, ErrorCode, ParseError, Protocol, Request};
@@ -97,7 +98,9 @@ pub(super) async fn serve(
         .stats
         .total_connections
         .fetch_add(1, Ordering::Relaxed);
-    let handle = shared.clients.register(id, peer, local);
+    let handle = shared
+        .clients
+        .register(id, peer, local, shared.pubsub.inbox());
     let authenticated = shared.runtime().requirepass.is_none();
     let connection = Connection {
         session: Session::new(id, peer, authenticated),
@@ -288,7 +291,7 @@ impl Connection {
             // over input that arrived at the same time.
             let read = tokio::select! {
                 biased;
-                () = self.handle.kill.notified() => return Err(End::Closed),
+                () = self.handle.kill.notified() => None,
                 () = shutdown.wait() => return Err(End::Closed),
                 () = messages(self.session.subscriber.as_ref()) => None,
                 read = reader.read_buf(input) => Some(read),
@@ -298,6 +301,11 @@ impl Connection {
                 }
             };
             let Some(read) = read else {
+                if self.handle.killed.load(Ordering::Acquire) {
+                    return Err(End::Closed);
+                }
+                // Woken for messages, or to read the inbox another client redirects to.
+                self.subscriber();
                 if self.deliver(&mut output).is_err() {
                     return Err(End::Closed);
                 }
@@ -345,6 +353,14 @@ impl Connection {
         Ok(Some(first))
     }
 
+    /// The client's subscriber (its subscriptions, tracking and inbox), made on first use.
+    pub(super) fn subscriber(&mut self) -> &mut quiver_core::pubsub::Subscriber {
+        let (pubsub, id, inbox) = (&self.shared.pubsub, self.session.id, &self.handle.inbox);
+        self.session
+            .subscriber
+            .get_or_insert_with(|| pubsub.subscriber(id, inbox.clone()))
+    }
+
     /// Writes what the subscriber's mailbox holds (messages published before the
     /// command about to run come before its reply, as in Redis). Fails when an output
     /// limit disconnected the subscriber: the connection must close.
@@ -353,7 +369,8 @@ impl Connection {
             return Ok(());
         };
         let result = subscriber.drain(&mut self.entries);
-        write_entries(out, self.session.protocol, &self.entries);
+        let subscribed = !subscriber.is_idle();
+        write_entries(out, self.session.protocol, subscribed, &self.entries);
         self.entries.clear();
         if let Err(closed) = &result {
             tracing::info!(client = self.session.id, peer = %self.session.peer, %closed, "closing client");
@@ -363,7 +380,7 @@ impl Connection {
 
     /// Resolves, authorizes, queues or runs one request.
     fn handle_request(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
-        if self.deliver(out).is_err() {
+        if self.session.subscriber.is_some() && self.deliver(out).is_err() {
             return Flow::Close;
         }
         let spec = match table::resolve(request) {
@@ -394,10 +411,21 @@ impl Connection {
         };
         self.session.last_command = spec.name;
         if self.session.multi.is_some() && !runs_inside_multi(&command) {
+            if spec.has(flag::READONLY)
+                && let (Some(tracking), Some(multi)) =
+                    (&self.session.tracking, &mut self.session.multi)
+                && tracking.remembers()
+            {
+                let keys = spec
+                    .key_positions(request)
+                    .filter_map(|pos| request.arg(pos));
+                multi.reads.extend(keys.map(bytes::Bytes::copy_from_slice));
+            }
             return self.queue(Queued::Command(command), out);
         }
         let before = out.len();
         let flow = self.execute(spec, command, out);
+        self.after_tracked(spec, request);
         let ended = Instant::now();
         let elapsed = ended.saturating_duration_since(self.clock);
         self.clock = ended;
@@ -415,6 +443,24 @@ impl Connection {
             .total_commands
             .fetch_add(1, Ordering::Relaxed);
         flow
+    }
+
+    /// Client-side caching after a command: the keys of a read are remembered, and
+    /// `CLIENT CACHING` applies to one command (any but `CLIENT`, outside MULTI).
+    fn after_tracked(&mut self, spec: &CommandSpec, request: &Request) {
+        let Some(tracking) = &mut self.session.tracking else {
+            return;
+        };
+        let remembers = spec.has(flag::READONLY) && tracking.remembers();
+        if self.session.multi.is_none() && !spec.name.starts_with("client") {
+            tracking.caching = false;
+        }
+        if remembers && let Some(subscriber) = &self.session.subscriber {
+            subscriber.remember(
+                spec.key_positions(request)
+                    .filter_map(|pos| request.arg(pos)),
+            );
+        }
     }
 
     /// Replies an error for a request that will not run; inside MULTI the
@@ -458,6 +504,8 @@ impl Connection {
         out: &mut BytesMut,
     ) -> Flow {
         let retry = spec.has(flag::BLOCKING).then(|| command.clone());
+        // What the command changes is this client's doing (client-side caching's NOLOOP).
+        let _origin = ChangeOrigin::enter(self.session.id);
         let cache = Arc::clone(&self.shared.cache);
         let mut db = cache
             .db(self.session.db)
@@ -529,7 +577,9 @@ impl Connection {
                 () = notify.notified() => {}
                 () = sleep_or_forever(timeout) => {}
                 read = reader.read_buf(input) => if matches!(read, Ok(0) | Err(_)) { break Err(End::Closed) },
-                () = self.handle.kill.notified() => break Err(End::Closed),
+                () = self.handle.kill.notified() => if self.handle.killed.load(Ordering::Acquire) {
+                    break Err(End::Closed);
+                },
                 () = shutdown.wait() => break Err(End::Closed),
             }
         };

@@ -181,8 +181,8 @@ mod tests {
         };
         let broker = quiver_core::streams::Broker::new(Default::default());
         let shared = RespShared::new(
-            cache,
-            PubSub::new(broker, Default::default()),
+            Arc::clone(&cache),
+            PubSub::new(broker, cache, Default::default()),
             settings,
             runtime,
             "0.0.0.0:6379".parse().expect("addr"),

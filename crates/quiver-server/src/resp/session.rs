@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use quiver_core::cache::WatchedKey;
-use quiver_core::pubsub::Subscriber;
+use quiver_core::pubsub::{Subscriber, TrackingMode};
 use quiver_resp::CommandError;
 use quiver_resp::Protocol;
 
@@ -32,6 +32,9 @@ pub struct Multi {
     pub queued: Vec<Queued>,
     /// A command failed to queue: EXEC must answer EXECABORT.
     pub aborted: bool,
+    /// Keys the queued reads name, remembered for client-side caching when EXEC runs
+    /// them.
+    pub reads: Vec<Bytes>,
 }
 
 /// The state of one client connection.
@@ -48,14 +51,36 @@ pub struct Session {
     pub last_command: &'static str,
     pub multi: Option<Multi>,
     pub watched: Vec<WatchedKey>,
-    /// Channel, pattern and shard-channel subscriptions; `None` while there are none.
+    /// Channel, pattern and shard-channel subscriptions and client-side caching; `None`
+    /// until the client subscribes or tracks.
     pub subscriber: Option<Subscriber>,
+    /// `CLIENT TRACKING ON` as given; `None` while off.
+    pub tracking: Option<Tracking>,
+}
+
+/// Client-side caching as the client turned it on.
+#[derive(Debug, Clone)]
+pub struct Tracking {
+    pub mode: TrackingMode,
+    /// The client invalidations are redirected to; 0 for none.
+    pub redirect: u64,
+    /// `CLIENT CACHING` was given for the next command.
+    pub caching: bool,
+}
+
+impl Tracking {
+    /// Whether the keys of the command that runs now are remembered: default mode, and
+    /// OPTIN after `CLIENT CACHING YES`, OPTOUT unless `CLIENT CACHING NO`.
+    pub fn remembers(&self) -> bool {
+        let mode = &self.mode;
+        !mode.bcast && (!(mode.optin || mode.optout) || mode.optin == self.caching)
+    }
 }
 
 impl Session {
     /// Whether the client holds any subscription (Redis's pub/sub context).
     pub fn subscribed(&self) -> bool {
-        self.subscriber.is_some()
+        self.subscriber.as_ref().is_some_and(|s| !s.is_idle())
     }
 
     /// A new session; `authenticated` is false when a password is required.
@@ -72,6 +97,7 @@ impl Session {
             multi: None,
             watched: Vec::new(),
             subscriber: None,
+            tracking: None,
         }
     }
 
@@ -84,6 +110,7 @@ impl Session {
         self.multi = None;
         self.watched.clear();
         self.subscriber = None;
+        self.tracking = None;
         self.authenticated = !password_required;
     }
 }

@@ -97,7 +97,11 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             auth_token: config.native.auth_token.clone().map(Bytes::from),
         },
     });
-    let pubsub = PubSub::new(broker.clone(), config.resp.pubsub_output);
+    let pubsub = PubSub::new(
+        broker.clone(),
+        Arc::clone(&cache),
+        config.resp.pubsub_output,
+    );
     let resp_shared = Arc::new(resp::RespShared::new(
         Arc::clone(&cache),
         pubsub.clone(),

@@ -37,6 +37,9 @@ pub enum Compare {
     UnorderedPairs,
     /// Sent to both, replies not compared (random results, server details).
     Ignore,
+    /// Exact, but an integer that is a client id of the block's connections is compared
+    /// as which connection it names (`CLIENT TRACKINGINFO`'s redirect).
+    ClientIds,
 }
 
 /// Most differences listed in one failure.
@@ -162,9 +165,9 @@ impl Peer {
     }
 
     /// The next reply, without sending anything (a message pushed to a subscriber).
-    fn read(&mut self) -> Reply {
+    fn read(&mut self, server: &str) -> Reply {
         Reply::read(&mut self.reader)
-            .unwrap_or_else(|error| panic!("reading a pushed message: {error}"))
+            .unwrap_or_else(|error| panic!("reading a message {server} pushed: {error}"))
     }
 }
 
@@ -185,13 +188,15 @@ struct Session {
     queued: Option<Vec<Compare>>,
     /// Connections 2, 3, ... (redis, quiver), opened when a case first names them.
     others: Vec<(Peer, Peer)>,
+    /// `CLIENT ID` of connections 1, 2, ... on each server (redis, quiver), for `$ID<n>`.
+    ids: Vec<(Vec<u8>, Vec<u8>)>,
     resp3: bool,
 }
 
 /// A reply as compared, or `None` when it is not compared.
 fn compared(reply: Reply, compare: Compare) -> Option<Reply> {
     match compare {
-        Compare::Exact => Some(reply),
+        Compare::Exact | Compare::ClientIds => Some(reply),
         Compare::Unordered => Some(reply.sorted()),
         Compare::UnorderedPairs => Some(reply.sorted_pairs()),
         Compare::Ignore => None,
@@ -236,11 +241,14 @@ impl Pair {
             quiver: Peer::tcp(&self.quiver),
             queued: None,
             others: Vec::new(),
+            ids: Vec::new(),
             resp3,
         };
         if resp3 {
             session.both(&args(&["HELLO", "3"]));
         }
+        let ids = session.both(&args(&["CLIENT", "ID"]));
+        session.ids.push(client_ids(ids));
         session.both(&args(&["FLUSHALL"]));
         session
     }
@@ -268,6 +276,22 @@ impl Pair {
         compare: Compare,
         context: &str,
     ) -> bool {
+        let (redis_command, quiver_command) = session.with_ids(command);
+        if redis_command != quiver_command {
+            let (redis, quiver) = session.call_each(conn, self, &redis_command, &quiver_command);
+            let (redis, quiver) = match (compared(redis, compare), compared(quiver, compare)) {
+                (Some(redis), Some(quiver)) => (redis, quiver),
+                _ => return true,
+            };
+            if redis == quiver {
+                return true;
+            }
+            self.differences.push(format!(
+                "{context}: @{conn} {}\n    redis:  {redis}\n    quiver: {quiver}",
+                show(command)
+            ));
+            return false;
+        }
         if conn > 1 {
             let (redis, quiver) = session.other(conn, self, command);
             let (redis, quiver) = match (compared(redis, compare), compared(quiver, compare)) {
@@ -283,7 +307,18 @@ impl Pair {
             ));
             return false;
         }
-        let (redis, quiver) = session.both(command);
+        let (redis, quiver) = if command == [b"!READ".to_vec()] {
+            (
+                session.redis.read("redis-server"),
+                session.quiver.read("Quiver"),
+            )
+        } else {
+            session.both(command)
+        };
+        let (redis, quiver) = match compare {
+            Compare::ClientIds => session.ids_named(redis, quiver),
+            _ => (redis, quiver),
+        };
         let name = command[0].to_ascii_uppercase();
         // Inside MULTI, each queued command's reply comes back in EXEC's array: compare it
         // there the way the command asks.
@@ -342,9 +377,62 @@ impl Session {
         (self.redis.call(command), self.quiver.call(command))
     }
 
-    /// Sends `command` on connection `conn` (2 or more) of both servers, opening it
-    /// first if needed; `!READ` only reads.
-    fn other(&mut self, conn: usize, pair: &Pair, command: &[Vec<u8>]) -> (Reply, Reply) {
+    /// Both replies with the block's client ids named (see [`Compare::ClientIds`]).
+    fn ids_named(&self, redis: Reply, quiver: Reply) -> (Reply, Reply) {
+        let number = |id: &Vec<u8>| String::from_utf8_lossy(id).parse().unwrap_or(-1);
+        let redis_ids: Vec<i64> = self.ids.iter().map(|(r, _)| number(r)).collect();
+        let quiver_ids: Vec<i64> = self.ids.iter().map(|(_, q)| number(q)).collect();
+        (
+            redis.with_ids_named(&redis_ids),
+            quiver.with_ids_named(&quiver_ids),
+        )
+    }
+
+    /// `command` for each server: a word `$ID<n>` becomes that server's `CLIENT ID` of
+    /// the block's connection n (opened before).
+    fn with_ids(&self, command: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        let pick = |word: &Vec<u8>, quiver: bool| {
+            let n: Option<usize> = word
+                .strip_prefix(b"$ID")
+                .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok());
+            match n.and_then(|n| self.ids.get(n.checked_sub(1)?)) {
+                Some((redis, quiver_id)) => {
+                    if quiver {
+                        quiver_id.clone()
+                    } else {
+                        redis.clone()
+                    }
+                }
+                None => word.clone(),
+            }
+        };
+        (
+            command.iter().map(|w| pick(w, false)).collect(),
+            command.iter().map(|w| pick(w, true)).collect(),
+        )
+    }
+
+    /// Sends each server its own form of a command on connection `conn`.
+    fn call_each(
+        &mut self,
+        conn: usize,
+        pair: &Pair,
+        redis_command: &[Vec<u8>],
+        quiver_command: &[Vec<u8>],
+    ) -> (Reply, Reply) {
+        if conn > 1 {
+            self.open(conn, pair);
+            let (redis, quiver) = &mut self.others[conn - 2];
+            return (redis.call(redis_command), quiver.call(quiver_command));
+        }
+        (
+            self.redis.call(redis_command),
+            self.quiver.call(quiver_command),
+        )
+    }
+
+    /// Opens connections up to `conn`.
+    fn open(&mut self, conn: usize, pair: &Pair) {
         while self.others.len() < conn - 1 {
             let mut peers = (Peer::unix(&pair.redis), Peer::tcp(&pair.quiver));
             if self.resp3 {
@@ -352,14 +440,32 @@ impl Session {
                 peers.0.call(&hello);
                 peers.1.call(&hello);
             }
+            let id = args(&["CLIENT", "ID"]);
+            let ids = (peers.0.call(&id), peers.1.call(&id));
+            self.ids.push(client_ids(ids));
             self.others.push(peers);
         }
+    }
+
+    /// Sends `command` on connection `conn` (2 or more) of both servers, opening it
+    /// first if needed; `!READ` only reads.
+    fn other(&mut self, conn: usize, pair: &Pair, command: &[Vec<u8>]) -> (Reply, Reply) {
+        self.open(conn, pair);
         let (redis, quiver) = &mut self.others[conn - 2];
         if command == [b"!READ".to_vec()] {
-            return (redis.read(), quiver.read());
+            return (redis.read("redis-server"), quiver.read("Quiver"));
         }
         (redis.call(command), quiver.call(command))
     }
+}
+
+/// The ids `CLIENT ID` answered, as words.
+fn client_ids((redis, quiver): (Reply, Reply)) -> (Vec<u8>, Vec<u8>) {
+    let text = |reply: Reply| match reply {
+        Reply::Integer(id) => id.to_string().into_bytes(),
+        other => panic!("CLIENT ID answered {other}"),
+    };
+    (text(redis), text(quiver))
 }
 
 fn args(words: &[&str]) -> Vec<Vec<u8>> {
@@ -393,9 +499,9 @@ struct CaseLine {
 
 /// The cases: blocks separated by blank lines, each run on fresh connections after
 /// FLUSHALL. A line is a command; a leading `~` compares it unordered, `%` as
-/// field/value pairs, `?` not at all; then `@N ` sends it on the block's connection N
-/// (2, 3, ...; 1 by default), where `!READ` reads a pushed message; `#` starts a
-/// comment line.
+/// field/value pairs, `?` not at all, `&` naming client ids by connection; then `@N ` sends it on the block's connection N
+/// (2, 3, ...; 1 by default). `!READ` reads a pushed message instead of sending; a word
+/// `$ID<n>` is each server's `CLIENT ID` of connection n; `#` starts a comment line.
 fn cases() -> Vec<Vec<CaseLine>> {
     let text = include_str!("cases.txt");
     let mut blocks = vec![Vec::new()];
@@ -415,6 +521,7 @@ fn cases() -> Vec<Vec<CaseLine>> {
             ("~", rest) => (Compare::Unordered, rest),
             ("%", rest) => (Compare::UnorderedPairs, rest),
             ("?", rest) => (Compare::Ignore, rest),
+            ("&", rest) => (Compare::ClientIds, rest),
             _ => (Compare::Exact, trimmed),
         };
         let (conn, rest) = match rest.trim_start().strip_prefix('@') {

@@ -95,6 +95,30 @@ impl Reply {
         }
     }
 
+    /// The reply with every integer that is one of `ids` replaced by its place among
+    /// them (client ids differ between servers; where one is named is what is compared).
+    pub fn with_ids_named(self, ids: &[i64]) -> Reply {
+        let named = |items: Vec<Reply>| items.into_iter().map(|r| r.with_ids_named(ids)).collect();
+        match self {
+            Reply::Integer(n) => match ids.iter().position(|&id| id == n) {
+                Some(at) => {
+                    Reply::Simple(format!("<client id of connection {}>", at + 1).into_bytes())
+                }
+                None => Reply::Integer(n),
+            },
+            Reply::Array(items) => Reply::Array(named(items)),
+            Reply::Set(items) => Reply::Set(named(items)),
+            Reply::Push(items) => Reply::Push(named(items)),
+            Reply::Map(pairs) => Reply::Map(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (k.with_ids_named(ids), v.with_ids_named(ids)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
     /// The same flat array with its elements sorted two by two (field, value), for
     /// `HGETALL` in RESP2.
     pub fn sorted_pairs(self) -> Reply {

@@ -6,10 +6,16 @@ use quiver_resp::{CommandError, Protocol, Reply};
 
 use crate::resp::clients::ClientHandle;
 use crate::resp::command::ConnectionCommand;
-use crate::resp::command::connection::{ClientCommand, ClientKill, ClientType, Hello};
+use crate::resp::command::connection::{
+    ClientCommand, ClientKill, ClientTracking, ClientType, Hello,
+};
 use crate::resp::command::exec::{container_help, error};
+use crate::resp::command::is;
 use crate::resp::connection::{Connection, Flow};
 use crate::resp::info;
+use crate::resp::session::Tracking;
+use quiver_core::pubsub::TrackingMode;
+use quiver_resp::num::parse_i64;
 
 /// Runs a connection command.
 pub(in crate::resp) fn execute(
@@ -167,8 +173,165 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             .encode(protocol, out);
         }
         ClientCommand::Kill(filter) => kill(conn, &filter, out),
+        ClientCommand::Tracking(tracking) => match track(conn, tracking) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(message) => write::write_error(out, message.as_bytes()),
+        },
+        ClientCommand::Caching { yes } => match caching(conn, yes) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(message) => write::write_error(out, message.as_bytes()),
+        },
+        ClientCommand::GetRedir => {
+            let redirect = conn.session.tracking.as_ref().map_or(-1, redirect_id);
+            write::write_integer(out, redirect);
+        }
+        ClientCommand::TrackingInfo => tracking_info(conn, protocol, out),
         ClientCommand::Help => container_help("client", protocol, out),
     }
+}
+
+/// `CLIENT TRACKING`, checked in Redis's order: the options left to right (a REDIRECT
+/// to a client that does not exist first), then ON or OFF, then the mode's rules.
+fn track(conn: &mut Connection, given: ClientTracking) -> Result<(), String> {
+    let mut redirect = None;
+    for raw in &given.redirects {
+        if redirect.is_some() {
+            return Err("ERR A client can only redirect to a single other client".into());
+        }
+        let id = parse_i64(raw).ok_or_else(|| CommandError::NotInteger.to_string())?;
+        let target = u64::try_from(id)
+            .ok()
+            .and_then(|id| conn.shared.clients.get(id))
+            .ok_or("ERR The client ID you want redirect to does not exist")?;
+        redirect = Some(target);
+    }
+    if given.bad_option {
+        return Err(CommandError::Syntax.to_string());
+    }
+    if is(&given.switch, "off") {
+        if let Some(subscriber) = &conn.session.subscriber {
+            subscriber.untrack();
+        }
+        conn.session.tracking = None;
+        return Ok(());
+    }
+    if !is(&given.switch, "on") {
+        return Err(CommandError::Syntax.to_string());
+    }
+    let mode = TrackingMode {
+        bcast: given.bcast,
+        prefixes: given.prefixes,
+        optin: given.optin,
+        optout: given.optout,
+        noloop: given.noloop,
+    };
+    let now = conn.session.tracking.as_ref().map(|t| &t.mode);
+    if !mode.bcast && !mode.prefixes.is_empty() {
+        return Err("ERR PREFIX option requires BCAST mode to be enabled".into());
+    }
+    if now.is_some_and(|now| now.bcast != mode.bcast) {
+        return Err("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.".into());
+    }
+    if mode.bcast && (mode.optin || mode.optout) {
+        return Err("ERR OPTIN and OPTOUT are not compatible with BCAST".into());
+    }
+    if mode.optin && mode.optout {
+        return Err("ERR You can't specify both OPTIN mode and OPTOUT mode".into());
+    }
+    if now.is_some_and(|now| (mode.optin && now.optout) || (mode.optout && now.optin)) {
+        return Err("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.".into());
+    }
+    let redirect_to = redirect.as_ref().map_or(0, |target| target.id);
+    let target = redirect.map(|target| {
+        // A client that never subscribed starts reading its inbox now.
+        target.wake_inbox();
+        (target.id, target.inbox.clone())
+    });
+    conn.subscriber().track(mode.clone(), target)?;
+    conn.session.tracking = Some(Tracking {
+        mode,
+        redirect: redirect_to,
+        caching: false,
+    });
+    Ok(())
+}
+
+/// `CLIENT CACHING YES|NO`: applies to the next command.
+fn caching(conn: &mut Connection, yes: Option<bool>) -> Result<(), String> {
+    let Some(tracking) = &mut conn.session.tracking else {
+        return Err("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled".into());
+    };
+    match yes {
+        Some(true) if tracking.mode.optin => tracking.caching = true,
+        Some(true) => {
+            return Err(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+                    .into(),
+            );
+        }
+        Some(false) if tracking.mode.optout => tracking.caching = true,
+        Some(false) => {
+            return Err(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+                    .into(),
+            );
+        }
+        None => return Err(CommandError::Syntax.to_string()),
+    }
+    Ok(())
+}
+
+fn redirect_id(tracking: &Tracking) -> i64 {
+    i64::try_from(tracking.redirect).unwrap_or(i64::MAX)
+}
+
+/// `CLIENT TRACKINGINFO`: flags, redirect and prefixes, as Redis shapes them.
+fn tracking_info(conn: &Connection, protocol: Protocol, out: &mut BytesMut) {
+    let tracking = conn.session.tracking.as_ref();
+    let core = conn
+        .session
+        .subscriber
+        .as_ref()
+        .and_then(|s| s.tracking_info());
+    let mut flags = vec![Reply::bulk_static(if tracking.is_some() {
+        "on"
+    } else {
+        "off"
+    })];
+    if let Some(tracking) = tracking {
+        let mode = &tracking.mode;
+        let caching = tracking.caching;
+        let named = [
+            (mode.bcast, "bcast"),
+            (mode.optin, "optin"),
+            (mode.optin && caching, "caching-yes"),
+            (mode.optout, "optout"),
+            (mode.optout && caching, "caching-no"),
+            (mode.noloop, "noloop"),
+            (
+                core.as_ref().is_some_and(|(_, broken)| *broken),
+                "broken_redirect",
+            ),
+        ];
+        flags.extend(
+            named
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, name)| Reply::bulk_static(name)),
+        );
+    }
+    let prefixes = core
+        .map(|(prefixes, _)| prefixes.iter().map(Reply::bulk).collect())
+        .unwrap_or_default();
+    Reply::Map(vec![
+        (Reply::bulk_static("flags"), Reply::Set(flags)),
+        (
+            Reply::bulk_static("redirect"),
+            Reply::Integer(tracking.map_or(-1, redirect_id)),
+        ),
+        (Reply::bulk_static("prefixes"), Reply::Array(prefixes)),
+    ])
+    .encode(protocol, out);
 }
 
 /// Whether `client` is of `wanted` type (any with `None`): `pubsub` while it holds a
@@ -203,7 +366,7 @@ fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
             && of_type(&client, filter.client_type)
             && !(is_me && filter.skip_me);
         if matches {
-            client.kill.notify_one();
+            client.kill();
             killed += 1;
         }
     }

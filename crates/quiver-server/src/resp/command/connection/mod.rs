@@ -95,8 +95,62 @@ pub enum ClientCommand {
     Kill(ClientKill),
     /// `CLIENT INFO`.
     Info,
+    /// `CLIENT TRACKING ON|OFF [options]`: checked by the server in Redis's order.
+    Tracking(ClientTracking),
+    /// `CLIENT CACHING YES|NO` (anything else: `None`, a syntax error once the
+    /// tracking state is checked).
+    Caching { yes: Option<bool> },
+    /// `CLIENT GETREDIR`.
+    GetRedir,
+    /// `CLIENT TRACKINGINFO`.
+    TrackingInfo,
     /// `CLIENT HELP`.
     Help,
+}
+
+/// `CLIENT TRACKING`, as given. Redis checks the options left to right (a REDIRECT to a
+/// client that does not exist is refused before a later bad option), then ON or OFF.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientTracking {
+    /// ON, OFF, or anything else (a syntax error after the options).
+    pub switch: Bytes,
+    /// The REDIRECT ids, in order (a second one is an error).
+    pub redirects: Vec<Bytes>,
+    /// BCAST.
+    pub bcast: bool,
+    /// The PREFIX arguments.
+    pub prefixes: Vec<Bytes>,
+    /// OPTIN.
+    pub optin: bool,
+    /// OPTOUT.
+    pub optout: bool,
+    /// NOLOOP.
+    pub noloop: bool,
+    /// The first option that is not one: a syntax error after the REDIRECTs before it.
+    pub bad_option: bool,
+}
+
+fn parse_client_tracking(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let mut tracking = ClientTracking {
+        switch: args.next()?,
+        ..ClientTracking::default()
+    };
+    while let Ok(option) = args.next_slice() {
+        let more = args.remaining() > 0;
+        match option {
+            o if is(o, "redirect") && more => tracking.redirects.push(args.next()?),
+            o if is(o, "bcast") => tracking.bcast = true,
+            o if is(o, "optin") => tracking.optin = true,
+            o if is(o, "optout") => tracking.optout = true,
+            o if is(o, "noloop") => tracking.noloop = true,
+            o if is(o, "prefix") && more => tracking.prefixes.push(args.next()?),
+            _ => {
+                tracking.bad_option = true;
+                break;
+            }
+        }
+    }
+    client(ClientCommand::Tracking(tracking))
 }
 
 /// A client's type, as `CLIENT LIST TYPE` and `CLIENT KILL TYPE` name them.

@@ -186,6 +186,50 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     )
     .with_tips(&["nondeterministic_output"]),
     c(
+        "client|tracking",
+        -3,
+        CLIENT_FLAGS,
+        "6.0.0",
+        "Controls server-assisted client-side caching for the connection.",
+        parse_client_tracking,
+    )
+    .with_syntax("(ON|OFF) [REDIRECT client-id] [PREFIX prefix...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]"),
+    c(
+        "client|caching",
+        3,
+        CLIENT_FLAGS,
+        "6.0.0",
+        "Instructs the server whether to track the keys in the next request.",
+        |a| {
+            let answer = a.next_slice()?;
+            let yes = if is(answer, "yes") {
+                Some(true)
+            } else if is(answer, "no") {
+                Some(false)
+            } else {
+                None
+            };
+            client(ClientCommand::Caching { yes })
+        },
+    )
+    .with_syntax("(YES|NO)"),
+    c(
+        "client|getredir",
+        2,
+        CLIENT_FLAGS,
+        "6.0.0",
+        "Returns the client ID to which the connection's tracking notifications are redirected.",
+        |_| client(ClientCommand::GetRedir),
+    ),
+    c(
+        "client|trackinginfo",
+        2,
+        CLIENT_FLAGS,
+        "6.2.0",
+        "Returns information about server-assisted client-side caching for the connection.",
+        |_| client(ClientCommand::TrackingInfo),
+    ),
+    c(
         "client|help",
         2,
         LOADING | STALE,

@@ -39,11 +39,7 @@ pub(in crate::resp) fn execute(
     let protocol = conn.session.protocol;
     match command {
         PubSubCommand::Subscribe { space, names } => {
-            let pubsub = &conn.shared.pubsub;
-            let subscriber = conn
-                .session
-                .subscriber
-                .get_or_insert_with(|| pubsub.subscriber());
+            let subscriber = conn.subscriber();
             for name in names {
                 subscriber.subscribe(space, name.clone());
                 let count = subscriber.count(space) + paired_count(subscriber, space);
@@ -67,7 +63,9 @@ pub(in crate::resp) fn execute(
                 let count = subscriber.count(space) + paired_count(subscriber, space);
                 confirm(out, protocol, unsubscribe_word(space), Some(&name), count);
             }
-            if subscriber.is_idle() && conn.deliver(out).is_ok() {
+            // Out of the subscribed context: messages still queued are written first.
+            if subscriber.is_idle() && conn.session.tracking.is_none() && conn.deliver(out).is_ok()
+            {
                 conn.session.subscriber = None;
             }
         }
@@ -198,23 +196,66 @@ fn slot(protocol: Protocol) -> usize {
     }
 }
 
-/// Writes `entries` as Redis writes messages: `message` (or `smessage`) pushes encoded
-/// once per protocol and shared by every subscriber, `pmessage` pushes per subscriber.
-pub(in crate::resp) fn write_entries(out: &mut BytesMut, protocol: Protocol, entries: &[Entry]) {
+/// Writes `entries` as Redis writes them: `message` (or `smessage`) pushes encoded once
+/// per protocol and shared by every subscriber, `pmessage` pushes per subscriber, and
+/// client-side caching's invalidations: a push in RESP3; in RESP2, only to a client that
+/// other clients redirect to and that is subscribed, as a `__redis__:invalidate` message.
+pub(in crate::resp) fn write_entries(
+    out: &mut BytesMut,
+    protocol: Protocol,
+    subscribed: bool,
+    entries: &[Entry],
+) {
     for entry in entries {
-        let published = &entry.published;
-        match &entry.pattern {
-            None => {
+        match entry {
+            Entry::Message {
+                pattern: None,
+                published,
+            } => {
                 let encoded = published.encoded(slot(protocol), |p| encode(p, protocol));
                 out.extend_from_slice(&encoded);
             }
-            Some(pattern) => {
+            Entry::Message {
+                pattern: Some(pattern),
+                published,
+            } => {
                 for payload in published.payloads() {
                     write::write_push_len(out, protocol, 4);
                     write::write_bulk(out, b"pmessage");
                     write::write_bulk(out, pattern);
                     write::write_bulk(out, published.channel());
                     write::write_bulk(out, payload);
+                }
+            }
+            Entry::Invalidate { keys, redirected } => {
+                match protocol {
+                    Protocol::Resp3 => {
+                        write::write_push_len(out, protocol, 2);
+                        write::write_bulk(out, b"invalidate");
+                    }
+                    Protocol::Resp2 if *redirected && subscribed => {
+                        write::write_array_len(out, 3);
+                        write::write_bulk(out, b"message");
+                        write::write_bulk(out, b"__redis__:invalidate");
+                    }
+                    // Nowhere to say it: RESP2 has no pushes outside pub/sub.
+                    Protocol::Resp2 => continue,
+                }
+                match keys {
+                    Some(keys) => {
+                        write::write_array_len(out, keys.len());
+                        for key in keys.iter() {
+                            write::write_bulk(out, key);
+                        }
+                    }
+                    None => write::write_null(out, protocol),
+                }
+            }
+            Entry::RedirectBroken { client } => {
+                if protocol == Protocol::Resp3 {
+                    write::write_push_len(out, protocol, 2);
+                    write::write_bulk(out, b"tracking-redir-broken");
+                    write::write_integer(out, i64::try_from(*client).unwrap_or(i64::MAX));
                 }
             }
         }

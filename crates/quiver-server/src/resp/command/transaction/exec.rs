@@ -76,7 +76,13 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
         write::write_error(out, CommandError::ExecAbort.to_string().as_bytes());
         Flow::Continue
     } else {
-        run(conn, multi.queued, out)
+        let flow = run(conn, multi.queued, out);
+        if let Some(subscriber) = &conn.session.subscriber
+            && conn.session.tracking.is_some()
+        {
+            subscriber.remember(multi.reads.iter().map(|key| &key[..]));
+        }
+        flow
     };
     unwatch_all(conn);
     conn.shared.cache.after_command();
