@@ -71,6 +71,18 @@ pub enum OpError {
         "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
     )]
     LfuSelected,
+    /// XADD with an ID at or below the stream's last.
+    #[error("ERR The ID specified in XADD is equal or smaller than the target stream top item")]
+    StreamIdTooSmall,
+    /// XADD with the ID 0-0.
+    #[error("ERR The ID specified in XADD must be greater than 0-0")]
+    StreamIdZero,
+    /// XADD `ms-*` when that millisecond's last sequence is taken (Redis 7.0's text).
+    #[error("ERR Elements are too large to be stored")]
+    StreamSeqExhausted,
+    /// XADD after the largest possible ID.
+    #[error("ERR The stream has exhausted the last possible ID, unable to add more items")]
+    StreamExhausted,
 }
 
 /// Why a [`crate::CacheConfig`] was refused.

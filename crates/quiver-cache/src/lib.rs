@@ -96,6 +96,7 @@ pub use glob::glob_match;
 pub use keyspace::{Change, ChangeKind, ChangeOrigin, Db, Keyspace, Transaction, WatchedKey};
 pub use stats::{DbStats, Stats};
 pub use value::ValueType;
+pub use value::stream::{Fields as StreamFields, StreamId, TrimTo as StreamTrimTo};
 pub use value::zset::{LexBound, ScoreBound};
 
 /// Largest string value or key, as Redis's default `proto-max-bulk-len` (512 MiB).

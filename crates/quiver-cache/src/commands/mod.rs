@@ -6,6 +6,7 @@ mod hashes;
 mod keys;
 mod lists;
 mod sets;
+mod streams;
 mod strings;
 mod zrange;
 mod zsets;
@@ -13,6 +14,7 @@ mod zsets;
 pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lists::ListEnd;
+pub use streams::{StreamAddId, StreamTrim};
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
 pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};
 pub use zsets::{ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply};
@@ -26,6 +28,7 @@ use crate::value::Value;
 use crate::value::hash::HashValue;
 use crate::value::list::ListValue;
 use crate::value::set::SetValue;
+use crate::value::stream::StreamValue;
 use crate::value::zset::ZSetValue;
 
 /// Turns a collection value type into and out of [`Value`].
@@ -65,6 +68,28 @@ kind!(HashValue, Hash);
 kind!(ListValue, List);
 kind!(SetValue, Set);
 kind!(ZSetValue, ZSet);
+
+impl Kind for StreamValue {
+    fn wrap(b: Box<Self>) -> Value {
+        Value::Stream(b)
+    }
+    fn peek(v: &Value) -> Option<&Self> {
+        match v {
+            Value::Stream(x) => Some(x),
+            _ => None,
+        }
+    }
+    fn peek_mut(v: &mut Value) -> Option<&mut Self> {
+        match v {
+            Value::Stream(x) => Some(x),
+            _ => None,
+        }
+    }
+    /// A stream key stays when its last entry goes (XDEL, XTRIM), as in Redis.
+    fn is_empty_value(&self) -> bool {
+        false
+    }
+}
 
 /// One key inside a locked shard, looked up once.
 pub(crate) struct KeyCtx<'s> {

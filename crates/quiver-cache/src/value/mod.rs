@@ -4,6 +4,7 @@ pub mod deque;
 pub mod hash;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -12,6 +13,7 @@ use crate::table::Keyed;
 use hash::HashValue;
 use list::ListValue;
 use set::SetValue;
+use stream::StreamValue;
 use zset::ZSetValue;
 
 /// Strings up to this length report "embstr" (Redis's embedded-string limit).
@@ -31,6 +33,8 @@ pub enum ValueType {
     ZSet,
     /// A hash.
     Hash,
+    /// A stream.
+    Stream,
 }
 
 impl ValueType {
@@ -42,14 +46,22 @@ impl ValueType {
             Self::Set => "set",
             Self::ZSet => "zset",
             Self::Hash => "hash",
+            Self::Stream => "stream",
         }
     }
 
     /// The type named `name` (case-insensitive), as SCAN's TYPE option takes it.
     pub fn from_name(name: &[u8]) -> Option<Self> {
-        [Self::String, Self::List, Self::Set, Self::ZSet, Self::Hash]
-            .into_iter()
-            .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
+        [
+            Self::String,
+            Self::List,
+            Self::Set,
+            Self::ZSet,
+            Self::Hash,
+            Self::Stream,
+        ]
+        .into_iter()
+        .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
     }
 }
 
@@ -69,6 +81,7 @@ pub(crate) enum Value {
     List(Box<ListValue>),
     Set(Box<SetValue>),
     ZSet(Box<ZSetValue>),
+    Stream(Box<StreamValue>),
 }
 
 impl Value {
@@ -79,7 +92,7 @@ impl Value {
             Self::Hash(hash) => hash.first_candidate(member),
             Self::Set(set) => set.first_candidate(member),
             Self::ZSet(zset) => zset.first_candidate(member),
-            Self::Inline | Self::Int(_) | Self::Grown(_) | Self::List(_) => None,
+            Self::Inline | Self::Int(_) | Self::Grown(_) | Self::List(_) | Self::Stream(_) => None,
         }
     }
 
@@ -91,6 +104,7 @@ impl Value {
             Self::List(list) => list.len(),
             Self::Set(set) => set.len(),
             Self::ZSet(zset) => zset.len(),
+            Self::Stream(stream) => stream.len().max(1),
         }
     }
 
@@ -101,6 +115,7 @@ impl Value {
             Self::List(_) => ValueType::List,
             Self::Set(_) => ValueType::Set,
             Self::ZSet(_) => ValueType::ZSet,
+            Self::Stream(_) => ValueType::Stream,
         }
     }
 
@@ -113,6 +128,7 @@ impl Value {
             Self::List(l) => l.mem(),
             Self::Set(s) => s.mem(),
             Self::ZSet(z) => z.mem(),
+            Self::Stream(s) => s.mem(),
         }
     }
 
@@ -125,6 +141,7 @@ impl Value {
             Self::List(l) => l.encoding(),
             Self::Set(s) => s.encoding(),
             Self::ZSet(z) => z.encoding(),
+            Self::Stream(_) => "stream",
         }
     }
 }
@@ -141,7 +158,8 @@ mod tests {
     #[test]
     fn type_names() {
         assert_eq!(ValueType::from_name(b"ZSET"), Some(ValueType::ZSet));
-        assert_eq!(ValueType::from_name(b"stream"), None);
+        assert_eq!(ValueType::from_name(b"stream"), Some(ValueType::Stream));
+        assert_eq!(ValueType::from_name(b"json"), None);
         assert_eq!(ValueType::Hash.name(), "hash");
     }
 }

@@ -32,8 +32,9 @@ pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
     ChangeOrigin, ConfigError, Db, EvictionPolicy, ExpireCondition, FieldAction, GetExExpiry,
     LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats,
-    Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply,
-    ZRangeBy, ZRangeSpec, glob_match,
+    StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType,
+    WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec,
+    glob_match,
 };
 
 use blocking::Waiters;

@@ -54,9 +54,10 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
     let key = rng.pick(KEYS);
     let other = rng.pick(KEYS);
     let mut compare = Compare::Exact;
-    let mut words: Vec<String> = match rng.below(65) {
+    let mut words: Vec<String> = match rng.below(70) {
         0..=9 => string(rng, key, other),
         61..=64 => bitmap(rng, key),
+        65..=69 => stream(rng, key),
         10..=19 => generic(rng, key, other, &mut compare),
         20..=29 => hash(rng, key, &mut compare),
         30..=39 => list(rng, key, other),
@@ -117,6 +118,58 @@ fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
                 if rng.chance(50) {
                     words.push(rng.pick(&["BIT", "BYTE", "BAD"]));
                 }
+            }
+            words
+        }
+    }
+}
+
+/// Stream commands with explicit IDs (an automatic one depends on the clock).
+fn stream<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
+    const IDS: &[&str] = &["1-1", "1-2", "2", "2-*", "3-0", "0-0", "5-5", "x", "0-1"];
+    const BOUNDS: &[&str] = &["-", "+", "1", "1-2", "(1-1", "(2-0", "3", "x", "(+"];
+    match rng.below(6) {
+        0 => {
+            let mut words = vec!["XADD", key];
+            if rng.chance(15) {
+                words.push("NOMKSTREAM");
+            }
+            if rng.chance(25) {
+                words.push(rng.pick(&["MAXLEN", "MINID"]));
+                if rng.chance(60) {
+                    words.push(rng.pick(&["=", "~"]));
+                }
+                words.push(rng.pick(&["0", "1", "2", "2-0", "x", "-1"]));
+            }
+            words.push(rng.pick(IDS));
+            words.extend(["f", rng.pick(VALUES)]);
+            if rng.chance(30) {
+                words.extend(["g", rng.pick(VALUES)]);
+            }
+            words
+        }
+        1 => vec!["XLEN", key],
+        2 | 3 => {
+            let name = if rng.chance(50) {
+                "XRANGE"
+            } else {
+                "XREVRANGE"
+            };
+            let mut words = vec![name, key, rng.pick(BOUNDS), rng.pick(BOUNDS)];
+            if rng.chance(30) {
+                words.extend(["COUNT", rng.pick(INTEGERS)]);
+            }
+            words
+        }
+        4 => vec!["XDEL", key, rng.pick(IDS), rng.pick(IDS)],
+        _ => {
+            let mut words = vec!["XTRIM", key, rng.pick(&["MAXLEN", "MINID", "BAD"])];
+            if rng.chance(50) {
+                words.push(rng.pick(&["=", "~"]));
+            }
+            words.push(rng.pick(&["0", "1", "2", "1-2", "x"]));
+            if rng.chance(20) {
+                words.extend(["LIMIT", rng.pick(&["0", "5", "-1"])]);
             }
             words
         }

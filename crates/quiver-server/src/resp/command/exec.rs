@@ -22,7 +22,7 @@ use quiver_resp::num::MAX_I64_DIGITS;
 
 use crate::resp::command::{
     Command, ConnectionCommand, PubSubCommand, ServerCommand, TransactionCommand, bitmap,
-    connection, hash, keys, list, pubsub, server, set, string, transaction, zset,
+    connection, hash, keys, list, pubsub, server, set, stream, string, transaction, zset,
 };
 use crate::resp::connection::{Connection, Flow};
 
@@ -117,6 +117,7 @@ pub fn execute_data(
         Command::List(c) => return Ok(list::exec::execute(ctx, c, out)),
         Command::Set(c) => set::exec::execute(ctx, c, out),
         Command::SortedSet(c) => zset::exec::execute(ctx, c, out),
+        Command::Stream(c) => stream::exec::execute(ctx, c, out),
         Command::Transaction(c) => return Err(SessionCommand::Transaction(c)),
         Command::Connection(c) => return Err(SessionCommand::Connection(c)),
         Command::PubSub(c) => return Err(SessionCommand::PubSub(c)),

@@ -16,6 +16,7 @@ pub mod list;
 pub mod pubsub;
 pub mod server;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod transaction;
 pub mod zset;
@@ -30,6 +31,7 @@ pub use list::ListCommand;
 pub use pubsub::PubSubCommand;
 pub use server::ServerCommand;
 pub use set::SetCommand;
+pub use stream::StreamCommand;
 pub use string::StringCommand;
 pub use transaction::TransactionCommand;
 pub use zset::SortedSetCommand;
@@ -40,7 +42,7 @@ use quiver_resp::num::{parse_f64, parse_i64};
 use quiver_resp::request::Request;
 
 /// Every family's table entries.
-pub(crate) const FAMILIES: [&[CommandSpec]; 11] = [
+pub(crate) const FAMILIES: [&[CommandSpec]; 12] = [
     string::SPECS,
     bitmap::SPECS,
     keys::SPECS,
@@ -48,6 +50,7 @@ pub(crate) const FAMILIES: [&[CommandSpec]; 11] = [
     list::SPECS,
     set::SPECS,
     zset::SPECS,
+    stream::SPECS,
     pubsub::SPECS,
     transaction::SPECS,
     connection::SPECS,
@@ -71,6 +74,8 @@ pub enum Command {
     Set(SetCommand),
     /// Sorted set commands.
     SortedSet(SortedSetCommand),
+    /// Stream commands.
+    Stream(StreamCommand),
     /// Pub/sub commands.
     PubSub(PubSubCommand),
     /// `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH`.

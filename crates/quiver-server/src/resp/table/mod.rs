@@ -88,6 +88,8 @@ pub enum Group {
     Set,
     /// Sorted sets.
     SortedSet,
+    /// Streams.
+    Stream,
     /// Pub/sub.
     PubSub,
     /// Transactions.
@@ -109,6 +111,7 @@ impl Group {
             Group::List => "list",
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
+            Group::Stream => "stream",
             Group::PubSub => "pubsub",
             Group::Transactions => "transactions",
             Group::Connection => "connection",
@@ -126,6 +129,7 @@ impl Group {
             Group::List => "@list",
             Group::Set => "@set",
             Group::SortedSet => "@sortedset",
+            Group::Stream => "@stream",
             Group::PubSub => "@pubsub",
             Group::Transactions => "@transaction",
             Group::Connection => "@connection",

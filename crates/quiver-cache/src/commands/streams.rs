@@ -1,0 +1,165 @@
+//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM.
+
+use bytes::Bytes;
+
+use crate::error::OpError;
+use crate::keyspace::Db;
+use crate::value::stream::{Fields, StreamId, StreamValue, TrimTo};
+
+/// The ID XADD is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamAddId {
+    /// `*`: the time now, or after the last ID.
+    Auto,
+    /// `ms-*`: that time with the next sequence.
+    Seq(u64),
+    /// `ms-seq`.
+    Explicit(StreamId),
+}
+
+/// MAXLEN or MINID, exact (`=`) or approximate (`~`, whole nodes, at most `limit`
+/// entries; 0 is no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamTrim {
+    /// What to keep.
+    pub to: TrimTo,
+    /// `~`.
+    pub approx: bool,
+    /// LIMIT (only with `~`).
+    pub limit: u64,
+}
+
+/// The ID a new entry gets after `last`, or why it cannot be added.
+fn next_id(last: StreamId, given: StreamAddId, now_ms: u64) -> Result<StreamId, OpError> {
+    match given {
+        StreamAddId::Auto if now_ms > last.ms => Ok(StreamId { ms: now_ms, seq: 0 }),
+        StreamAddId::Auto => last.next().ok_or(OpError::StreamExhausted),
+        StreamAddId::Seq(ms) if ms > last.ms => Ok(StreamId { ms, seq: 0 }),
+        StreamAddId::Seq(ms) if ms == last.ms => match last.seq.checked_add(1) {
+            Some(seq) => Ok(StreamId { ms, seq }),
+            None => Err(OpError::StreamSeqExhausted),
+        },
+        StreamAddId::Seq(_) => Err(OpError::StreamIdTooSmall),
+        StreamAddId::Explicit(id) if id == StreamId::MIN => Err(OpError::StreamIdZero),
+        StreamAddId::Explicit(id) if id > last => Ok(id),
+        StreamAddId::Explicit(_) => Err(OpError::StreamIdTooSmall),
+    }
+}
+
+impl Db<'_> {
+    /// XADD: appends `fields` (field, value, ...) under a new ID, creating the stream
+    /// unless `nomkstream`, then trims. `None` when NOMKSTREAM found no stream.
+    pub fn xadd(
+        &mut self,
+        key: &[u8],
+        nomkstream: bool,
+        id: StreamAddId,
+        trim: Option<StreamTrim>,
+        fields: Vec<Bytes>,
+        now_ms: u64,
+    ) -> Result<Option<StreamId>, OpError> {
+        self.write_key(key, now_ms, true, |k| {
+            if nomkstream && !k.exists() {
+                k.check::<StreamValue>()?;
+                return Ok(None);
+            }
+            if let Some(stream) = k.view::<StreamValue>()? {
+                if stream.last_id == StreamId::MAX {
+                    return Err(OpError::StreamExhausted);
+                }
+                next_id(stream.last_id, id, now_ms)?;
+            } else if let StreamAddId::Explicit(StreamId::MIN) = id {
+                return Err(OpError::StreamIdZero);
+            }
+            let added = k.modify::<StreamValue, _>(true, |s| {
+                let new = next_id(s.last_id, id, now_ms).expect("checked above");
+                s.append(new, Fields::from(fields));
+                if let Some(trim) = trim {
+                    s.trim(trim.to, trim.approx, trim.limit);
+                }
+                new
+            })?;
+            Ok(added)
+        })
+    }
+
+    /// XLEN.
+    pub fn xlen(&mut self, key: &[u8], now_ms: u64) -> Result<usize, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<StreamValue>()?.map_or(0, StreamValue::len))
+        })
+    }
+
+    /// XRANGE (`rev` false) and XREVRANGE: entries from `start` to `end` inclusive, at
+    /// most `count`; `None` when the key does not exist.
+    pub fn xrange(
+        &mut self,
+        key: &[u8],
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+        rev: bool,
+        now_ms: u64,
+    ) -> Result<Option<Vec<(StreamId, Fields)>>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<StreamValue>()?
+                .map(|s| s.range(start, end, count, rev)))
+        })
+    }
+
+    /// XDEL: the entries deleted.
+    pub fn xdel(&mut self, key: &[u8], ids: &[StreamId], now_ms: u64) -> Result<usize, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            let deleted = k.modify_if::<StreamValue, _>(false, |s| {
+                let n = ids.iter().filter(|id| s.delete(**id)).count();
+                (n, n > 0)
+            })?;
+            Ok(deleted.unwrap_or(0))
+        })
+    }
+
+    /// XTRIM: the entries removed.
+    pub fn xtrim(&mut self, key: &[u8], trim: StreamTrim, now_ms: u64) -> Result<u64, OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            let removed = k.modify_if::<StreamValue, _>(false, |s| {
+                let n = s.trim(trim.to, trim.approx, trim.limit);
+                (n, n > 0)
+            })?;
+            Ok(removed.unwrap_or(0))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_the_last_one() {
+        let last = StreamId { ms: 5, seq: 3 };
+        assert_eq!(
+            next_id(last, StreamAddId::Auto, 9),
+            Ok(StreamId { ms: 9, seq: 0 })
+        );
+        assert_eq!(
+            next_id(last, StreamAddId::Auto, 2),
+            Ok(StreamId { ms: 5, seq: 4 })
+        );
+        assert_eq!(
+            next_id(last, StreamAddId::Seq(5), 0),
+            Ok(StreamId { ms: 5, seq: 4 })
+        );
+        assert_eq!(
+            next_id(last, StreamAddId::Seq(4), 0),
+            Err(OpError::StreamIdTooSmall)
+        );
+        assert_eq!(
+            next_id(last, StreamAddId::Explicit(last), 0),
+            Err(OpError::StreamIdTooSmall)
+        );
+        assert_eq!(
+            next_id(StreamId::MIN, StreamAddId::Explicit(StreamId::MIN), 0),
+            Err(OpError::StreamIdZero)
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM.
+
+pub(crate) mod exec;
+mod specs;
+
+use bytes::Bytes;
+use quiver_core::cache::{StreamAddId, StreamId, StreamTrim, StreamTrimTo};
+use quiver_resp::error::{CommandError, ErrorCode};
+use quiver_resp::num::parse_i64;
+
+use super::{Args, Command, is};
+
+pub(crate) use specs::SPECS;
+
+fn wrap(command: StreamCommand) -> Result<Command, CommandError> {
+    Ok(Command::Stream(command))
+}
+
+/// A stream command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamCommand {
+    /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value...`.
+    Add {
+        key: Bytes,
+        nomkstream: bool,
+        id: StreamAddId,
+        trim: Option<StreamTrim>,
+        fields: Vec<Bytes>,
+    },
+    /// `XLEN key`.
+    Len { key: Bytes },
+    /// `XRANGE key start end [COUNT n]` and `XREVRANGE key end start [COUNT n]`.
+    Range {
+        key: Bytes,
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+        rev: bool,
+    },
+    /// `XDEL key id...`: the IDs are checked once the key is known to be a stream, as
+    /// Redis does.
+    Del { key: Bytes, ids: Vec<Bytes> },
+    /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`.
+    Trim { key: Bytes, trim: StreamTrim },
+}
+
+fn message(text: &'static str) -> CommandError {
+    CommandError::Other {
+        code: ErrorCode::Err,
+        message: text.into(),
+    }
+}
+
+fn invalid_id() -> CommandError {
+    message("Invalid stream ID specified as stream command argument")
+}
+
+/// Digits only, as Redis's `string2ull` takes them.
+fn parse_u64(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// `ms-seq` or `ms` (the sequence `missing_seq`); `-` and `+` unless `strict`. With
+/// `seq_star`, `ms-*` gives `Err(Some(ms))`-free form: see [`parse_add_id`].
+pub(crate) fn parse_id(
+    text: &[u8],
+    missing_seq: u64,
+    strict: bool,
+) -> Result<StreamId, CommandError> {
+    if !strict && text == b"-" {
+        return Ok(StreamId::MIN);
+    }
+    if !strict && text == b"+" {
+        return Ok(StreamId::MAX);
+    }
+    let (ms, seq) = match text.iter().position(|&b| b == b'-') {
+        Some(dash) => (&text[..dash], Some(&text[dash + 1..])),
+        None => (text, None),
+    };
+    let ms = parse_u64(ms).ok_or_else(invalid_id)?;
+    let seq = match seq {
+        Some(seq) => parse_u64(seq).ok_or_else(invalid_id)?,
+        None => missing_seq,
+    };
+    Ok(StreamId { ms, seq })
+}
+
+/// XADD's ID: `*`, `ms-*` or an explicit one.
+fn parse_add_id(text: &[u8]) -> Result<StreamAddId, CommandError> {
+    if text == b"*" {
+        return Ok(StreamAddId::Auto);
+    }
+    if let Some(ms) = text.strip_suffix(b"-*") {
+        return parse_u64(ms).map(StreamAddId::Seq).ok_or_else(invalid_id);
+    }
+    parse_id(text, 0, true).map(StreamAddId::Explicit)
+}
+
+/// An interval bound of XRANGE: `(` makes it exclusive.
+fn parse_bound(text: &[u8], missing_seq: u64, start: bool) -> Result<StreamId, CommandError> {
+    let Some(rest) = text.strip_prefix(b"(").filter(|_| text.len() > 1) else {
+        return parse_id(text, missing_seq, false);
+    };
+    let id = parse_id(rest, missing_seq, true)?;
+    if start {
+        id.next()
+            .ok_or_else(|| message("invalid start ID for the interval"))
+    } else {
+        id.prev()
+            .ok_or_else(|| message("invalid end ID for the interval"))
+    }
+}
+
+/// The trimming options of XADD (up to the ID, whose position it returns) and XTRIM.
+fn parse_trim(
+    args: &mut Args<'_>,
+    xadd: bool,
+) -> Result<(Option<StreamTrim>, bool, Option<StreamAddId>), CommandError> {
+    let mut to = None;
+    let mut approx = false;
+    let mut limit = None;
+    let mut nomkstream = false;
+    let mut id = None;
+    while let Some(opt) = args.peek() {
+        let more = args.remaining() > 1;
+        if xadd && opt == b"*" {
+            args.next_slice()?;
+            id = Some(StreamAddId::Auto);
+            break;
+        }
+        if (is(opt, "maxlen") || is(opt, "minid")) && more {
+            let maxlen = is(opt, "maxlen");
+            args.next_slice()?;
+            if to.is_some() {
+                return Err(message(
+                    "syntax error, MAXLEN and MINID options at the same time are not compatible",
+                ));
+            }
+            approx = false;
+            if args.remaining() >= 2 {
+                match args.peek() {
+                    Some(b"~") => {
+                        approx = true;
+                        args.next_slice()?;
+                    }
+                    Some(b"=") => {
+                        args.next_slice()?;
+                    }
+                    _ => {}
+                }
+            }
+            let threshold = args.next_slice()?;
+            to = Some(if maxlen {
+                let n = parse_i64(threshold).ok_or(CommandError::NotInteger)?;
+                let n =
+                    u64::try_from(n).map_err(|_| message("The MAXLEN argument must be >= 0."))?;
+                StreamTrimTo::MaxLen(n)
+            } else {
+                StreamTrimTo::MinId(parse_id(threshold, 0, true)?)
+            });
+        } else if is(opt, "limit") && more {
+            args.next_slice()?;
+            let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+            limit =
+                Some(u64::try_from(n).map_err(|_| message("The LIMIT argument must be >= 0."))?);
+        } else if xadd && is(opt, "nomkstream") {
+            args.next_slice()?;
+            nomkstream = true;
+        } else if xadd {
+            id = Some(parse_add_id(args.next_slice()?)?);
+            break;
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    if limit.is_some_and(|n| n > 0) && to.is_none() {
+        return Err(message(
+            "syntax error, LIMIT cannot be used without specifying a trimming strategy",
+        ));
+    }
+    if !xadd && to.is_none() {
+        return Err(message(
+            "syntax error, XTRIM must be called with a trimming strategy",
+        ));
+    }
+    if limit.is_some() && !approx {
+        return Err(message(
+            "syntax error, LIMIT cannot be used without the special ~ option",
+        ));
+    }
+    // Approximate trimming stops after 100 nodes' worth by default, as in Redis.
+    let limit = limit.unwrap_or(if approx { 10_000 } else { 0 });
+    let trim = to.map(|to| StreamTrim { to, approx, limit });
+    Ok((trim, nomkstream, id))
+}
+
+fn parse_xadd(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let (trim, nomkstream, id) = parse_trim(args, true)?;
+    let fields = args.rest();
+    let Some(id) = id else {
+        return Err(args.arity_error());
+    };
+    if fields.len() < 2 || fields.len() % 2 == 1 {
+        return Err(args.arity_error());
+    }
+    // Before the key is looked at, as in Redis.
+    if id == StreamAddId::Explicit(StreamId::MIN) {
+        return Err(message("The ID specified in XADD must be greater than 0-0"));
+    }
+    wrap(StreamCommand::Add {
+        key,
+        nomkstream,
+        id,
+        trim,
+        fields,
+    })
+}
+
+fn parse_xtrim(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let (trim, _, _) = parse_trim(args, false)?;
+    let trim = trim.expect("XTRIM without a strategy is refused above");
+    wrap(StreamCommand::Trim { key, trim })
+}
+
+fn parse_range(args: &mut Args<'_>, rev: bool) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let (first, second) = (args.next_slice()?, args.next_slice()?);
+    let (start, end) = if rev {
+        (second, first)
+    } else {
+        (first, second)
+    };
+    let start = parse_bound(start, 0, true)?;
+    let end = parse_bound(end, u64::MAX, false)?;
+    let mut count = None;
+    while let Some(opt) = args.peek() {
+        if is(opt, "count") && args.remaining() > 1 {
+            args.next_slice()?;
+            let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+            count = Some(usize::try_from(n.max(0)).unwrap_or(usize::MAX));
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    wrap(StreamCommand::Range {
+        key,
+        start,
+        end,
+        count,
+        rev,
+    })
+}
+
+fn parse_xdel(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    wrap(StreamCommand::Del {
+        key,
+        ids: args.rest(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::command::test_support::{error, parse};
+
+    #[test]
+    fn stream_ids_and_options() {
+        assert_eq!(parse_id(b"5", 0, true), Ok(StreamId { ms: 5, seq: 0 }));
+        assert_eq!(parse_id(b"5-7", 0, true), Ok(StreamId { ms: 5, seq: 7 }));
+        assert!(parse_id(b"-", 0, true).is_err());
+        assert_eq!(parse_id(b"+", 0, false), Ok(StreamId::MAX));
+        assert_eq!(parse_add_id(b"5-*"), Ok(StreamAddId::Seq(5)));
+        assert!(matches!(
+            parse("XADD s MAXLEN ~ 10 * f v").unwrap(),
+            Command::Stream(StreamCommand::Add {
+                trim: Some(StreamTrim {
+                    approx: true,
+                    limit: 10_000,
+                    ..
+                }),
+                ..
+            })
+        ));
+        assert_eq!(
+            error("XADD s * f"),
+            "ERR wrong number of arguments for 'xadd' command"
+        );
+        assert_eq!(
+            error("XTRIM s MAXLEN = 1 LIMIT 2"),
+            "ERR syntax error, LIMIT cannot be used without the special ~ option"
+        );
+        assert_eq!(
+            error("XRANGE s (- +"),
+            "ERR Invalid stream ID specified as stream command argument"
+        );
+    }
+}
