@@ -80,6 +80,12 @@ pub enum OpError {
     /// XADD `ms-*` when that millisecond's last sequence is taken (Redis 7.0's text).
     #[error("ERR Elements are too large to be stored")]
     StreamSeqExhausted,
+    /// XSETID below the last entry.
+    #[error("ERR The ID specified in XSETID is smaller than the target stream top item")]
+    StreamSetIdBelowTop,
+    /// XSETID with ENTRIESADDED below the length.
+    #[error("ERR The entries_added specified in XSETID is smaller than the target stream length")]
+    StreamSetIdEntriesBelowLength,
     /// XADD after the largest possible ID.
     #[error("ERR The stream has exhausted the last possible ID, unable to add more items")]
     StreamExhausted,

@@ -1,4 +1,4 @@
-//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM.
+//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM XREAD XSETID.
 
 use bytes::Bytes;
 
@@ -79,6 +79,8 @@ impl Db<'_> {
                 }
                 new
             })?;
+            // Clients blocked in XREAD on this key try again.
+            k.signal_ready();
             Ok(added)
         })
     }
@@ -104,6 +106,69 @@ impl Db<'_> {
         self.read_key(key, now_ms, |k| {
             Ok(k.view::<StreamValue>()?
                 .map(|s| s.range(start, end, count, rev)))
+        })
+    }
+
+    /// The ID of the last entry ever added (XREAD's `$`): 0-0 when the key does not exist.
+    pub fn xlast_id(&mut self, key: &[u8], now_ms: u64) -> Result<StreamId, OpError> {
+        self.read_key(key, now_ms, |k| {
+            Ok(k.view::<StreamValue>()?
+                .map_or(StreamId::MIN, |s| s.last_id))
+        })
+    }
+
+    /// XREAD on one stream: the entries after `after`, at most `count`; none when the key
+    /// does not exist.
+    pub fn xread(
+        &mut self,
+        key: &[u8],
+        after: StreamId,
+        count: Option<usize>,
+        now_ms: u64,
+    ) -> Result<Vec<(StreamId, Fields)>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let Some(stream) = k.view::<StreamValue>()? else {
+                return Ok(Vec::new());
+            };
+            Ok(match after.next() {
+                Some(from) => stream.range(from, StreamId::MAX, count, false),
+                None => Vec::new(),
+            })
+        })
+    }
+
+    /// XSETID: sets the last ID (and the count of entries ever added, the largest deleted
+    /// ID), with Redis's checks.
+    pub fn xsetid(
+        &mut self,
+        key: &[u8],
+        last: StreamId,
+        entries_added: Option<u64>,
+        max_deleted: Option<StreamId>,
+        now_ms: u64,
+    ) -> Result<(), OpError> {
+        self.write_key(key, now_ms, false, |k| {
+            let Some(stream) = k.view::<StreamValue>()? else {
+                return Err(OpError::NoSuchKey);
+            };
+            if let Some(top) = stream.last_entry_id() {
+                if last < top {
+                    return Err(OpError::StreamSetIdBelowTop);
+                }
+                if entries_added.is_some_and(|added| (stream.len() as u64) > added) {
+                    return Err(OpError::StreamSetIdEntriesBelowLength);
+                }
+            }
+            k.modify::<StreamValue, _>(false, |s| {
+                s.last_id = last;
+                if let Some(added) = entries_added {
+                    s.entries_added = added;
+                }
+                if let Some(deleted) = max_deleted.filter(|id| *id != StreamId::MIN) {
+                    s.max_deleted = deleted;
+                }
+            })?;
+            Ok(())
         })
     }
 

@@ -220,6 +220,11 @@ impl StreamValue {
         self.entries.keys().next().copied().unwrap_or_default()
     }
 
+    /// The last entry's ID, if any.
+    pub fn last_entry_id(&self) -> Option<StreamId> {
+        self.entries.keys().next_back().copied()
+    }
+
     /// Appends an entry with `id` (greater than `last_id`: the caller checked).
     pub(crate) fn append(&mut self, id: StreamId, fields: Fields) {
         self.mem += alloc_size(std::mem::size_of_val(&*fields))

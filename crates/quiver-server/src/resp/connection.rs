@@ -524,9 +524,16 @@ impl Connection {
                 cache.after_command();
                 match outcome {
                     Outcome::Done => Flow::Continue,
-                    Outcome::Block { keys, timeout_ms } => Flow::Block(Box::new(Blocked {
+                    Outcome::Block {
+                        keys,
+                        timeout_ms,
+                        retry: fixed,
+                    } => Flow::Block(Box::new(Blocked {
                         spec,
-                        command: retry.expect("only commands flagged blocking block"),
+                        command: fixed
+                            .map(|command| *command)
+                            .or(retry)
+                            .expect("only commands flagged blocking block"),
                         keys,
                         deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
                     })),

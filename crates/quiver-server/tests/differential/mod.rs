@@ -153,6 +153,17 @@ impl Peer {
     }
 
     fn call(&mut self, args: &[Vec<u8>]) -> Reply {
+        if args.first().is_some_and(|word| word == b"!SEND") {
+            self.send(&args[1..]);
+            return Reply::Simple(b"(sent)".to_vec());
+        }
+        self.send(args);
+        Reply::read(&mut self.reader)
+            .unwrap_or_else(|error| panic!("reading the reply to {}: {error}", show(args)))
+    }
+
+    /// Sends a command without reading its reply (a blocking one, read later).
+    fn send(&mut self, args: &[Vec<u8>]) {
         let mut request = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
             request.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
@@ -160,8 +171,6 @@ impl Peer {
             request.extend_from_slice(b"\r\n");
         }
         self.writer.write_all(&request).expect("send");
-        Reply::read(&mut self.reader)
-            .unwrap_or_else(|error| panic!("reading the reply to {}: {error}", show(args)))
     }
 
     /// The next reply, without sending anything (a message pushed to a subscriber).
@@ -500,7 +509,8 @@ struct CaseLine {
 /// The cases: blocks separated by blank lines, each run on fresh connections after
 /// FLUSHALL. A line is a command; a leading `~` compares it unordered, `%` as
 /// field/value pairs, `?` not at all, `&` naming client ids by connection; then `@N ` sends it on the block's connection N
-/// (2, 3, ...; 1 by default). `!READ` reads a pushed message instead of sending; a word
+/// (2, 3, ...; 1 by default). `!READ` reads a pushed message instead of sending, and
+/// `!SEND command` sends without reading (a blocking command, read later); a word
 /// `$ID<n>` is each server's `CLIENT ID` of connection n; `#` starts a comment line.
 fn cases() -> Vec<Vec<CaseLine>> {
     let text = include_str!("cases.txt");

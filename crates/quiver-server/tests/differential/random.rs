@@ -128,7 +128,7 @@ fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
 fn stream<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
     const IDS: &[&str] = &["1-1", "1-2", "2", "2-*", "3-0", "0-0", "5-5", "x", "0-1"];
     const BOUNDS: &[&str] = &["-", "+", "1", "1-2", "(1-1", "(2-0", "3", "x", "(+"];
-    match rng.below(6) {
+    match rng.below(8) {
         0 => {
             let mut words = vec!["XADD", key];
             if rng.chance(15) {
@@ -162,6 +162,30 @@ fn stream<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
             words
         }
         4 => vec!["XDEL", key, rng.pick(IDS), rng.pick(IDS)],
+        5 => {
+            let mut words = vec!["XREAD"];
+            if rng.chance(30) {
+                words.extend(["COUNT", rng.pick(INTEGERS)]);
+            }
+            words.extend([
+                "STREAMS",
+                key,
+                rng.pick(KEYS),
+                rng.pick(BOUNDS),
+                rng.pick(IDS),
+            ]);
+            words
+        }
+        6 => {
+            let mut words = vec!["XSETID", key, rng.pick(IDS)];
+            if rng.chance(30) {
+                words.extend(["ENTRIESADDED", rng.pick(INTEGERS)]);
+            }
+            if rng.chance(30) {
+                words.extend(["MAXDELETEDID", rng.pick(IDS)]);
+            }
+            words
+        }
         _ => {
             let mut words = vec!["XTRIM", key, rng.pick(&["MAXLEN", "MINID", "BAD"])];
             if rng.chance(50) {

@@ -73,17 +73,19 @@ pub struct DataCtx<'a, 'k> {
 }
 
 /// What became of a data command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// The reply is in the output buffer.
     Done,
-    /// A blocking command (BLPOP, BRPOP, BLMOVE) found every key empty and wrote
-    /// nothing: the connection waits until one of `keys` is pushed to (then runs
-    /// the command again) or until the timeout passes (then replies null).
+    /// A blocking command (BLPOP, BRPOP, BLMOVE, XREAD BLOCK) found nothing to serve
+    /// and wrote nothing: the connection waits until one of `keys` receives data (then
+    /// runs the command again, or `retry` when the command fixed what it waits for:
+    /// XREAD's `$`) or until the timeout passes (then replies null).
     Block {
         keys: Vec<Bytes>,
         /// `None` waits forever (a timeout of 0).
         timeout_ms: Option<u64>,
+        retry: Option<Box<Command>>,
     },
 }
 
@@ -117,7 +119,7 @@ pub fn execute_data(
         Command::List(c) => return Ok(list::exec::execute(ctx, c, out)),
         Command::Set(c) => set::exec::execute(ctx, c, out),
         Command::SortedSet(c) => zset::exec::execute(ctx, c, out),
-        Command::Stream(c) => stream::exec::execute(ctx, c, out),
+        Command::Stream(c) => return Ok(stream::exec::execute(ctx, c, out)),
         Command::Transaction(c) => return Err(SessionCommand::Transaction(c)),
         Command::Connection(c) => return Err(SessionCommand::Connection(c)),
         Command::PubSub(c) => return Err(SessionCommand::PubSub(c)),

@@ -168,6 +168,9 @@ pub struct CommandSpec {
     /// Position of a `numkeys` argument followed by that many keys, beyond the
     /// first/last/step range (0: none). Such commands carry the `movablekeys` flag.
     pub numkeys: usize,
+    /// The keys follow this keyword and take half of the arguments after it (XREAD's
+    /// `STREAMS key... id...`). Such commands carry the `movablekeys` flag.
+    pub keys_after: Option<&'static str>,
     /// The field or member the command looks up in its first key's value, for
     /// reading a pipeline ahead.
     pub member: MemberAt,
@@ -231,6 +234,7 @@ impl CommandSpec {
             summary,
             subcommands: &[],
             numkeys: 0,
+            keys_after: None,
             member: MemberAt::None,
             first_key_apart: false,
             syntax: "",
@@ -305,6 +309,14 @@ impl CommandSpec {
         }
     }
 
+    /// This entry with its keys after `keyword`, half of the arguments that follow it.
+    pub(crate) const fn with_keys_after(self, keyword: &'static str) -> CommandSpec {
+        CommandSpec {
+            keys_after: Some(keyword),
+            ..self
+        }
+    }
+
     /// This entry with a `numkeys` argument at `position`, followed by the keys.
     pub(crate) const fn with_numkeys(self, position: usize) -> CommandSpec {
         CommandSpec {
@@ -337,7 +349,25 @@ impl CommandSpec {
     pub fn key_positions(&self, request: &Request) -> impl Iterator<Item = usize> + use<> {
         let counted = self.counted_keys(request).unwrap_or(0..0);
         let argc = if self.has_keys() { request.len() } else { 0 };
-        self.range_positions(argc).chain(counted)
+        let after = self.keys_after_keyword(request);
+        self.range_positions(argc).chain(counted).chain(after)
+    }
+
+    /// The positions of the keys after the keyword: half of what follows its first
+    /// occurrence (none without it).
+    fn keys_after_keyword(&self, request: &Request) -> std::ops::Range<usize> {
+        let Some(keyword) = self.keys_after else {
+            return 0..0;
+        };
+        let found = (1..request.len()).find(|&pos| {
+            request
+                .arg(pos)
+                .is_some_and(|arg| arg.eq_ignore_ascii_case(keyword.as_bytes()))
+        });
+        match found {
+            Some(pos) => pos + 1..pos + 1 + (request.len() - pos - 1) / 2,
+            None => 0..0,
+        }
     }
 
     /// Whether the command takes keys at all: key positions, and not only names that
@@ -348,7 +378,7 @@ impl CommandSpec {
                 .key_flags
                 .iter()
                 .all(|flags| flags.contains(&"not_key"));
-        (self.first_key > 0 || self.numkeys > 0) && !not_keys
+        (self.first_key > 0 || self.numkeys > 0 || self.keys_after.is_some()) && !not_keys
     }
 
     /// `COMMAND GETKEYS` and `GETKEYSANDFLAGS`: the key positions of `request`, each
@@ -370,6 +400,7 @@ impl CommandSpec {
                 (pos, flags(usize::from(apart)))
             })
             .chain(counted.map(|pos| (pos, flags(ranges))))
+            .chain(self.keys_after_keyword(request).map(|pos| (pos, flags(0))))
             .collect();
         if let (Some(variable), Some((_, first))) = (self.variable_key_flags, keys.first_mut()) {
             *first = variable(request);

@@ -229,7 +229,7 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
 fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
     let text = |s: &'static str| Reply::bulk_static(s);
     let int = |n: usize| Reply::Integer(i64::try_from(n).unwrap_or(i64::MAX));
-    let key_spec = |i: usize, begin: usize, kind: &'static str, find: Vec<(Reply, Reply)>| {
+    let key_spec = |i: usize, begin: Reply, kind: &'static str, find: Vec<(Reply, Reply)>| {
         let flags = spec.key_flags.get(i).copied().unwrap_or_default();
         let mut fields = Vec::with_capacity(4);
         if let Some(note) = spec.key_note.filter(|_| i == 0) {
@@ -239,13 +239,7 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
             text("flags"),
             Reply::Set(flags.iter().map(|flag| Reply::simple(flag)).collect()),
         ));
-        fields.push((
-            text("begin_search"),
-            Reply::Map(vec![
-                (text("type"), text("index")),
-                (text("spec"), Reply::Map(vec![(text("index"), int(begin))])),
-            ]),
-        ));
+        fields.push((text("begin_search"), begin));
         fields.push((
             text("find_keys"),
             Reply::Map(vec![
@@ -255,12 +249,18 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
         ));
         Reply::Map(fields)
     };
+    let at_index = |index: usize| {
+        Reply::Map(vec![
+            (text("type"), text("index")),
+            (text("spec"), Reply::Map(vec![(text("index"), int(index))])),
+        ])
+    };
     let range = |i: usize, first: i32, last: i32| {
         // `lastkey` counts from the first key, or from the end when negative.
         let last = if last < 0 { last } else { last - first };
         key_spec(
             i,
-            usize::try_from(first).unwrap_or(0),
+            at_index(usize::try_from(first).unwrap_or(0)),
             "range",
             vec![
                 (text("lastkey"), Reply::Integer(i64::from(last))),
@@ -279,12 +279,34 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
     if spec.numkeys > 0 {
         specs.push(key_spec(
             specs.len(),
-            spec.numkeys,
+            at_index(spec.numkeys),
             "keynum",
             vec![
                 (text("keynumidx"), Reply::Integer(0)),
                 (text("firstkey"), Reply::Integer(1)),
                 (text("keystep"), Reply::Integer(1)),
+            ],
+        ));
+    }
+    if let Some(keyword) = spec.keys_after {
+        let begin = Reply::Map(vec![
+            (text("type"), text("keyword")),
+            (
+                text("spec"),
+                Reply::Map(vec![
+                    (text("keyword"), text(keyword)),
+                    (text("startfrom"), int(1)),
+                ]),
+            ),
+        ]);
+        specs.push(key_spec(
+            specs.len(),
+            begin,
+            "range",
+            vec![
+                (text("lastkey"), Reply::Integer(-1)),
+                (text("keystep"), Reply::Integer(1)),
+                (text("limit"), Reply::Integer(2)),
             ],
         ));
     }

@@ -159,6 +159,7 @@ fn block(keys: Vec<Bytes>, timeout_ms: i64) -> Outcome {
     Outcome::Block {
         keys,
         timeout_ms: u64::try_from(timeout_ms).ok().filter(|ms| *ms > 0),
+        retry: None,
     }
 }
 
@@ -276,6 +277,7 @@ mod tests {
             Outcome::Block {
                 keys: vec![Bytes::from_static(b"a"), Bytes::from_static(b"b")],
                 timeout_ms: Some(1500),
+                retry: None,
             }
         );
         let (outcome, _) = t.exec(Protocol::Resp2, false, "BRPOP a 0");
@@ -284,6 +286,7 @@ mod tests {
             Outcome::Block {
                 keys: vec![Bytes::from_static(b"a")],
                 timeout_ms: None,
+                retry: None,
             }
         );
         assert_eq!(t.r2("RPUSH b x y"), ":2\r\n");
@@ -322,6 +325,7 @@ mod tests {
             Outcome::Block {
                 keys: vec![Bytes::from_static(b"a")],
                 timeout_ms: Some(1),
+                retry: None,
             }
         );
         assert_eq!(t.r2("RPUSH a x"), ":1\r\n");

@@ -1,17 +1,39 @@
 //! Running stream commands.
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use quiver_core::cache::{OpError, StreamFields, StreamId, ValueType};
 use quiver_resp::encode as write;
+use quiver_resp::{CommandError, ErrorCode, Protocol};
 
-use crate::resp::command::exec::{DataCtx, error, reply};
+use crate::resp::command::Command;
+use crate::resp::command::exec::{DataCtx, Outcome, error, reply};
 use crate::resp::command::stream::{StreamCommand, parse_id};
 
-/// Runs a stream command.
-pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: StreamCommand, out: &mut BytesMut) {
+/// Runs a stream command; XREAD BLOCK may ask the connection to wait.
+pub(crate) fn execute(
+    ctx: &mut DataCtx<'_, '_>,
+    command: StreamCommand,
+    out: &mut BytesMut,
+) -> Outcome {
     let now = ctx.now_ms;
     let db = &mut *ctx.db;
     match command {
+        StreamCommand::Read {
+            count,
+            block_ms,
+            keys,
+            ids,
+        } => return read(ctx, count, block_ms, keys, ids, out),
+        StreamCommand::SetId {
+            key,
+            last,
+            entries_added,
+            max_deleted,
+        } => reply(
+            out,
+            db.xsetid(&key, last, entries_added, max_deleted, now),
+            |out, ()| write::write_simple(out, b"OK"),
+        ),
         StreamCommand::Add {
             key,
             nomkstream,
@@ -56,6 +78,90 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: StreamCommand, out: &m
         StreamCommand::Trim { key, trim } => reply(out, db.xtrim(&key, trim, now), |out, n| {
             write::write_integer(out, i64::try_from(n).unwrap_or(i64::MAX));
         }),
+    }
+    Outcome::Done
+}
+
+/// XREAD: each key's type, then its ID (`$` is the stream's last ID now), in order; the
+/// entries after the IDs, or a wait for them with BLOCK (outside a transaction), with
+/// `$` fixed to what it was now.
+fn read(
+    ctx: &mut DataCtx<'_, '_>,
+    count: Option<usize>,
+    block_ms: Option<u64>,
+    keys: Vec<Bytes>,
+    ids: Vec<Bytes>,
+    out: &mut BytesMut,
+) -> Outcome {
+    let now = ctx.now_ms;
+    let mut after = Vec::with_capacity(keys.len());
+    for (key, id) in keys.iter().zip(&ids) {
+        let last = match ctx.db.xlast_id(key, now) {
+            Ok(last) => last,
+            Err(err) => {
+                error(out, &err);
+                return Outcome::Done;
+            }
+        };
+        let id = match &id[..] {
+            b"$" => Ok(last),
+            b">" => Err(CommandError::Other {
+                code: ErrorCode::Err,
+                message: "The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into(),
+            }),
+            raw => parse_id(raw, 0, true),
+        };
+        match id {
+            Ok(id) => after.push(id),
+            Err(err) => {
+                error(out, &err);
+                return Outcome::Done;
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (key, id) in keys.iter().zip(&after) {
+        match ctx.db.xread(key, *id, count, now) {
+            Ok(entries) if entries.is_empty() => {}
+            Ok(entries) => found.push((key, entries)),
+            Err(err) => {
+                error(out, &err);
+                return Outcome::Done;
+            }
+        }
+    }
+    if !found.is_empty() {
+        // A map of key to entries in RESP3; pairs in an array in RESP2.
+        let resp3 = ctx.protocol == Protocol::Resp3;
+        if resp3 {
+            write::write_map_len(out, ctx.protocol, found.len());
+        } else {
+            write::write_array_len(out, found.len());
+        }
+        for (key, entries) in found {
+            if !resp3 {
+                write::write_array_len(out, 2);
+            }
+            write::write_bulk(out, key);
+            write_entries(out, entries);
+        }
+        return Outcome::Done;
+    }
+    match block_ms {
+        Some(ms) if !ctx.in_transaction => Outcome::Block {
+            timeout_ms: (ms > 0).then_some(ms),
+            retry: Some(Box::new(Command::Stream(StreamCommand::Read {
+                count,
+                block_ms,
+                ids: after.iter().map(|id| Bytes::from(id.to_string())).collect(),
+                keys: keys.clone(),
+            }))),
+            keys,
+        },
+        _ => {
+            write::write_null_array(out, ctx.protocol);
+            Outcome::Done
+        }
     }
 }
 

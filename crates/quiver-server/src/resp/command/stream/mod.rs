@@ -1,4 +1,4 @@
-//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM.
+//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM XREAD XSETID.
 
 pub(crate) mod exec;
 mod specs;
@@ -42,6 +42,21 @@ pub enum StreamCommand {
     Del { key: Bytes, ids: Vec<Bytes> },
     /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`.
     Trim { key: Bytes, trim: StreamTrim },
+    /// `XREAD [COUNT n] [BLOCK ms] STREAMS key... id...`: the IDs are checked key by key
+    /// with the key's type, as Redis does.
+    Read {
+        count: Option<usize>,
+        block_ms: Option<u64>,
+        keys: Vec<Bytes>,
+        ids: Vec<Bytes>,
+    },
+    /// `XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]`.
+    SetId {
+        key: Bytes,
+        last: StreamId,
+        entries_added: Option<u64>,
+        max_deleted: Option<StreamId>,
+    },
 }
 
 fn message(text: &'static str) -> CommandError {
@@ -204,7 +219,7 @@ fn parse_xadd(args: &mut Args<'_>) -> Result<Command, CommandError> {
     let Some(id) = id else {
         return Err(args.arity_error());
     };
-    if fields.len() < 2 || fields.len() % 2 == 1 {
+    if fields.len() < 2 || !fields.len().is_multiple_of(2) {
         return Err(args.arity_error());
     }
     // Before the key is looked at, as in Redis.
@@ -261,6 +276,79 @@ fn parse_xdel(args: &mut Args<'_>) -> Result<Command, CommandError> {
     wrap(StreamCommand::Del {
         key,
         ids: args.rest(),
+    })
+}
+
+fn parse_xread(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let mut count = None;
+    let mut block_ms = None;
+    while let Ok(option) = args.next_slice() {
+        let more = args.remaining() > 0;
+        if is(option, "block") && more {
+            let ms = parse_i64(args.next_slice()?)
+                .ok_or_else(|| message("timeout is not an integer or out of range"))?;
+            block_ms = Some(u64::try_from(ms).map_err(|_| message("timeout is negative"))?);
+        } else if is(option, "count") && more {
+            let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+            // COUNT 0 (or below) is no limit.
+            count = usize::try_from(n).ok().filter(|&n| n > 0);
+        } else if is(option, "streams") && more {
+            let mut rest = args.rest();
+            if !rest.len().is_multiple_of(2) {
+                return Err(message(
+                    "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+                ));
+            }
+            let ids = rest.split_off(rest.len() / 2);
+            return wrap(StreamCommand::Read {
+                count,
+                block_ms,
+                keys: rest,
+                ids,
+            });
+        } else if is(option, "group") && args.remaining() >= 2 {
+            return Err(message(
+                "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+            ));
+        } else if is(option, "noack") {
+            return Err(message(
+                "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+            ));
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    Err(CommandError::Syntax)
+}
+
+fn parse_xsetid(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let last = parse_id(args.next_slice()?, 0, true)?;
+    let mut entries_added = None;
+    let mut max_deleted = None;
+    while let Ok(option) = args.next_slice() {
+        let more = args.remaining() > 0;
+        if is(option, "entriesadded") && more {
+            let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+            entries_added =
+                Some(u64::try_from(n).map_err(|_| message("entries_added must be positive"))?);
+        } else if is(option, "maxdeletedid") && more {
+            let id = parse_id(args.next_slice()?, 0, true)?;
+            if last < id {
+                return Err(message(
+                    "The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                ));
+            }
+            max_deleted = Some(id);
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    wrap(StreamCommand::SetId {
+        key,
+        last,
+        entries_added,
+        max_deleted,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The stream commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{DENYOOM, FAST, READONLY, WRITE};
+use crate::resp::table::flag::{BLOCKING, DENYOOM, FAST, MOVABLE_KEYS, READONLY, WRITE};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -18,6 +18,27 @@ const fn c(
         arity,
         flags,
         (1, 1, 1),
+        since,
+        summary,
+        parser,
+    )
+}
+
+/// A command whose keys are not at fixed positions.
+const fn movable(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Stream,
+        name,
+        arity,
+        flags | MOVABLE_KEYS,
+        (0, 0, 0),
         since,
         summary,
         parser,
@@ -90,4 +111,25 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("key (MAXLEN|MINID) [=|~] threshold [LIMIT count]")
     .with_key_flags(&[&["RW", "delete"]])
     .with_tips(&["nondeterministic_output"]),
+    movable(
+        "xread",
+        -4,
+        READONLY | BLOCKING,
+        "5.0.0",
+        "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
+        parse_xread,
+    )
+    .with_syntax("[COUNT count] [BLOCK milliseconds] STREAMS key... id...")
+    .with_keys_after("STREAMS")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "xsetid",
+        -3,
+        WRITE | DENYOOM | FAST,
+        "5.0.0",
+        "An internal command for replicating stream values.",
+        parse_xsetid,
+    )
+    .with_syntax("key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]")
+    .with_key_flags(&[&["RW", "update"]]),
 ];
