@@ -86,6 +86,18 @@ pub enum OpError {
     /// XSETID with ENTRIESADDED below the length.
     #[error("ERR The entries_added specified in XSETID is smaller than the target stream length")]
     StreamSetIdEntriesBelowLength,
+    /// XGROUP on a key that does not exist.
+    #[error(
+        "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
+    )]
+    StreamGroupNeedsKey,
+    /// XGROUP CREATE of a group that exists.
+    #[error("BUSYGROUP Consumer Group name already exists")]
+    BusyGroup,
+    /// A consumer group (or its stream) that does not exist; each command words it its
+    /// own way.
+    #[error("NOGROUP No such key or consumer group")]
+    NoGroup,
     /// XADD after the largest possible ID.
     #[error("ERR The stream has exhausted the last possible ID, unable to add more items")]
     StreamExhausted,

@@ -14,7 +14,10 @@ mod zsets;
 pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lists::ListEnd;
-pub use streams::{StreamAddId, StreamTrim};
+pub use streams::{
+    ClaimOptions, Delivered, GroupRead, GroupStart, PendingInfo, PendingSummary, StreamAddId,
+    StreamTrim,
+};
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
 pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};
 pub use zsets::{ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply};

@@ -90,6 +90,8 @@ pub struct StreamValue {
     pub(crate) max_deleted: StreamId,
     /// Entries ever added.
     pub(crate) entries_added: u64,
+    /// Consumer groups, by name.
+    groups: BTreeMap<Bytes, Group>,
     mem: usize,
 }
 
@@ -452,5 +454,134 @@ mod tests {
         assert_eq!(shaped(40, &big), (36, 4));
         let huge = |_| vec![b("f".into()), b("z".repeat(5000))];
         assert_eq!(shaped(5, &huge), (4, 1));
+    }
+}
+
+/// A pending entry: delivered to `consumer`, not acknowledged yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// The consumer it was delivered to last.
+    pub consumer: Bytes,
+    /// When it was delivered last, ms since the Unix epoch.
+    pub delivered_ms: u64,
+    /// How many times it was delivered.
+    pub deliveries: u64,
+}
+
+/// A consumer of a group.
+#[derive(Debug, Clone, Default)]
+pub struct Consumer {
+    /// When it last read (or was created), ms since the Unix epoch.
+    pub seen_ms: u64,
+    /// The IDs pending for it.
+    pub pending: std::collections::BTreeSet<StreamId>,
+}
+
+/// A consumer group.
+#[derive(Debug, Clone, Default)]
+pub struct Group {
+    /// The last ID delivered to the group.
+    pub last_delivered: StreamId,
+    /// Entries read by the group, when known (Redis's `entries-read`).
+    pub entries_read: Option<u64>,
+    /// Every pending entry of the group.
+    pub pending: BTreeMap<StreamId, Pending>,
+    /// Its consumers, by name.
+    pub consumers: BTreeMap<Bytes, Consumer>,
+}
+
+impl StreamValue {
+    /// The groups, by name.
+    pub fn groups(&self) -> &BTreeMap<Bytes, Group> {
+        &self.groups
+    }
+
+    pub(crate) fn groups_mut(&mut self) -> &mut BTreeMap<Bytes, Group> {
+        &mut self.groups
+    }
+
+    /// Whether an entry `id` is in the stream.
+    pub fn contains(&self, id: StreamId) -> bool {
+        self.entries.contains_key(&id)
+    }
+
+    /// The entry `id`'s fields.
+    pub fn get(&self, id: StreamId) -> Option<&Fields> {
+        self.entries.get(&id)
+    }
+
+    /// The largest ID deleted (0-0 for none).
+    pub fn max_deleted(&self) -> StreamId {
+        self.max_deleted
+    }
+
+    /// Entries ever added.
+    pub fn entries_added(&self) -> u64 {
+        self.entries_added
+    }
+
+    /// The last ID ever added.
+    pub fn last_id(&self) -> StreamId {
+        self.last_id
+    }
+
+    /// Number of nodes (Redis's `radix-tree-keys`).
+    pub fn nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// How many entries were added up to and including `id`, when that can be told
+    /// (Redis's estimate of a consumer group's `entries-read`).
+    pub fn entries_read_at(&self, id: StreamId) -> Option<u64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if self.is_empty() && id <= self.last_id {
+            return Some(self.entries_added);
+        }
+        if id == self.last_id {
+            return Some(self.entries_added);
+        }
+        if id > self.last_id {
+            return None;
+        }
+        let first = self.first_id();
+        if self.max_deleted == StreamId::MIN || self.max_deleted < first {
+            let before = self.entries_added - self.len() as u64;
+            if id < first {
+                return Some(before);
+            }
+            if id == first {
+                return Some(before + 1);
+            }
+        }
+        None
+    }
+
+    /// Whether an entry was deleted at or after `start`, among what the stream holds
+    /// (a read counter past it cannot be trusted).
+    pub fn deleted_since(&self, start: StreamId) -> bool {
+        if self.is_empty()
+            || self.max_deleted == StreamId::MIN
+            || self.first_id() > self.max_deleted
+        {
+            return false;
+        }
+        start <= self.max_deleted
+    }
+
+    /// How many entries the group has not read yet, when that can be told.
+    pub fn lag(&self, group: &Group) -> Option<u64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        match group.entries_read {
+            Some(read) if !self.deleted_since(group.last_delivered) => {
+                Some(self.entries_added.saturating_sub(read))
+            }
+            _ => self
+                .entries_read_at(group.last_delivered)
+                .map(|read| self.entries_added.saturating_sub(read)),
+        }
     }
 }

@@ -30,11 +30,11 @@ use tokio::sync::Notify;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
-    ChangeOrigin, ConfigError, Db, EvictionPolicy, ExpireCondition, FieldAction, GetExExpiry,
-    LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats,
-    StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType,
-    WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec,
-    glob_match,
+    ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, EvictionPolicy, ExpireCondition,
+    FieldAction, GetExExpiry, GroupRead, GroupStart, LexBound, ListEnd, OpError, Overflow,
+    ScoreBound, SetCondition, SetExpiry, SetOptions, Stats, StreamAddId, StreamFields, StreamId,
+    StreamTrim, StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition,
+    ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
 };
 
 use blocking::Waiters;

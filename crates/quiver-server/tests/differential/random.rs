@@ -128,7 +128,7 @@ fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
 fn stream<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
     const IDS: &[&str] = &["1-1", "1-2", "2", "2-*", "3-0", "0-0", "5-5", "x", "0-1"];
     const BOUNDS: &[&str] = &["-", "+", "1", "1-2", "(1-1", "(2-0", "3", "x", "(+"];
-    match rng.below(8) {
+    match rng.below(10) {
         0 => {
             let mut words = vec!["XADD", key];
             if rng.chance(15) {
@@ -175,6 +175,63 @@ fn stream<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
                 rng.pick(IDS),
             ]);
             words
+        }
+        7..=8 => {
+            let group = rng.pick(&["g", "h"]);
+            match rng.below(7) {
+                0 => {
+                    let mut words = vec![
+                        "XGROUP",
+                        "CREATE",
+                        key,
+                        group,
+                        rng.pick(&["0", "$", "1-1", "x"]),
+                    ];
+                    if rng.chance(50) {
+                        words.push("MKSTREAM");
+                    }
+                    words
+                }
+                1 => {
+                    let mut words = vec!["XREADGROUP", "GROUP", group, rng.pick(&["c1", "c2"])];
+                    if rng.chance(30) {
+                        words.extend(["COUNT", rng.pick(&["1", "2"])]);
+                    }
+                    if rng.chance(20) {
+                        words.push("NOACK");
+                    }
+                    words.extend(["STREAMS", key, rng.pick(&[">", ">", "0", "1-1", "$"])]);
+                    words
+                }
+                2 => vec!["XACK", key, group, rng.pick(IDS), rng.pick(IDS)],
+                3 => vec!["XPENDING", key, group],
+                4 => vec![
+                    "XCLAIM",
+                    key,
+                    group,
+                    rng.pick(&["c1", "c3"]),
+                    "0",
+                    rng.pick(IDS),
+                    rng.pick(&["JUSTID", "FORCE", "1-2"]),
+                ],
+                5 => vec![
+                    "XAUTOCLAIM",
+                    key,
+                    group,
+                    rng.pick(&["c1", "c3"]),
+                    "0",
+                    rng.pick(&["0", "-", "(1-1"]),
+                    "COUNT",
+                    rng.pick(&["1", "5", "0"]),
+                ],
+                _ => vec![
+                    "XGROUP",
+                    rng.pick(&["SETID", "DESTROY", "CREATECONSUMER", "DELCONSUMER"]),
+                    key,
+                    group,
+                    rng.pick(&["c1", "0", "$"]),
+                ],
+            }
         }
         6 => {
             let mut words = vec!["XSETID", key, rng.pick(IDS)];

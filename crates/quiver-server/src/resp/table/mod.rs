@@ -170,7 +170,7 @@ pub struct CommandSpec {
     pub numkeys: usize,
     /// The keys follow this keyword and take half of the arguments after it (XREAD's
     /// `STREAMS key... id...`). Such commands carry the `movablekeys` flag.
-    pub keys_after: Option<&'static str>,
+    pub keys_after: Option<(&'static str, usize)>,
     /// The field or member the command looks up in its first key's value, for
     /// reading a pipeline ahead.
     pub member: MemberAt,
@@ -309,10 +309,21 @@ impl CommandSpec {
         }
     }
 
-    /// This entry with its keys after `keyword`, half of the arguments that follow it.
-    pub(crate) const fn with_keys_after(self, keyword: &'static str) -> CommandSpec {
+    /// This entry with its keys after `keyword` (looked for from argument `from` on),
+    /// half of the arguments that follow it.
+    pub(crate) const fn with_keys_after(self, keyword: &'static str, from: usize) -> CommandSpec {
         CommandSpec {
-            keys_after: Some(keyword),
+            keys_after: Some((keyword, from)),
+            ..self
+        }
+    }
+
+    /// This entry with other key positions (first, last, step).
+    pub(crate) const fn with_keys(self, (first, last, step): (i32, i32, i32)) -> CommandSpec {
+        CommandSpec {
+            first_key: first,
+            last_key: last,
+            key_step: step,
             ..self
         }
     }
@@ -356,10 +367,10 @@ impl CommandSpec {
     /// The positions of the keys after the keyword: half of what follows its first
     /// occurrence (none without it).
     fn keys_after_keyword(&self, request: &Request) -> std::ops::Range<usize> {
-        let Some(keyword) = self.keys_after else {
+        let Some((keyword, from)) = self.keys_after else {
             return 0..0;
         };
-        let found = (1..request.len()).find(|&pos| {
+        let found = (from..request.len()).find(|&pos| {
             request
                 .arg(pos)
                 .is_some_and(|arg| arg.eq_ignore_ascii_case(keyword.as_bytes()))

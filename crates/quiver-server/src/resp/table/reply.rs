@@ -288,14 +288,14 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
             ],
         ));
     }
-    if let Some(keyword) = spec.keys_after {
+    if let Some((keyword, from)) = spec.keys_after {
         let begin = Reply::Map(vec![
             (text("type"), text("keyword")),
             (
                 text("spec"),
                 Reply::Map(vec![
                     (text("keyword"), text(keyword)),
-                    (text("startfrom"), int(1)),
+                    (text("startfrom"), int(from)),
                 ]),
             ),
         ]);

@@ -1,4 +1,5 @@
-//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM XREAD XSETID.
+//! Stream commands: XADD XLEN XRANGE XREVRANGE XDEL XTRIM XREAD XSETID, and the consumer
+//! groups: XGROUP XREADGROUP XACK XPENDING XCLAIM XAUTOCLAIM.
 
 pub(crate) mod exec;
 mod specs;
@@ -50,6 +51,45 @@ pub enum StreamCommand {
         keys: Vec<Bytes>,
         ids: Vec<Bytes>,
     },
+    /// `XGROUP` subcommands; IDs are checked after the key and the group, as Redis does.
+    Group(GroupCommand),
+    /// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...`.
+    ReadGroup {
+        group: Bytes,
+        consumer: Bytes,
+        count: Option<usize>,
+        block_ms: Option<u64>,
+        noack: bool,
+        keys: Vec<Bytes>,
+        ids: Vec<Bytes>,
+    },
+    /// `XACK key group id...` (IDs checked once the group is found).
+    Ack {
+        key: Bytes,
+        group: Bytes,
+        ids: Vec<Bytes>,
+    },
+    /// `XPENDING key group [[IDLE min-idle] start end count [consumer]]`.
+    Pending {
+        key: Bytes,
+        group: Bytes,
+        range: Option<PendingRange>,
+    },
+    /// `XCLAIM key group consumer min-idle id... [options]` (checked after the group).
+    Claim {
+        key: Bytes,
+        group: Bytes,
+        consumer: Bytes,
+        args: Vec<Bytes>,
+    },
+    /// `XAUTOCLAIM key group consumer min-idle start [COUNT n] [JUSTID]` (checked after
+    /// the group).
+    AutoClaim {
+        key: Bytes,
+        group: Bytes,
+        consumer: Bytes,
+        args: Vec<Bytes>,
+    },
     /// `XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]`.
     SetId {
         key: Bytes,
@@ -57,6 +97,49 @@ pub enum StreamCommand {
         entries_added: Option<u64>,
         max_deleted: Option<StreamId>,
     },
+}
+
+/// An XGROUP subcommand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupCommand {
+    Create {
+        key: Bytes,
+        group: Bytes,
+        id: Bytes,
+        mkstream: bool,
+        entries_read: Option<u64>,
+    },
+    SetId {
+        key: Bytes,
+        group: Bytes,
+        id: Bytes,
+        entries_read: Option<u64>,
+    },
+    Destroy {
+        key: Bytes,
+        group: Bytes,
+    },
+    CreateConsumer {
+        key: Bytes,
+        group: Bytes,
+        consumer: Bytes,
+    },
+    DelConsumer {
+        key: Bytes,
+        group: Bytes,
+        consumer: Bytes,
+    },
+    Help,
+}
+
+/// XPENDING's extended form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingRange {
+    pub min_idle: u64,
+    pub start: StreamId,
+    pub end: StreamId,
+    pub count: usize,
+    pub consumer: Option<Bytes>,
 }
 
 fn message(text: &'static str) -> CommandError {
@@ -115,7 +198,11 @@ fn parse_add_id(text: &[u8]) -> Result<StreamAddId, CommandError> {
 }
 
 /// An interval bound of XRANGE: `(` makes it exclusive.
-fn parse_bound(text: &[u8], missing_seq: u64, start: bool) -> Result<StreamId, CommandError> {
+pub(crate) fn parse_bound(
+    text: &[u8],
+    missing_seq: u64,
+    start: bool,
+) -> Result<StreamId, CommandError> {
     let Some(rest) = text.strip_prefix(b"(").filter(|_| text.len() > 1) else {
         return parse_id(text, missing_seq, false);
     };
@@ -319,6 +406,147 @@ fn parse_xread(args: &mut Args<'_>) -> Result<Command, CommandError> {
         }
     }
     Err(CommandError::Syntax)
+}
+
+/// `ENTRIESREAD n`: a count, or -1 for unknown.
+fn entries_read(args: &mut Args<'_>) -> Result<Option<u64>, CommandError> {
+    let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+    match n {
+        -1 => Ok(None),
+        n => u64::try_from(n)
+            .map(Some)
+            .map_err(|_| message("value for ENTRIESREAD must be positive or -1")),
+    }
+}
+
+/// XGROUP's syntax error: the subcommand as sent.
+fn group_syntax(args: &Args<'_>) -> CommandError {
+    CommandError::Other {
+        code: ErrorCode::Err,
+        message: format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
+            String::from_utf8_lossy(args.subcommand_as_sent())
+        )
+        .into(),
+    }
+}
+
+fn parse_xgroup_create(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let (key, group, id) = (args.next()?, args.next()?, args.next()?);
+    let mut mkstream = false;
+    let mut read = None;
+    while let Ok(option) = args.next_slice() {
+        if is(option, "mkstream") {
+            mkstream = true;
+        } else if is(option, "entriesread") && args.remaining() > 0 {
+            read = entries_read(args)?;
+        } else {
+            return Err(group_syntax(args));
+        }
+    }
+    wrap(StreamCommand::Group(GroupCommand::Create {
+        key,
+        group,
+        id,
+        mkstream,
+        entries_read: read,
+    }))
+}
+
+fn parse_xgroup_setid(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let (key, group, id) = (args.next()?, args.next()?, args.next()?);
+    let mut read = None;
+    while let Ok(option) = args.next_slice() {
+        if is(option, "entriesread") && args.remaining() > 0 {
+            read = entries_read(args)?;
+        } else {
+            return Err(group_syntax(args));
+        }
+    }
+    wrap(StreamCommand::Group(GroupCommand::SetId {
+        key,
+        group,
+        id,
+        entries_read: read,
+    }))
+}
+
+fn parse_xreadgroup(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let mut count = None;
+    let mut block_ms = None;
+    let mut noack = false;
+    let mut group = None;
+    while let Ok(option) = args.next_slice() {
+        let more = args.remaining() > 0;
+        if is(option, "block") && more {
+            let ms = parse_i64(args.next_slice()?)
+                .ok_or_else(|| message("timeout is not an integer or out of range"))?;
+            block_ms = Some(u64::try_from(ms).map_err(|_| message("timeout is negative"))?);
+        } else if is(option, "count") && more {
+            let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+            count = usize::try_from(n).ok().filter(|&n| n > 0);
+        } else if is(option, "streams") && more {
+            let mut rest = args.rest();
+            if !rest.len().is_multiple_of(2) {
+                // Redis 7.0 words it as for XREAD.
+                return Err(message(
+                    "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+                ));
+            }
+            let Some((group, consumer)) = group else {
+                return Err(message("Missing GROUP option for XREADGROUP"));
+            };
+            let ids = rest.split_off(rest.len() / 2);
+            return wrap(StreamCommand::ReadGroup {
+                group,
+                consumer,
+                count,
+                block_ms,
+                noack,
+                keys: rest,
+                ids,
+            });
+        } else if is(option, "group") && args.remaining() >= 2 {
+            group = Some((args.next()?, args.next()?));
+        } else if is(option, "noack") {
+            noack = true;
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    Err(CommandError::Syntax)
+}
+
+fn parse_xpending(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let (key, group) = (args.next()?, args.next()?);
+    let rest = args.rest();
+    if !rest.is_empty() && !(3..=6).contains(&rest.len()) {
+        return Err(CommandError::Syntax);
+    }
+    let mut range = None;
+    if !rest.is_empty() {
+        let mut at = 0;
+        let mut min_idle = 0;
+        if is(&rest[0], "idle") {
+            let idle = parse_i64(&rest[1]).ok_or(CommandError::NotInteger)?;
+            if rest.len() < 5 {
+                return Err(CommandError::Syntax);
+            }
+            min_idle = u64::try_from(idle).unwrap_or(0);
+            at = 2;
+        }
+        let count = parse_i64(&rest[at + 2]).ok_or(CommandError::NotInteger)?;
+        let start = parse_bound(&rest[at], 0, true)?;
+        let end = parse_bound(&rest[at + 1], u64::MAX, false)?;
+        range = Some(PendingRange {
+            min_idle,
+            start,
+            end,
+            count: usize::try_from(count.max(0)).unwrap_or(usize::MAX),
+            consumer: rest.get(at + 3).cloned(),
+        });
+    }
+    wrap(StreamCommand::Pending { key, group, range })
 }
 
 fn parse_xsetid(args: &mut Args<'_>) -> Result<Command, CommandError> {

@@ -1,7 +1,9 @@
 //! The stream commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{BLOCKING, DENYOOM, FAST, MOVABLE_KEYS, READONLY, WRITE};
+use crate::resp::table::flag::{
+    BLOCKING, DENYOOM, FAST, LOADING, MOVABLE_KEYS, READONLY, STALE, WRITE,
+};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -120,8 +122,95 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         parse_xread,
     )
     .with_syntax("[COUNT count] [BLOCK milliseconds] STREAMS key... id...")
-    .with_keys_after("STREAMS")
+    .with_keys_after("STREAMS", 1)
     .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "xgroup",
+        -2,
+        0,
+        "5.0.0",
+        "A container for consumer groups commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_keys((0, 0, 0))
+    .with_subcommands(XGROUP_SUBCOMMANDS),
+    movable(
+        "xreadgroup",
+        -7,
+        WRITE | BLOCKING,
+        "5.0.0",
+        "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
+        parse_xreadgroup,
+    )
+    .with_syntax("GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key... id...")
+    .with_keys_after("STREAMS", 4)
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "xack",
+        -4,
+        WRITE | FAST,
+        "5.0.0",
+        "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.",
+        |a| {
+            let (key, group) = (a.next()?, a.next()?);
+            wrap(StreamCommand::Ack {
+                key,
+                group,
+                ids: a.rest(),
+            })
+        },
+    )
+    .with_syntax("key group id...")
+    .with_key_flags(&[&["RW", "update"]]),
+    c(
+        "xpending",
+        -3,
+        READONLY,
+        "5.0.0",
+        "Returns the information and entries from a stream consumer group's pending entries list.",
+        parse_xpending,
+    )
+    .with_syntax("key group [[IDLE min-idle-time] start end count [consumer]]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "xclaim",
+        -6,
+        WRITE | FAST,
+        "5.0.0",
+        "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.",
+        |a| {
+            let (key, group, consumer) = (a.next()?, a.next()?, a.next()?);
+            wrap(StreamCommand::Claim {
+                key,
+                group,
+                consumer,
+                args: a.rest(),
+            })
+        },
+    )
+    .with_syntax("key group consumer min-idle-time id... [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]")
+    .with_key_flags(&[&["RW", "update"]])
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "xautoclaim",
+        -6,
+        WRITE | FAST,
+        "6.2.0",
+        "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.",
+        |a| {
+            let (key, group, consumer) = (a.next()?, a.next()?, a.next()?);
+            wrap(StreamCommand::AutoClaim {
+                key,
+                group,
+                consumer,
+                args: a.rest(),
+            })
+        },
+    )
+    .with_syntax("key group consumer min-idle-time start [COUNT count] [JUSTID]")
+    .with_key_flags(&[&["RW", "delete"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "xsetid",
         -3,
@@ -132,4 +221,104 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]")
     .with_key_flags(&[&["RW", "update"]]),
+];
+
+/// A subcommand of XGROUP: its key is the second argument.
+const fn g(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    parser: Parser,
+) -> CommandSpec {
+    CommandSpec::new(
+        Group::Stream,
+        name,
+        arity,
+        flags,
+        (2, 2, 1),
+        since,
+        summary,
+        parser,
+    )
+}
+
+const XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
+    g(
+        "xgroup|delconsumer",
+        5,
+        WRITE,
+        "5.0.0",
+        "Deletes a consumer from a consumer group.",
+        |a| {
+            let (key, group, consumer) = (a.next()?, a.next()?, a.next()?);
+            wrap(StreamCommand::Group(GroupCommand::DelConsumer {
+                key,
+                group,
+                consumer,
+            }))
+        },
+    )
+    .with_syntax("key group consumer")
+    .with_key_flags(&[&["RW", "delete"]]),
+    g(
+        "xgroup|create",
+        -5,
+        WRITE | DENYOOM,
+        "5.0.0",
+        "Creates a consumer group.",
+        parse_xgroup_create,
+    )
+    .with_syntax("key group (id|$) [MKSTREAM] [ENTRIESREAD entries-read]")
+    .with_key_flags(&[&["RW", "insert"]]),
+    g(
+        "xgroup|createconsumer",
+        5,
+        WRITE | DENYOOM,
+        "6.2.0",
+        "Creates a consumer in a consumer group.",
+        |a| {
+            let (key, group, consumer) = (a.next()?, a.next()?, a.next()?);
+            wrap(StreamCommand::Group(GroupCommand::CreateConsumer {
+                key,
+                group,
+                consumer,
+            }))
+        },
+    )
+    .with_syntax("key group consumer")
+    .with_key_flags(&[&["RW", "insert"]]),
+    g(
+        "xgroup|setid",
+        -5,
+        WRITE,
+        "5.0.0",
+        "Sets the last-delivered ID of a consumer group.",
+        parse_xgroup_setid,
+    )
+    .with_syntax("key group (id|$) [ENTRIESREAD entries-read]")
+    .with_key_flags(&[&["RW", "update"]]),
+    g(
+        "xgroup|help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| wrap(StreamCommand::Group(GroupCommand::Help)),
+    )
+    .with_keys((0, 0, 0)),
+    g(
+        "xgroup|destroy",
+        4,
+        WRITE,
+        "5.0.0",
+        "Destroys a consumer group.",
+        |a| {
+            let (key, group) = (a.next()?, a.next()?);
+            wrap(StreamCommand::Group(GroupCommand::Destroy { key, group }))
+        },
+    )
+    .with_syntax("key group")
+    .with_key_flags(&[&["RW", "delete"]]),
 ];
