@@ -15,8 +15,8 @@ pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lists::ListEnd;
 pub use streams::{
-    ClaimOptions, Delivered, GroupRead, GroupStart, PendingInfo, PendingSummary, StreamAddId,
-    StreamTrim,
+    ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart, PendingInfo,
+    PendingSummary, StreamAddId, StreamInfo, StreamTrim,
 };
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
 pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};

@@ -737,3 +737,129 @@ impl Db<'_> {
         })
     }
 }
+
+/// A group as XINFO shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupInfo {
+    pub name: Bytes,
+    pub last_delivered: StreamId,
+    pub entries_read: Option<u64>,
+    pub lag: Option<u64>,
+    /// Its pending entries: ID, consumer, delivered at (ms), deliveries.
+    pub pending: Vec<(StreamId, Bytes, u64, u64)>,
+    pub consumers: Vec<ConsumerInfo>,
+}
+
+/// A consumer as XINFO shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerInfo {
+    pub name: Bytes,
+    pub seen_ms: u64,
+    /// Its pending entries: ID, delivered at (ms), deliveries.
+    pub pending: Vec<(StreamId, u64, u64)>,
+}
+
+/// A stream as XINFO STREAM shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamInfo {
+    pub length: u64,
+    pub radix_tree_keys: u64,
+    pub radix_tree_nodes: u64,
+    pub last_id: StreamId,
+    pub max_deleted: StreamId,
+    pub entries_added: u64,
+    pub first_id: StreamId,
+    pub first_entry: Option<(StreamId, Fields)>,
+    pub last_entry: Option<(StreamId, Fields)>,
+    /// FULL: the first entries asked for.
+    pub entries: Vec<(StreamId, Fields)>,
+    pub groups: Vec<GroupInfo>,
+}
+
+fn group_info(s: &StreamValue, name: &Bytes, g: &Group) -> GroupInfo {
+    let pending = g
+        .pending
+        .iter()
+        .map(|(id, p)| (*id, p.consumer.clone(), p.delivered_ms, p.deliveries))
+        .collect();
+    let consumers = g
+        .consumers
+        .iter()
+        .map(|(name, c)| ConsumerInfo {
+            name: name.clone(),
+            seen_ms: c.seen_ms,
+            pending: c
+                .pending
+                .iter()
+                .map(|id| {
+                    let p = &g.pending[id];
+                    (*id, p.delivered_ms, p.deliveries)
+                })
+                .collect(),
+        })
+        .collect();
+    GroupInfo {
+        name: name.clone(),
+        last_delivered: g.last_delivered,
+        entries_read: g.entries_read,
+        lag: s.lag(g),
+        pending,
+        consumers,
+    }
+}
+
+impl Db<'_> {
+    /// XINFO STREAM (with FULL, the first `full` entries: `Some(0)` for all).
+    pub fn xinfo_stream(
+        &mut self,
+        key: &[u8],
+        full: Option<usize>,
+        now_ms: u64,
+    ) -> Result<StreamInfo, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let s = k.view::<StreamValue>()?.ok_or(OpError::NoSuchKey)?;
+            let edge = |rev| s.range(StreamId::MIN, StreamId::MAX, Some(1), rev).pop();
+            let entries = match full {
+                Some(count) => s.range(
+                    StreamId::MIN,
+                    StreamId::MAX,
+                    (count > 0).then_some(count),
+                    false,
+                ),
+                None => Vec::new(),
+            };
+            let groups = s
+                .groups()
+                .iter()
+                .map(|(name, g)| group_info(s, name, g))
+                .collect();
+            Ok(StreamInfo {
+                length: s.len() as u64,
+                radix_tree_keys: s.nodes() as u64,
+                radix_tree_nodes: s.radix_tree_nodes() as u64,
+                last_id: s.last_id(),
+                max_deleted: s.max_deleted(),
+                entries_added: s.entries_added(),
+                first_id: s.first_id(),
+                first_entry: edge(false),
+                last_entry: edge(true),
+                entries,
+                groups,
+            })
+        })
+    }
+
+    /// XINFO CONSUMERS.
+    pub fn xinfo_consumers(
+        &mut self,
+        key: &[u8],
+        group: &[u8],
+        now_ms: u64,
+    ) -> Result<Vec<ConsumerInfo>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let s = k.view::<StreamValue>()?.ok_or(OpError::NoSuchKey)?;
+            let (name, g) = s.groups().get_key_value(group).ok_or(OpError::NoGroup)?;
+            Ok(group_info(s, name, g).consumers)
+        })
+    }
+}

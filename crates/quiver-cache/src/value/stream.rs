@@ -303,13 +303,10 @@ impl StreamValue {
             + 48;
     }
 
-    /// Removes the first entry.
+    /// Removes the first entry (trimming: unlike XDEL, not a deletion Redis records).
     fn pop_first(&mut self) {
-        if let Some((id, fields)) = self.entries.pop_first() {
+        if let Some((_, fields)) = self.entries.pop_first() {
             self.forget(&fields);
-            if id > self.max_deleted {
-                self.max_deleted = id;
-            }
             let node = self.nodes.front_mut().expect("an entry is in a node");
             node.live -= 1;
             if node.live == 0 {
@@ -455,6 +452,34 @@ mod tests {
         let huge = |_| vec![b("f".into()), b("z".repeat(5000))];
         assert_eq!(shaped(5, &huge), (4, 1));
     }
+
+    /// `radix-tree-keys` and `radix-tree-nodes` of XINFO STREAM, as redis-server 7.0.15
+    /// reported them for streams of small entries with IDs `i*step` (and one trimmed).
+    #[test]
+    fn radix_tree_counts_match_redis() {
+        let small = || vec![Bytes::from_static(b"f"), Bytes::from_static(b"v")];
+        let counts = |n: u64, step: u64| {
+            let mut stream = StreamValue::default();
+            for i in 1..=n {
+                stream.append(
+                    StreamId {
+                        ms: i * step,
+                        seq: 0,
+                    },
+                    small().into(),
+                );
+            }
+            stream
+        };
+        let of = |s: &StreamValue| (s.nodes(), s.radix_tree_nodes());
+        assert_eq!(of(&StreamValue::default()), (0, 1));
+        assert_eq!(of(&counts(250, 1)), (3, 8));
+        assert_eq!(of(&counts(500, 1000)), (5, 12));
+        assert_eq!(of(&counts(350, 70_000)), (4, 11));
+        let mut trimmed = counts(1000, 1);
+        trimmed.trim(TrimTo::MaxLen(500), true, 0);
+        assert_eq!((trimmed.len(), of(&trimmed)), (500, (5, 14)));
+    }
 }
 
 /// A pending entry: delivered to `consumer`, not acknowledged yet.
@@ -584,4 +609,49 @@ impl StreamValue {
                 .map(|read| self.entries_added.saturating_sub(read)),
         }
     }
+}
+
+impl StreamValue {
+    /// How many nodes Redis's radix tree of node IDs has (`radix-tree-nodes`): the
+    /// tree's shape follows from the keys (each node's first ID, 16 bytes big-endian).
+    pub fn radix_tree_nodes(&self) -> usize {
+        let keys: Vec<StreamId> = self.nodes.iter().map(|node| node.first).collect();
+        if keys.is_empty() {
+            return 1;
+        }
+        rax_nodes(&keys, 0)
+    }
+}
+
+/// Byte `i` (0..16) of an ID as Redis keys its radix tree: milliseconds then sequence,
+/// most significant byte first.
+fn key_byte(id: &StreamId, i: usize) -> u8 {
+    let (word, at) = if i < 8 { (id.ms, i) } else { (id.seq, i - 8) };
+    (word >> (56 - 8 * at)) as u8
+}
+
+/// Nodes of a radix tree holding the sorted `keys` (which share their first `depth`
+/// bytes, see [`key_byte`]), from the node at `depth` down: a node holding a run of bytes shared by every
+/// key below it, or one branching on a byte, and one node per key at its end.
+fn rax_nodes(keys: &[StreamId], depth: usize) -> usize {
+    let (first, last) = (&keys[0], &keys[keys.len() - 1]);
+    let shared = (depth..16)
+        .take_while(|&i| key_byte(first, i) == key_byte(last, i))
+        .count();
+    if depth + shared == 16 {
+        // A single key: this node holds its rest (if any), then its end.
+        return if shared == 0 { 1 } else { 2 };
+    }
+    if shared > 0 {
+        return 1 + rax_nodes(keys, depth + shared);
+    }
+    let mut total = 1;
+    let mut rest = keys;
+    while let Some(head) = rest.first() {
+        let byte = key_byte(head, depth);
+        let split = rest.partition_point(|key| key_byte(key, depth) == byte);
+        total += rax_nodes(&rest[..split], depth + 1);
+        rest = &rest[split..];
+    }
+    total
 }

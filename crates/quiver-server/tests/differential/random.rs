@@ -203,6 +203,7 @@ fn stream<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
                     words.extend(["STREAMS", key, rng.pick(&[">", ">", "0", "1-1", "$"])]);
                     words
                 }
+                2 if rng.chance(50) => vec!["XINFO", rng.pick(&["STREAM", "GROUPS"]), key],
                 2 => vec!["XACK", key, group, rng.pick(IDS), rng.pick(IDS)],
                 3 => vec!["XPENDING", key, group],
                 4 => vec![

@@ -6,11 +6,11 @@ use quiver_core::cache::{
 };
 use quiver_resp::encode as write;
 use quiver_resp::num::parse_i64;
-use quiver_resp::{CommandError, ErrorCode, Protocol};
+use quiver_resp::{CommandError, ErrorCode, Protocol, Reply};
 
 use crate::resp::command::exec::{DataCtx, Outcome, container_help, error, reply};
 use crate::resp::command::stream::{
-    GroupCommand, PendingRange, StreamCommand, parse_bound, parse_id,
+    GroupCommand, InfoCommand, PendingRange, StreamCommand, parse_bound, parse_id,
 };
 use crate::resp::command::{Command, is};
 
@@ -61,6 +61,7 @@ pub(crate) fn execute(
             keys,
             ids,
         } => return read(ctx, count, block_ms, keys, ids, out),
+        StreamCommand::Info(command) => info(ctx, command, out),
         StreamCommand::SetId {
             key,
             last,
@@ -668,6 +669,119 @@ fn auto_claim(
             write_id(out, id);
         }
     });
+}
+
+fn info(ctx: &mut DataCtx<'_, '_>, command: InfoCommand, out: &mut BytesMut) {
+    let now = ctx.now_ms;
+    let protocol = ctx.protocol;
+    let bulk = |s: &'static str| Reply::bulk_static(s);
+    let int = |n: u64| Reply::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    let id = |id: StreamId| Reply::bulk(id.to_string());
+    let entry = |(entry_id, fields): (StreamId, StreamFields)| {
+        Reply::Array(vec![
+            id(entry_id),
+            Reply::Array(fields.iter().map(Reply::bulk).collect()),
+        ])
+    };
+    let maybe = |n: Option<u64>| n.map_or(Reply::Null, int);
+    match command {
+        InfoCommand::Help => container_help("xinfo", protocol, out),
+        InfoCommand::Stream { key, full } => match ctx.db.xinfo_stream(&key, full, now) {
+            Err(err) => error(out, &err),
+            Ok(info) => {
+                let mut fields = vec![
+                    (bulk("length"), int(info.length)),
+                    (bulk("radix-tree-keys"), int(info.radix_tree_keys)),
+                    (bulk("radix-tree-nodes"), int(info.radix_tree_nodes)),
+                    (bulk("last-generated-id"), id(info.last_id)),
+                    (bulk("max-deleted-entry-id"), id(info.max_deleted)),
+                    (bulk("entries-added"), int(info.entries_added)),
+                    (bulk("recorded-first-entry-id"), id(info.first_id)),
+                ];
+                if full.is_none() {
+                    fields.push((bulk("groups"), int(info.groups.len() as u64)));
+                    fields.push((
+                        bulk("first-entry"),
+                        info.first_entry.map_or(Reply::Null, entry),
+                    ));
+                    fields.push((
+                        bulk("last-entry"),
+                        info.last_entry.map_or(Reply::Null, entry),
+                    ));
+                } else {
+                    fields.push((
+                        bulk("entries"),
+                        Reply::Array(info.entries.into_iter().map(entry).collect()),
+                    ));
+                    let groups = info.groups.into_iter().map(|g| {
+                        let pending = g.pending.iter().map(|(p, consumer, at, n)| {
+                            Reply::Array(vec![id(*p), Reply::bulk(consumer), int(*at), int(*n)])
+                        });
+                        let consumers = g.consumers.iter().map(|c| {
+                            let pending = c
+                                .pending
+                                .iter()
+                                .map(|(p, at, n)| Reply::Array(vec![id(*p), int(*at), int(*n)]));
+                            Reply::Map(vec![
+                                (bulk("name"), Reply::bulk(&c.name)),
+                                (bulk("seen-time"), int(c.seen_ms)),
+                                (bulk("pel-count"), int(c.pending.len() as u64)),
+                                (bulk("pending"), Reply::Array(pending.collect())),
+                            ])
+                        });
+                        Reply::Map(vec![
+                            (bulk("name"), Reply::bulk(&g.name)),
+                            (bulk("last-delivered-id"), id(g.last_delivered)),
+                            (bulk("entries-read"), maybe(g.entries_read)),
+                            (bulk("lag"), maybe(g.lag)),
+                            (bulk("pel-count"), int(g.pending.len() as u64)),
+                            (bulk("pending"), Reply::Array(pending.collect())),
+                            (bulk("consumers"), Reply::Array(consumers.collect())),
+                        ])
+                    });
+                    fields.push((bulk("groups"), Reply::Array(groups.collect())));
+                }
+                Reply::Map(fields).encode(protocol, out);
+            }
+        },
+        InfoCommand::Groups { key } => match ctx.db.xinfo_stream(&key, None, now) {
+            Err(err) => error(out, &err),
+            Ok(info) => {
+                let groups = info.groups.into_iter().map(|g| {
+                    Reply::Map(vec![
+                        (bulk("name"), Reply::bulk(&g.name)),
+                        (bulk("consumers"), int(g.consumers.len() as u64)),
+                        (bulk("pending"), int(g.pending.len() as u64)),
+                        (bulk("last-delivered-id"), id(g.last_delivered)),
+                        (bulk("entries-read"), maybe(g.entries_read)),
+                        (bulk("lag"), maybe(g.lag)),
+                    ])
+                });
+                Reply::Array(groups.collect()).encode(protocol, out);
+            }
+        },
+        InfoCommand::Consumers { key, group } => match ctx.db.xinfo_consumers(&key, &group, now) {
+            Err(OpError::NoGroup) => fail(
+                out,
+                format!(
+                    "NOGROUP No such consumer group '{}' for key name '{}'",
+                    text(&group),
+                    text(&key)
+                ),
+            ),
+            Err(err) => error(out, &err),
+            Ok(consumers) => {
+                let consumers = consumers.into_iter().map(|c| {
+                    Reply::Map(vec![
+                        (bulk("name"), Reply::bulk(&c.name)),
+                        (bulk("pending"), int(c.pending.len() as u64)),
+                        (bulk("idle"), int(now.saturating_sub(c.seen_ms))),
+                    ])
+                });
+                Reply::Array(consumers.collect()).encode(protocol, out);
+            }
+        },
+    }
 }
 
 /// Entries as a group delivers them: a deleted one has a null in place of its fields.

@@ -90,6 +90,8 @@ pub enum StreamCommand {
         consumer: Bytes,
         args: Vec<Bytes>,
     },
+    /// `XINFO` subcommands.
+    Info(InfoCommand),
     /// `XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]`.
     SetId {
         key: Bytes,
@@ -130,6 +132,47 @@ pub enum GroupCommand {
         consumer: Bytes,
     },
     Help,
+}
+
+/// An XINFO subcommand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InfoCommand {
+    /// `XINFO STREAM key [FULL [COUNT n]]`: `full` is the entry count (0: all).
+    Stream {
+        key: Bytes,
+        full: Option<usize>,
+    },
+    Groups {
+        key: Bytes,
+    },
+    Consumers {
+        key: Bytes,
+        group: Bytes,
+    },
+    Help,
+}
+
+fn parse_xinfo_stream(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let rest = args.rest();
+    let sub = String::from_utf8_lossy(args.subcommand_as_sent()).into_owned();
+    let syntax = || CommandError::Other {
+        code: ErrorCode::Err,
+        message: format!(
+            "unknown subcommand or wrong number of arguments for '{sub}'. Try XINFO HELP."
+        )
+        .into(),
+    };
+    let full = match &rest[..] {
+        [] => None,
+        [full] if is(full, "full") => Some(10),
+        [full, count, n] if is(full, "full") && is(count, "count") => {
+            let n = parse_i64(n).ok_or(CommandError::NotInteger)?;
+            Some(usize::try_from(n).unwrap_or(10))
+        }
+        _ => return Err(syntax()),
+    };
+    wrap(StreamCommand::Info(InfoCommand::Stream { key, full }))
 }
 
 /// XPENDING's extended form.

@@ -212,6 +212,16 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_key_flags(&[&["RW", "delete"]])
     .with_tips(&["nondeterministic_output"]),
     c(
+        "xinfo",
+        -2,
+        0,
+        "5.0.0",
+        "A container for stream introspection commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_keys((0, 0, 0))
+    .with_subcommands(XINFO_SUBCOMMANDS),
+    c(
         "xsetid",
         -3,
         WRITE | DENYOOM | FAST,
@@ -321,4 +331,53 @@ const XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
     )
     .with_syntax("key group")
     .with_key_flags(&[&["RW", "delete"]]),
+];
+
+const XINFO_SUBCOMMANDS: &[CommandSpec] = &[
+    g(
+        "xinfo|consumers",
+        4,
+        READONLY,
+        "5.0.0",
+        "Returns a list of the consumers in a consumer group.",
+        |a| {
+            let (key, group) = (a.next()?, a.next()?);
+            wrap(StreamCommand::Info(InfoCommand::Consumers { key, group }))
+        },
+    )
+    .with_syntax("key group")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
+    g(
+        "xinfo|stream",
+        -3,
+        READONLY,
+        "5.0.0",
+        "Returns information about a stream.",
+        parse_xinfo_stream,
+    )
+    .with_syntax("key [FULL [COUNT count]]")
+    .with_key_flags(&[&["RO", "access"]]),
+    g(
+        "xinfo|help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| wrap(StreamCommand::Info(InfoCommand::Help)),
+    )
+    .with_keys((0, 0, 0)),
+    g(
+        "xinfo|groups",
+        3,
+        READONLY,
+        "5.0.0",
+        "Returns a list of the consumer groups of a stream.",
+        |a| {
+            let key = a.next()?;
+            wrap(StreamCommand::Info(InfoCommand::Groups { key }))
+        },
+    )
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]]),
 ];
