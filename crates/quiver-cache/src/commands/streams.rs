@@ -73,7 +73,7 @@ impl Db<'_> {
             }
             let added = k.modify::<StreamValue, _>(true, |s| {
                 let new = next_id(s.last_id, id, now_ms).expect("checked above");
-                s.append(new, Fields::from(fields));
+                s.append(new, Fields::new(&fields));
                 if let Some(trim) = trim {
                     s.trim(trim.to, trim.approx, trim.limit);
                 }

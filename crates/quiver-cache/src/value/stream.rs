@@ -63,8 +63,73 @@ impl fmt::Display for StreamId {
     }
 }
 
-/// An entry's field/value pairs, flattened (field, value, field, value...).
-pub type Fields = Box<[Bytes]>;
+/// An entry's field/value pairs, flattened (field, value, field, value...), in one
+/// allocation: the item count, then each item's length and bytes (lengths as `u32`; an
+/// argument is at most 512 MiB). A stored entry costs one allocation and never keeps a
+/// client's read buffer alive.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Fields(Box<[u8]>);
+
+impl Fields {
+    /// The items, copied into one allocation.
+    pub fn new<T: AsRef<[u8]>>(items: &[T]) -> Fields {
+        let total: usize = items.iter().map(|i| i.as_ref().len() + 4).sum();
+        let mut data = Vec::with_capacity(4 + total);
+        data.extend_from_slice(&(items.len() as u32).to_le_bytes());
+        for item in items {
+            let item = item.as_ref();
+            data.extend_from_slice(&(item.len() as u32).to_le_bytes());
+            data.extend_from_slice(item);
+        }
+        Fields(data.into_boxed_slice())
+    }
+
+    /// Number of items (fields and values).
+    pub fn len(&self) -> usize {
+        u32::from_le_bytes(self.0[..4].try_into().expect("a count")) as usize
+    }
+
+    /// Always false: an entry has at least one field and value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The items, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let mut rest = &self.0[4..];
+        std::iter::from_fn(move || {
+            let (len, tail) = rest.split_first_chunk::<4>()?;
+            let len = u32::from_le_bytes(*len) as usize;
+            let (item, tail) = tail.split_at(len);
+            rest = tail;
+            Some(item)
+        })
+    }
+
+    /// Bytes of the items (what Redis compares with `stream-node-max-bytes`).
+    fn raw_bytes(&self) -> usize {
+        self.0.len() - 4 - 4 * self.len()
+    }
+
+    /// Heap bytes it takes.
+    fn mem(&self) -> usize {
+        alloc_size(self.0.len()) + 48
+    }
+}
+
+impl fmt::Debug for Fields {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(String::from_utf8_lossy))
+            .finish()
+    }
+}
+
+impl From<Vec<Bytes>> for Fields {
+    fn from(items: Vec<Bytes>) -> Fields {
+        Fields::new(&items)
+    }
+}
 
 /// A node of Redis's layout: how many entries it holds (deleted ones included, as Redis
 /// counts them for "full"), how many are live, its first entry's ID and fields (the
@@ -73,7 +138,7 @@ pub type Fields = Box<[Bytes]>;
 #[derive(Debug, Clone)]
 struct Node {
     first: StreamId,
-    master_fields: Box<[Bytes]>,
+    master_fields: Fields,
     total: usize,
     live: usize,
     bytes: usize,
@@ -82,7 +147,8 @@ struct Node {
 /// A stream value.
 #[derive(Debug, Clone, Default)]
 pub struct StreamValue {
-    entries: BTreeMap<StreamId, Fields>,
+    /// Entries in ID order: appended at the back, trimmed from the front.
+    entries: VecDeque<(StreamId, Fields)>,
     nodes: VecDeque<Node>,
     /// The ID of the last entry ever added (0-0 for none).
     pub(crate) last_id: StreamId,
@@ -158,28 +224,22 @@ mod listpack {
     }
 }
 
-/// The raw bytes of an entry's fields and values: what Redis compares with
-/// `stream-node-max-bytes`, with the listpack's size, before adding it to a node.
-fn raw_bytes(fields: &[Bytes]) -> usize {
-    fields.iter().map(Bytes::len).sum()
-}
-
 /// A new node's listpack with the master entry for `fields` (count 1, deleted 0, the
 /// field names, the terminator).
-fn new_node_bytes(fields: &[Bytes]) -> usize {
+fn new_node_bytes(fields: &Fields) -> usize {
     let names = fields.iter().step_by(2);
     listpack::EMPTY
         + listpack::int(1)
         + listpack::int(0)
         + listpack::int(fields.len() as i64 / 2)
-        + names.map(|f| listpack::string(f)).sum::<usize>()
+        + names.map(listpack::string).sum::<usize>()
         + listpack::int(0)
 }
 
 /// What one entry adds to its node's listpack: flags, the ID as differences from the
 /// node's first, the fields (only the values when they are the master entry's fields),
 /// and the element count for walking back.
-fn entry_bytes(node: &Node, id: StreamId, fields: &[Bytes]) -> usize {
+fn entry_bytes(node: &Node, id: StreamId, fields: &Fields) -> usize {
     let same = fields.len() == node.master_fields.len()
         && fields
             .iter()
@@ -188,15 +248,10 @@ fn entry_bytes(node: &Node, id: StreamId, fields: &[Bytes]) -> usize {
             .all(|(a, b)| a == b);
     let pairs = fields.len() / 2;
     let (body, elements) = if same {
-        let values: usize = fields
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .map(|v| listpack::string(v))
-            .sum();
+        let values: usize = fields.iter().skip(1).step_by(2).map(listpack::string).sum();
         (values, pairs + 3)
     } else {
-        let all: usize = fields.iter().map(|f| listpack::string(f)).sum();
+        let all: usize = fields.iter().map(listpack::string).sum();
         (listpack::int(pairs as i64) + all, pairs * 2 + 1 + 3)
     };
     listpack::int(2)
@@ -219,21 +274,19 @@ impl StreamValue {
 
     /// The first entry's ID (0-0 when empty).
     pub fn first_id(&self) -> StreamId {
-        self.entries.keys().next().copied().unwrap_or_default()
+        self.entries.front().map(|(id, _)| *id).unwrap_or_default()
     }
 
     /// The last entry's ID, if any.
     pub fn last_entry_id(&self) -> Option<StreamId> {
-        self.entries.keys().next_back().copied()
+        self.entries.back().map(|(id, _)| *id)
     }
 
     /// Appends an entry with `id` (greater than `last_id`: the caller checked).
     pub(crate) fn append(&mut self, id: StreamId, fields: Fields) {
-        self.mem += alloc_size(std::mem::size_of_val(&*fields))
-            + fields.iter().map(|f| alloc_size(f.len())).sum::<usize>()
-            + 48;
+        self.mem += fields.mem();
         let full = self.nodes.back().is_none_or(|node| {
-            node.bytes + raw_bytes(&fields) >= NODE_MAX_BYTES || node.total >= NODE_MAX_ENTRIES
+            node.bytes + fields.raw_bytes() >= NODE_MAX_BYTES || node.total >= NODE_MAX_ENTRIES
         });
         if full {
             self.nodes.push_back(Node {
@@ -248,7 +301,7 @@ impl StreamValue {
         node.bytes += entry_bytes(node, id, &fields);
         node.total += 1;
         node.live += 1;
-        self.entries.insert(id, fields);
+        self.entries.push_back((id, fields));
         self.last_id = id;
         self.entries_added += 1;
     }
@@ -265,8 +318,9 @@ impl StreamValue {
             return Vec::new();
         }
         let limit = count.unwrap_or(usize::MAX);
-        let range = self.entries.range(start..=end);
-        let pick = |(id, fields): (&StreamId, &Fields)| (*id, fields.clone());
+        let upto = self.entries.partition_point(|(id, _)| *id <= end);
+        let range = self.entries.range(self.at(start)..upto);
+        let pick = |(id, fields): &(StreamId, Fields)| (*id, fields.clone());
         if rev {
             range.rev().take(limit).map(pick).collect()
         } else {
@@ -274,11 +328,23 @@ impl StreamValue {
         }
     }
 
+    /// The position of the first entry at or after `id`.
+    fn at(&self, id: StreamId) -> usize {
+        self.entries.partition_point(|(entry, _)| *entry < id)
+    }
+
+    /// The position of entry `id`, if it is there.
+    fn index(&self, id: StreamId) -> Option<usize> {
+        let at = self.at(id);
+        (self.entries.get(at).is_some_and(|(entry, _)| *entry == id)).then_some(at)
+    }
+
     /// Deletes the entry `id`; whether it was there.
     pub(crate) fn delete(&mut self, id: StreamId) -> bool {
-        let Some(fields) = self.entries.remove(&id) else {
+        let Some(at) = self.index(id) else {
             return false;
         };
+        let (_, fields) = self.entries.remove(at).expect("found above");
         self.forget(&fields);
         if id > self.max_deleted {
             self.max_deleted = id;
@@ -297,15 +363,13 @@ impl StreamValue {
         self.nodes.partition_point(|node| node.first <= id) - 1
     }
 
-    fn forget(&mut self, fields: &[Bytes]) {
-        self.mem -= alloc_size(std::mem::size_of_val(fields))
-            + fields.iter().map(|f| alloc_size(f.len())).sum::<usize>()
-            + 48;
+    fn forget(&mut self, fields: &Fields) {
+        self.mem -= fields.mem();
     }
 
     /// Removes the first entry (trimming: unlike XDEL, not a deletion Redis records).
     fn pop_first(&mut self) {
-        if let Some((_, fields)) = self.entries.pop_first() {
+        if let Some((_, fields)) = self.entries.pop_front() {
             self.forget(&fields);
             let node = self.nodes.front_mut().expect("an entry is in a node");
             node.live -= 1;
@@ -333,7 +397,7 @@ impl StreamValue {
             }
             return removed;
         }
-        while let Some(first) = self.entries.keys().next().copied() {
+        while let Some(first) = self.entries.front().map(|(id, _)| *id) {
             let goes = match strategy {
                 TrimTo::MaxLen(max) => self.entries.len() as u64 > max,
                 TrimTo::MinId(min) => first < min,
@@ -358,17 +422,30 @@ impl StreamValue {
                     .nodes
                     .get(at + 1)
                     .map_or(StreamId::MAX, |next| next.first);
-                self.entries
-                    .range(node.first..end)
-                    .next_back()
-                    .is_some_and(|(last, _)| *last < min)
+                // The node's last entry: the last one before the next node's first.
+                let upto = self.entries.partition_point(|(id, _)| *id < end);
+                let last = upto.checked_sub(1).and_then(|i| self.entries.get(i));
+                last.is_some_and(|(last, _)| *last >= node.first && *last < min)
             }
         }
     }
 
-    /// Heap bytes owned.
+    /// Heap bytes owned: entries, nodes, and the groups' consumers and pending entries
+    /// (estimated per item; the groups are few).
     pub(crate) fn mem(&self) -> usize {
-        alloc_size(std::mem::size_of::<Self>()) + self.mem + self.nodes.len() * 48
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|(name, g)| {
+                let consumers: usize = g
+                    .consumers
+                    .iter()
+                    .map(|(name, c)| alloc_size(name.len()) + 64 + c.pending.len() * 32)
+                    .sum();
+                alloc_size(name.len()) + 96 + g.pending.len() * 80 + consumers
+            })
+            .sum();
+        alloc_size(std::mem::size_of::<Self>()) + self.mem + self.nodes.len() * 48 + groups
     }
 }
 
@@ -527,12 +604,12 @@ impl StreamValue {
 
     /// Whether an entry `id` is in the stream.
     pub fn contains(&self, id: StreamId) -> bool {
-        self.entries.contains_key(&id)
+        self.index(id).is_some()
     }
 
     /// The entry `id`'s fields.
     pub fn get(&self, id: StreamId) -> Option<&Fields> {
-        self.entries.get(&id)
+        self.index(id).map(|at| &self.entries[at].1)
     }
 
     /// The largest ID deleted (0-0 for none).

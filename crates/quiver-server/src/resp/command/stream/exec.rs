@@ -802,8 +802,25 @@ fn write_delivered(out: &mut BytesMut, protocol: Protocol, entries: Delivered) {
     }
 }
 
+/// An ID as a bulk string, formatted without allocating.
 fn write_id(out: &mut BytesMut, id: StreamId) {
-    write::write_bulk(out, id.to_string().as_bytes());
+    let mut text = [0u8; 41];
+    let mut at = text.len();
+    for (i, mut n) in [id.seq, id.ms].into_iter().enumerate() {
+        loop {
+            at -= 1;
+            text[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if i == 0 {
+            at -= 1;
+            text[at] = b'-';
+        }
+    }
+    write::write_bulk(out, &text[at..]);
 }
 
 /// Entries as Redis replies them: `[[id, [field, value, ...]], ...]`.
