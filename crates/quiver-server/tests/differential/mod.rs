@@ -286,23 +286,12 @@ impl Pair {
         context: &str,
     ) -> bool {
         let (redis_command, quiver_command) = session.with_ids(command);
-        if redis_command != quiver_command {
-            let (redis, quiver) = session.call_each(conn, self, &redis_command, &quiver_command);
-            let (redis, quiver) = match (compared(redis, compare), compared(quiver, compare)) {
-                (Some(redis), Some(quiver)) => (redis, quiver),
-                _ => return true,
+        if redis_command != quiver_command || conn > 1 {
+            let (redis, quiver) = if redis_command != quiver_command {
+                session.call_each(conn, self, &redis_command, &quiver_command)
+            } else {
+                session.other(conn, self, command)
             };
-            if redis == quiver {
-                return true;
-            }
-            self.differences.push(format!(
-                "{context}: @{conn} {}\n    redis:  {redis}\n    quiver: {quiver}",
-                show(command)
-            ));
-            return false;
-        }
-        if conn > 1 {
-            let (redis, quiver) = session.other(conn, self, command);
             let (redis, quiver) = match (compared(redis, compare), compared(quiver, compare)) {
                 (Some(redis), Some(quiver)) => (redis, quiver),
                 _ => return true,

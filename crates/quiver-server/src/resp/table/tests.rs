@@ -150,10 +150,17 @@ fn command_subcommand_replies() {
     assert_eq!(
         blocking,
         Reply::Array(
-            ["blmove", "blpop", "brpop", "brpoplpush"]
-                .into_iter()
-                .map(Reply::bulk_static)
-                .collect()
+            [
+                "blmove",
+                "blpop",
+                "brpop",
+                "brpoplpush",
+                "xread",
+                "xreadgroup"
+            ]
+            .into_iter()
+            .map(Reply::bulk_static)
+            .collect()
         )
     );
 }
@@ -234,7 +241,8 @@ fn every_key_specification_has_its_flags() {
                 (true, false) => 1,
                 (true, true) => 2,
             };
-            let specs = ranges + usize::from(spec.numkeys > 0);
+            let specs =
+                ranges + usize::from(spec.numkeys > 0) + usize::from(spec.keys_after.is_some());
             assert_eq!(spec.key_flags.len(), specs, "{}", spec.name);
             assert!(
                 spec.key_flags.iter().all(|flags| !flags.is_empty()),

@@ -169,32 +169,56 @@ fn read(
         }
     }
     if !found.is_empty() {
-        // A map of key to entries in RESP3; pairs in an array in RESP2.
-        let resp3 = ctx.protocol == Protocol::Resp3;
-        if resp3 {
-            write::write_map_len(out, ctx.protocol, found.len());
-        } else {
-            write::write_array_len(out, found.len());
-        }
-        for (key, entries) in found {
-            if !resp3 {
-                write::write_array_len(out, 2);
-            }
-            write::write_bulk(out, key);
-            write_entries(out, entries);
-        }
+        write_streams(out, ctx.protocol, found, write_entries);
         return Outcome::Done;
     }
+    // Waiting, `$` is what it was now.
+    let retry = Command::Stream(StreamCommand::Read {
+        count,
+        block_ms,
+        ids: after.iter().map(|id| Bytes::from(id.to_string())).collect(),
+        keys: keys.clone(),
+    });
+    wait_or_null(ctx, block_ms, keys, Some(retry), out)
+}
+
+/// What the streams that have something for the reader hold: a map of key to entries in
+/// RESP3, pairs in an array in RESP2.
+fn write_streams<T>(
+    out: &mut BytesMut,
+    protocol: Protocol,
+    found: Vec<(&Bytes, T)>,
+    write: impl Fn(&mut BytesMut, T),
+) {
+    let resp3 = protocol == Protocol::Resp3;
+    if resp3 {
+        write::write_map_len(out, protocol, found.len());
+    } else {
+        write::write_array_len(out, found.len());
+    }
+    for (key, entries) in found {
+        if !resp3 {
+            write::write_array_len(out, 2);
+        }
+        write::write_bulk(out, key);
+        write(out, entries);
+    }
+}
+
+/// Nothing to read: with BLOCK (outside a transaction) the connection waits for the
+/// keys (running `retry` then, or the command again); otherwise null.
+fn wait_or_null(
+    ctx: &DataCtx<'_, '_>,
+    block_ms: Option<u64>,
+    keys: Vec<Bytes>,
+    retry: Option<Command>,
+    out: &mut BytesMut,
+) -> Outcome {
     match block_ms {
         Some(ms) if !ctx.in_transaction => Outcome::Block {
-            timeout_ms: (ms > 0).then_some(ms),
-            retry: Some(Box::new(Command::Stream(StreamCommand::Read {
-                count,
-                block_ms,
-                ids: after.iter().map(|id| Bytes::from(id.to_string())).collect(),
-                keys: keys.clone(),
-            }))),
             keys,
+            timeout_ms: (ms > 0).then_some(ms),
+            retry: retry.map(Box::new),
         },
         _ => {
             write::write_null_array(out, ctx.protocol);
@@ -422,32 +446,13 @@ fn read_group(
         }
     }
     if !found.is_empty() {
-        let resp3 = ctx.protocol == Protocol::Resp3;
-        if resp3 {
-            write::write_map_len(out, ctx.protocol, found.len());
-        } else {
-            write::write_array_len(out, found.len());
-        }
-        for (key, entries) in found {
-            if !resp3 {
-                write::write_array_len(out, 2);
-            }
-            write::write_bulk(out, key);
-            write_delivered(out, ctx.protocol, entries);
-        }
+        let protocol = ctx.protocol;
+        write_streams(out, protocol, found, |out, entries| {
+            write_delivered(out, protocol, entries);
+        });
         return Outcome::Done;
     }
-    match block_ms {
-        Some(ms) if !ctx.in_transaction => Outcome::Block {
-            keys,
-            timeout_ms: (ms > 0).then_some(ms),
-            retry: None,
-        },
-        _ => {
-            write::write_null_array(out, ctx.protocol);
-            Outcome::Done
-        }
-    }
+    wait_or_null(ctx, block_ms, keys, None, out)
 }
 
 fn ack(ctx: &mut DataCtx<'_, '_>, key: &[u8], group: &[u8], ids: &[Bytes], out: &mut BytesMut) {
@@ -546,6 +551,13 @@ fn claim(
             .map_while(|raw| parse_id(raw, 0, true).ok())
             .collect();
         let mut options = ClaimOptions::default();
+        // A delivery time before the epoch or after now is taken as now, as Redis does.
+        let sane = |at: i64| {
+            u64::try_from(at)
+                .ok()
+                .filter(|&at| at <= now)
+                .unwrap_or(now)
+        };
         let mut rest = args[1 + ids.len()..].iter();
         while let Some(option) = rest.next() {
             let more = rest.len() > 0;
@@ -559,23 +571,13 @@ fn claim(
                     "Invalid IDLE option argument for XCLAIM",
                 )?;
                 let at = i64::try_from(now).unwrap_or(i64::MAX).saturating_sub(idle);
-                options.delivered_ms = Some(
-                    u64::try_from(at)
-                        .ok()
-                        .filter(|&at| at <= now)
-                        .unwrap_or(now),
-                );
+                options.delivered_ms = Some(sane(at));
             } else if is(option, "time") && more {
                 let at = number(
                     rest.next().expect("checked"),
                     "Invalid TIME option argument for XCLAIM",
                 )?;
-                options.delivered_ms = Some(
-                    u64::try_from(at)
-                        .ok()
-                        .filter(|&at| at <= now)
-                        .unwrap_or(now),
-                );
+                options.delivered_ms = Some(sane(at));
             } else if is(option, "retrycount") && more {
                 let count = number(
                     rest.next().expect("checked"),

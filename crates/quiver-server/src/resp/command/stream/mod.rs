@@ -409,48 +409,6 @@ fn parse_xdel(args: &mut Args<'_>) -> Result<Command, CommandError> {
     })
 }
 
-fn parse_xread(args: &mut Args<'_>) -> Result<Command, CommandError> {
-    let mut count = None;
-    let mut block_ms = None;
-    while let Ok(option) = args.next_slice() {
-        let more = args.remaining() > 0;
-        if is(option, "block") && more {
-            let ms = parse_i64(args.next_slice()?)
-                .ok_or_else(|| message("timeout is not an integer or out of range"))?;
-            block_ms = Some(u64::try_from(ms).map_err(|_| message("timeout is negative"))?);
-        } else if is(option, "count") && more {
-            let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
-            // COUNT 0 (or below) is no limit.
-            count = usize::try_from(n).ok().filter(|&n| n > 0);
-        } else if is(option, "streams") && more {
-            let mut rest = args.rest();
-            if !rest.len().is_multiple_of(2) {
-                return Err(message(
-                    "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-                ));
-            }
-            let ids = rest.split_off(rest.len() / 2);
-            return wrap(StreamCommand::Read {
-                count,
-                block_ms,
-                keys: rest,
-                ids,
-            });
-        } else if is(option, "group") && args.remaining() >= 2 {
-            return Err(message(
-                "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
-            ));
-        } else if is(option, "noack") {
-            return Err(message(
-                "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
-            ));
-        } else {
-            return Err(CommandError::Syntax);
-        }
-    }
-    Err(CommandError::Syntax)
-}
-
 /// `ENTRIESREAD n`: a count, or -1 for unknown.
 fn entries_read(args: &mut Args<'_>) -> Result<Option<u64>, CommandError> {
     let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
@@ -514,11 +472,21 @@ fn parse_xgroup_setid(args: &mut Args<'_>) -> Result<Command, CommandError> {
     }))
 }
 
-fn parse_xreadgroup(args: &mut Args<'_>) -> Result<Command, CommandError> {
+/// XREAD and XREADGROUP (`group_read`): their options in Redis's order, then the
+/// streams and their IDs.
+fn parse_read(args: &mut Args<'_>, group_read: bool) -> Result<Command, CommandError> {
     let mut count = None;
     let mut block_ms = None;
     let mut noack = false;
     let mut group = None;
+    let only_xreadgroup = |option: &str| {
+        message(match option {
+            "GROUP" => {
+                "The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+            }
+            _ => "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+        })
+    };
     while let Ok(option) = args.next_slice() {
         let more = args.remaining() > 0;
         if is(option, "block") && more {
@@ -527,31 +495,46 @@ fn parse_xreadgroup(args: &mut Args<'_>) -> Result<Command, CommandError> {
             block_ms = Some(u64::try_from(ms).map_err(|_| message("timeout is negative"))?);
         } else if is(option, "count") && more {
             let n = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
+            // COUNT 0 (or below) is no limit.
             count = usize::try_from(n).ok().filter(|&n| n > 0);
         } else if is(option, "streams") && more {
-            let mut rest = args.rest();
-            if !rest.len().is_multiple_of(2) {
-                // Redis 7.0 words it as for XREAD.
+            let mut keys = args.rest();
+            if !keys.len().is_multiple_of(2) {
+                // Redis 7.0 words it as for XREAD in XREADGROUP too.
                 return Err(message(
                     "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                 ));
             }
+            let ids = keys.split_off(keys.len() / 2);
+            if !group_read {
+                return wrap(StreamCommand::Read {
+                    count,
+                    block_ms,
+                    keys,
+                    ids,
+                });
+            }
             let Some((group, consumer)) = group else {
                 return Err(message("Missing GROUP option for XREADGROUP"));
             };
-            let ids = rest.split_off(rest.len() / 2);
             return wrap(StreamCommand::ReadGroup {
                 group,
                 consumer,
                 count,
                 block_ms,
                 noack,
-                keys: rest,
+                keys,
                 ids,
             });
         } else if is(option, "group") && args.remaining() >= 2 {
+            if !group_read {
+                return Err(only_xreadgroup("GROUP"));
+            }
             group = Some((args.next()?, args.next()?));
         } else if is(option, "noack") {
+            if !group_read {
+                return Err(only_xreadgroup("NOACK"));
+            }
             noack = true;
         } else {
             return Err(CommandError::Syntax);

@@ -119,7 +119,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         READONLY | BLOCKING,
         "5.0.0",
         "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
-        parse_xread,
+        |a| parse_read(a, false),
     )
     .with_syntax("[COUNT count] [BLOCK milliseconds] STREAMS key... id...")
     .with_keys_after("STREAMS", 1)
@@ -140,7 +140,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         WRITE | BLOCKING,
         "5.0.0",
         "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
-        parse_xreadgroup,
+        |a| parse_read(a, true),
     )
     .with_syntax("GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key... id...")
     .with_keys_after("STREAMS", 4)
