@@ -1,5 +1,5 @@
 //! `quiver-bench`: Quiver's load generator. One subcommand per job (`log`, `pubsub`,
-//! `cache`), each printing a human summary or one JSON object (`--json`).
+//! `cache`, `durable`, `group`, `redis-streams`), each printing a human summary or one JSON object (`--json`).
 //!
 //! It is never a dependency of anything; competitor client crates belong here only.
 
@@ -9,6 +9,7 @@ mod cache;
 mod durable;
 mod log;
 mod pubsub;
+mod redis_streams;
 
 /// Load generator and side-by-side comparisons for Quiver.
 #[derive(Debug, Parser)]
@@ -32,6 +33,9 @@ enum Command {
     /// Consumer-group consumption with explicit acks against quiver:// or nats://
     /// (JetStream durable pull consumer).
     Group(durable::GroupArgs),
+    /// The Redis stream type over RESP: XADD, then XREADGROUP with XACK, against any
+    /// redis:// server.
+    RedisStreams(redis_streams::RedisStreamsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -41,5 +45,6 @@ fn main() -> anyhow::Result<()> {
         Command::Cache(args) => cache::run(&args),
         Command::Durable(args) => durable::run(&args),
         Command::Group(args) => durable::run_group(&args),
+        Command::RedisStreams(args) => redis_streams::run(&args),
     }
 }
