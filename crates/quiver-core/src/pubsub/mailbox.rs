@@ -337,9 +337,4 @@ impl Mailbox {
     pub(crate) fn closed(&self) -> Option<Closed> {
         lock(&self.state).closed.clone()
     }
-
-    /// Bytes queued now.
-    pub(crate) fn queued_bytes(&self) -> u64 {
-        lock(&self.state).bytes
-    }
 }

@@ -460,11 +460,6 @@ impl Subscriber {
         self.mailbox.cut().await
     }
 
-    /// Bytes queued and not yet taken.
-    pub fn queued_bytes(&self) -> u64 {
-        self.mailbox.queued_bytes()
-    }
-
     /// Turns client-side caching on (or changes its mode) with invalidations sent here,
     /// or to `redirect` (a client id and its inbox). Fails with Redis's message when a
     /// broadcast prefix overlaps another.
