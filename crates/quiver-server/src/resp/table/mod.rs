@@ -188,6 +188,8 @@ pub struct CommandSpec {
     /// The flags of each key specification (`RW`, `access`, `update`...), in the order
     /// `COMMAND INFO` lists the specifications.
     pub key_flags: &'static [&'static [&'static str]],
+    /// Its key positions hold names that are not keys (shard channels: `not_key`).
+    pub not_keys: bool,
     /// The note on the first key specification, if any.
     pub key_note: Option<&'static str>,
     /// Command tips (`nondeterministic_output`, `request_policy:...`).
@@ -235,6 +237,7 @@ impl CommandSpec {
             subcommands: &[],
             numkeys: 0,
             keys_after: None,
+            not_keys: false,
             member: MemberAt::None,
             first_key_apart: false,
             syntax: "",
@@ -309,6 +312,15 @@ impl CommandSpec {
         }
     }
 
+    /// This entry with names at its key positions that are not keys (`not_key`).
+    pub(crate) const fn with_names_not_keys(self) -> CommandSpec {
+        CommandSpec {
+            key_flags: &[&["not_key"]],
+            not_keys: true,
+            ..self
+        }
+    }
+
     /// This entry with its keys after `keyword` (looked for from argument `from` on),
     /// half of the arguments that follow it.
     pub(crate) const fn with_keys_after(self, keyword: &'static str, from: usize) -> CommandSpec {
@@ -359,7 +371,7 @@ impl CommandSpec {
     /// not a count the request holds), as `COMMAND GETKEYS` reports them.
     pub fn key_positions(&self, request: &Request) -> impl Iterator<Item = usize> + use<> {
         let counted = self.counted_keys(request).unwrap_or(0..0);
-        let argc = if self.has_keys() { request.len() } else { 0 };
+        let argc = if self.not_keys { 0 } else { request.len() };
         let after = self.keys_after_keyword(request);
         self.range_positions(argc).chain(counted).chain(after)
     }
@@ -384,12 +396,7 @@ impl CommandSpec {
     /// Whether the command takes keys at all: key positions, and not only names that
     /// are positioned like keys but are not keys (shard channels, `not_key`).
     pub fn has_keys(&self) -> bool {
-        let not_keys = !self.key_flags.is_empty()
-            && self
-                .key_flags
-                .iter()
-                .all(|flags| flags.contains(&"not_key"));
-        (self.first_key > 0 || self.numkeys > 0 || self.keys_after.is_some()) && !not_keys
+        (self.first_key > 0 || self.numkeys > 0 || self.keys_after.is_some()) && !self.not_keys
     }
 
     /// `COMMAND GETKEYS` and `GETKEYSANDFLAGS`: the key positions of `request`, each

@@ -28,8 +28,6 @@ const fn c(
 const SUBSCRIBING: u32 = PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIBED_OK;
 const PUBLISHING: u32 = PUBSUB | LOADING | STALE | FAST;
 const INSPECTING: u32 = PUBSUB | LOADING | STALE;
-/// Shard channels are reported as keys that are not keys (for cluster routing).
-const NOT_KEY: &[&[&str]] = &[&["not_key"]];
 
 pub(crate) const SPECS: &[CommandSpec] = &[
     c(
@@ -112,7 +110,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_syntax("shardchannel...")
-    .with_key_flags(NOT_KEY),
+    .with_names_not_keys(),
     c(
         "sunsubscribe",
         -1,
@@ -129,7 +127,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_syntax("[shardchannel...]")
-    .with_key_flags(NOT_KEY),
+    .with_names_not_keys(),
     c(
         "publish",
         3,
@@ -156,7 +154,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         },
     )
     .with_syntax("shardchannel message")
-    .with_key_flags(NOT_KEY),
+    .with_names_not_keys(),
     c(
         "pubsub",
         -2,
