@@ -382,3 +382,82 @@ fn tracking_invalidations_reach_a_redirect_subscriber_after_a_write_elsewhere() 
     let everything: Option<Vec<String>> = message.get_payload().expect("null");
     assert_eq!(everything, None, "a flush invalidates everything");
 }
+
+/// `redis-cli`, if installed (CI installs it: `DIFFERENTIAL_REQUIRE_REDIS` makes it required).
+fn redis_cli() -> Option<&'static str> {
+    let found = std::process::Command::new("redis-cli")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("DIFFERENTIAL_REQUIRE_REDIS").is_none(),
+            "redis-cli is required (DIFFERENTIAL_REQUIRE_REDIS is set)"
+        );
+        eprintln!("skipped: redis-cli is not installed");
+        return None;
+    }
+    Some("redis-cli")
+}
+
+#[test]
+fn redis_cli_in_resp3_receives_what_the_quiver_cli_publishes() {
+    let Some(cli) = redis_cli() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let stream = "acme/chat/cli";
+    let mut subscriber = std::process::Command::new(cli)
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.resp.port().to_string(),
+            "-3",
+        ])
+        .args(["subscribe", stream])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start redis-cli");
+    let stdout = subscriber.stdout.take().expect("stdout");
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    wait_for_subscribers(&server, stream, 1);
+    let published = std::process::Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args([
+            "pub",
+            "--server",
+            &format!("quiver://{}", server.native),
+            stream,
+            "from the cli",
+        ])
+        .output()
+        .expect("quiver pub");
+    assert!(published.status.success(), "{published:?}");
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    let found = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(left) {
+            Ok(line) if line == "from the cli" => break true,
+            Ok(line) => seen.push(line),
+            Err(_) => break false,
+        }
+    };
+    let _ = subscriber.kill();
+    let _ = subscriber.wait();
+    assert!(found, "redis-cli printed {seen:?}");
+    assert!(seen.iter().any(|line| line == "message"), "{seen:?}");
+}
