@@ -309,6 +309,31 @@ impl Db<'_> {
         })
     }
 
+    /// MOVE: the key, with its TTL, to database `dst_db`; false when it is missing here or
+    /// present there. The entry moves as it is (same shard: same hash).
+    pub fn move_key(&mut self, key: &[u8], dst_db: usize, now_ms: u64) -> Result<bool, OpError> {
+        self.check_db(dst_db)?;
+        if dst_db == self.db {
+            return Err(OpError::SameObject);
+        }
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(&[key], |set, routes| {
+            let (shard, hash) = routes[0];
+            if !KeyCtx::write(set.get(shard), db, hash, key, clock).exists()
+                || KeyCtx::write(set.get(shard), dst_db, hash, key, clock).exists()
+            {
+                return Ok(false);
+            }
+            let mut src = KeyCtx::write(set.get(shard), db, hash, key, clock);
+            let ttl = src.expire_at();
+            let entry = src.take().expect("the key exists");
+            let shard = set.get(shard);
+            let at = shard.insert(dst_db, hash, entry);
+            shard.set_expire(dst_db, at, ttl);
+            Ok(true)
+        })
+    }
+
     /// RANDOMKEY: a random live key.
     pub fn random_key(&mut self, now_ms: u64) -> Option<Vec<u8>> {
         let db = self.db;

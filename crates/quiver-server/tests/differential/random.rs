@@ -304,7 +304,7 @@ fn string<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
 }
 
 fn generic<'a>(rng: &mut Rng, key: &'a str, other: &'a str, compare: &mut Compare) -> Vec<&'a str> {
-    match rng.below(13) {
+    match rng.below(14) {
         0 => vec!["DEL", key, other],
         1 => vec!["EXISTS", key, other, key],
         2 => vec!["TYPE", key],
@@ -332,6 +332,7 @@ fn generic<'a>(rng: &mut Rng, key: &'a str, other: &'a str, compare: &mut Compar
         }
         10 => vec!["UNLINK", key],
         11 => vec!["TOUCH", key, other],
+        12 => vec!["MOVE", key, rng.pick(&["0", "1", "x"])],
         _ => vec!["OBJECT", "ENCODING", key],
     }
 }

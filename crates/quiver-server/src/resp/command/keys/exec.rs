@@ -102,6 +102,12 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
                 }
             });
         }
+        KeysCommand::Move { key, db } => {
+            let Ok(db) = usize::try_from(db) else {
+                return error(out, &OpError::DbOutOfRange);
+            };
+            reply(out, ctx.db.move_key(&key, db, now_ms), flag);
+        }
         KeysCommand::Copy {
             source,
             destination,

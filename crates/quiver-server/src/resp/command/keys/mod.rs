@@ -57,6 +57,8 @@ pub enum KeysCommand {
         db: Option<i64>,
         replace: bool,
     },
+    /// `MOVE key db`.
+    Move { key: Bytes, db: i64 },
     /// `RANDOMKEY`.
     RandomKey,
     /// `DBSIZE`.

@@ -310,6 +310,28 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("source destination [DB destination-db] [REPLACE]")
     .with_key_flags(&[&["RO", "access"], &["OW", "update"]]),
     c(
+        "move",
+        3,
+        WRITE | FAST,
+        ONE,
+        "1.0.0",
+        "Moves a key to another database.",
+        |a| {
+            let key = a.next()?;
+            // A database number is an `int` to Redis.
+            let db = i32::try_from(a.i64()?).map_err(|_| CommandError::OutOfRangeBetween {
+                min: i64::from(i32::MIN),
+                max: i64::from(i32::MAX),
+            })?;
+            wrap(KeysCommand::Move {
+                key,
+                db: i64::from(db),
+            })
+        },
+    )
+    .with_syntax("key db")
+    .with_key_flags(&[&["RW", "access", "update"]]),
+    c(
         "randomkey",
         1,
         READONLY,
