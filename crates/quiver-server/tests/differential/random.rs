@@ -391,6 +391,13 @@ fn list<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
             }
             words
         }
+        5 if rng.chance(30) => {
+            let mut words = vec!["LMPOP", rng.pick(&["2", "1", "0", "3"]), key, other, side];
+            if rng.chance(50) {
+                words.extend(["COUNT", rng.pick(INTEGERS)]);
+            }
+            words
+        }
         5 => vec!["LRANGE", key, n, m],
         6 => vec!["LINDEX", key, n],
         7 => vec!["LSET", key, n, value],

@@ -152,6 +152,7 @@ fn command_subcommand_replies() {
         Reply::Array(
             [
                 "blmove",
+                "blmpop",
                 "blpop",
                 "brpop",
                 "brpoplpush",

@@ -100,6 +100,12 @@ pub(crate) fn execute(
             end,
             timeout_ms,
         } => return blocking_pop(ctx, keys, list_end(end), timeout_ms, out),
+        ListCommand::MultiPop {
+            keys,
+            end,
+            count,
+            timeout_ms,
+        } => return multi_pop(ctx, keys, list_end(end), count, timeout_ms, out),
         ListCommand::BlMove {
             source,
             destination,
@@ -152,6 +158,43 @@ fn blocking_pop(
         return Outcome::Done;
     }
     block(keys, timeout_ms)
+}
+
+/// `LMPOP`/`BLMPOP`: up to `count` elements of the first non-empty key (each key's type
+/// checked in order), replied `[key, [element...]]`; null, or a wait with a timeout.
+fn multi_pop(
+    ctx: &mut DataCtx<'_, '_>,
+    keys: Vec<Bytes>,
+    end: ListEnd,
+    count: usize,
+    timeout_ms: Option<i64>,
+    out: &mut BytesMut,
+) -> Outcome {
+    for key in &keys {
+        match ctx.db.pop(key, end, Some(count), ctx.now_ms) {
+            Err(e) => {
+                error(out, &e);
+                return Outcome::Done;
+            }
+            Ok(Some(items)) if !items.is_empty() => {
+                write_array_len(out, 2);
+                write_bulk(out, key);
+                write_array_len(out, items.len());
+                for item in &items {
+                    write_bulk(out, item);
+                }
+                return Outcome::Done;
+            }
+            Ok(_) => {}
+        }
+    }
+    match timeout_ms {
+        Some(timeout_ms) if !ctx.in_transaction => block(keys, timeout_ms),
+        _ => {
+            write_null_array(out, ctx.protocol);
+            Outcome::Done
+        }
+    }
 }
 
 /// Waiting on `keys`; a timeout of 0 waits forever.

@@ -84,6 +84,14 @@ pub enum ListCommand {
         end: End,
         timeout_ms: i64,
     },
+    /// `LMPOP numkeys key... LEFT|RIGHT [COUNT n]` and `BLMPOP timeout numkeys ...`
+    /// (`timeout_ms`: 0 blocks forever).
+    MultiPop {
+        keys: Vec<Bytes>,
+        end: End,
+        count: usize,
+        timeout_ms: Option<i64>,
+    },
     /// `BLMOVE source destination from to timeout`.
     BlMove {
         source: Bytes,
@@ -117,6 +125,44 @@ fn end(word: &[u8]) -> Result<End, CommandError> {
     } else {
         Err(CommandError::Syntax)
     }
+}
+
+fn greater_than_zero(arg: &[u8], what: &'static str) -> Result<usize, CommandError> {
+    quiver_resp::num::parse_i64(arg)
+        .filter(|&n| n > 0)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or(CommandError::Message(what))
+}
+
+/// LMPOP, and BLMPOP (`blocking`, its timeout first), checked in Redis's order.
+fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandError> {
+    let timeout_ms = match blocking {
+        true => Some(timeout_ms(args.next_slice()?)?),
+        false => None,
+    };
+    let numkeys = greater_than_zero(args.next_slice()?, "numkeys should be greater than 0")?;
+    if numkeys >= args.remaining() {
+        return Err(CommandError::Syntax);
+    }
+    let keys = args.take(numkeys)?;
+    let end = end(args.next_slice()?)?;
+    let mut count = None;
+    while let Ok(option) = args.next_slice() {
+        if count.is_none() && is(option, "count") && args.remaining() > 0 {
+            count = Some(greater_than_zero(
+                args.next_slice()?,
+                "count should be greater than 0",
+            )?);
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    wrap(ListCommand::MultiPop {
+        keys,
+        end,
+        count: count.unwrap_or(1),
+        timeout_ms,
+    })
 }
 
 fn push(args: &mut Args<'_>, end: End, only_if_exists: bool) -> Result<Command, CommandError> {

@@ -3,7 +3,7 @@
 use quiver_resp::num::parse_i64;
 
 use super::*;
-use crate::resp::table::flag::{BLOCKING, DENYOOM, FAST, NOSCRIPT, READONLY, WRITE};
+use crate::resp::table::flag::{BLOCKING, DENYOOM, FAST, MOVABLE_KEYS, NOSCRIPT, READONLY, WRITE};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -270,6 +270,30 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_first_key_apart()
     .with_syntax("source destination")
     .with_key_flags(&[&["RW", "access", "delete"], &["RW", "insert"]]),
+    c(
+        "lmpop",
+        -4,
+        WRITE | MOVABLE_KEYS,
+        (0, 0, 0),
+        "7.0.0",
+        "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.",
+        |a| multi_pop(a, false),
+    )
+    .with_numkeys(1)
+    .with_syntax("numkeys key... (LEFT|RIGHT) [COUNT count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
+    c(
+        "blmpop",
+        -5,
+        WRITE | BLOCKING | MOVABLE_KEYS,
+        (0, 0, 0),
+        "7.0.0",
+        "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+        |a| multi_pop(a, true),
+    )
+    .with_numkeys(2)
+    .with_syntax("timeout numkeys key... (LEFT|RIGHT) [COUNT count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
     c(
         "blpop",
         -3,
