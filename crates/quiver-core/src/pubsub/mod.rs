@@ -208,8 +208,8 @@ impl PubSub {
         let inner = &self.inner;
         inner.counters.published.fetch_add(1, Ordering::Relaxed);
         let Some(name) = stream_of(&channel) else {
-            let published = Arc::new(Published::one(channel, payload, false));
-            return Ok(Route::Delivered(inner.deliver(&published)));
+            let make = || Published::one(channel.clone(), payload, false);
+            return Ok(Route::Delivered(inner.deliver(&channel, make)));
         };
         let stream = inner.broker.stream(&name)?;
         let receivers = inner.broker.subscribers(&name) + inner.receivers(&channel);
@@ -285,22 +285,30 @@ impl Inner {
         (direct + patterns) as u64
     }
 
-    /// Queues `published` for the channel's subscribers, then the matching patterns';
-    /// returns how many it reached.
-    fn deliver(&self, published: &Arc<Published>) -> u64 {
+    /// Queues what `make` publishes on `channel` for the channel's subscribers, then the
+    /// matching patterns'; returns how many it reached. `make` runs only when someone is
+    /// reached, once.
+    fn deliver(&self, channel: &[u8], make: impl FnOnce() -> Published) -> u64 {
         if self.counters.subscriptions.load(Ordering::Relaxed) == 0 {
             return 0;
         }
         let index = read(&self.index);
-        let channel = published.channel();
-        let mut reached = 0;
-        if let Some(list) = index.channels.get(channel) {
-            reached += self.push_all(list, None, published);
+        let direct = index.channels.get(channel);
+        let mut patterns = index
+            .patterns
+            .iter()
+            .filter(|(pattern, _)| glob_match(pattern, channel))
+            .peekable();
+        if direct.is_none() && patterns.peek().is_none() {
+            return 0;
         }
-        for (pattern, list) in &index.patterns {
-            if glob_match(pattern, channel) {
-                reached += self.push_all(list, Some(pattern), published);
-            }
+        let published = Arc::new(make());
+        let mut reached = 0;
+        if let Some(list) = direct {
+            reached += self.push_all(list, None, &published);
+        }
+        for (pattern, list) in patterns {
+            reached += self.push_all(list, Some(pattern), &published);
         }
         reached
     }
@@ -353,12 +361,9 @@ impl BatchTap for Tap {
             return;
         };
         let channel = batch.stream().as_str().as_bytes();
-        if inner.receivers(channel) == 0 {
-            return;
-        }
-        let channel = Bytes::copy_from_slice(channel);
-        let published = Arc::new(Published::batch(channel, Arc::clone(batch)));
-        inner.deliver(&published);
+        inner.deliver(channel, || {
+            Published::batch(Bytes::copy_from_slice(channel), Arc::clone(batch))
+        });
     }
 }
 
