@@ -60,19 +60,17 @@ impl Db<'_> {
     ) -> Result<Option<StreamId>, OpError> {
         self.write_key(key, now_ms, true, |k| {
             if nomkstream && !k.exists() {
-                k.check::<StreamValue>()?;
                 return Ok(None);
             }
-            if let Some(stream) = k.view::<StreamValue>()? {
-                if stream.last_id == StreamId::MAX {
-                    return Err(OpError::StreamExhausted);
-                }
-                next_id(stream.last_id, id, now_ms)?;
-            } else if let StreamAddId::Explicit(StreamId::MIN) = id {
-                return Err(OpError::StreamIdZero);
+            // The new ID is checked before an absent stream is made.
+            let last = k
+                .view::<StreamValue>()?
+                .map_or(StreamId::MIN, |s| s.last_id);
+            if last == StreamId::MAX {
+                return Err(OpError::StreamExhausted);
             }
+            let new = next_id(last, id, now_ms)?;
             let added = k.modify::<StreamValue, _>(true, |s| {
-                let new = next_id(s.last_id, id, now_ms).expect("checked above");
                 s.append(new, Fields::new(&fields));
                 if let Some(trim) = trim {
                     s.trim(trim.to, trim.approx, trim.limit);
