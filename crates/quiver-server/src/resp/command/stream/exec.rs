@@ -6,7 +6,7 @@ use quiver_core::cache::{
 };
 use quiver_resp::encode as write;
 use quiver_resp::num::parse_i64;
-use quiver_resp::{CommandError, ErrorCode, Protocol, Reply};
+use quiver_resp::{CommandError, Protocol, Reply};
 
 use crate::resp::command::exec::{DataCtx, Outcome, container_help, error, reply};
 use crate::resp::command::stream::{
@@ -39,7 +39,8 @@ pub(crate) fn execute(
                 count,
                 noack,
             };
-            return read_group(ctx, &read, block_ms, keys, ids, out);
+            let result = read_group(ctx, &read, block_ms, keys, ids, out);
+            return answered(out, result);
         }
         StreamCommand::Ack { key, group, ids } => ack(ctx, &key, &group, &ids, out),
         StreamCommand::Pending { key, group, range } => pending(ctx, &key, &group, range, out),
@@ -60,7 +61,10 @@ pub(crate) fn execute(
             block_ms,
             keys,
             ids,
-        } => return read(ctx, count, block_ms, keys, ids, out),
+        } => {
+            let result = read(ctx, count, block_ms, keys, ids, out);
+            return answered(out, result);
+        }
         StreamCommand::Info(command) => info(ctx, command, out),
         StreamCommand::SetId {
             key,
@@ -130,47 +134,27 @@ fn read(
     keys: Vec<Bytes>,
     ids: Vec<Bytes>,
     out: &mut BytesMut,
-) -> Outcome {
+) -> Result<Outcome, String> {
     let now = ctx.now_ms;
     let mut after = Vec::with_capacity(keys.len());
     for (key, id) in keys.iter().zip(&ids) {
-        let last = match ctx.db.xlast_id(key, now) {
-            Ok(last) => last,
-            Err(err) => {
-                error(out, &err);
-                return Outcome::Done;
-            }
-        };
-        let id = match &id[..] {
-            b"$" => Ok(last),
-            b">" => Err(CommandError::Other {
-                code: ErrorCode::Err,
-                message: "The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into(),
-            }),
-            raw => parse_id(raw, 0, true),
-        };
-        match id {
-            Ok(id) => after.push(id),
-            Err(err) => {
-                error(out, &err);
-                return Outcome::Done;
-            }
-        }
+        let last = ctx.db.xlast_id(key, now).map_err(text_of)?;
+        after.push(match &id[..] {
+            b"$" => last,
+            b">" => return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into()),
+            raw => parse_id(raw, 0, true).map_err(text_of)?,
+        });
     }
     let mut found = Vec::new();
     for (key, id) in keys.iter().zip(&after) {
-        match ctx.db.xread(key, *id, count, now) {
-            Ok(entries) if entries.is_empty() => {}
-            Ok(entries) => found.push((key, entries)),
-            Err(err) => {
-                error(out, &err);
-                return Outcome::Done;
-            }
+        let entries = ctx.db.xread(key, *id, count, now).map_err(text_of)?;
+        if !entries.is_empty() {
+            found.push((key, entries));
         }
     }
     if !found.is_empty() {
         write_streams(out, ctx.protocol, found, write_entries);
-        return Outcome::Done;
+        return Ok(Outcome::Done);
     }
     // Waiting, `$` is what it was now.
     let retry = Command::Stream(StreamCommand::Read {
@@ -179,7 +163,20 @@ fn read(
         ids: after.iter().map(|id| Bytes::from(id.to_string())).collect(),
         keys: keys.clone(),
     });
-    wait_or_null(ctx, block_ms, keys, Some(retry), out)
+    Ok(wait_or_null(ctx, block_ms, keys, Some(retry), out))
+}
+
+/// An error's reply text.
+fn text_of(error: impl std::fmt::Display) -> String {
+    error.to_string()
+}
+
+/// The outcome, or the error replied.
+fn answered(out: &mut BytesMut, result: Result<Outcome, String>) -> Outcome {
+    result.unwrap_or_else(|text| {
+        fail(out, text);
+        Outcome::Done
+    })
 }
 
 /// What the streams that have something for the reader hold: a map of key to entries in
@@ -387,62 +384,43 @@ fn read_group(
     keys: Vec<Bytes>,
     ids: Vec<Bytes>,
     out: &mut BytesMut,
-) -> Outcome {
+) -> Result<Outcome, String> {
     let now = ctx.now_ms;
     let mut reads = Vec::with_capacity(keys.len());
     for (key, id) in keys.iter().zip(&ids) {
-        match ctx.db.xgroup_exists(key, &read.group, now) {
-            Ok(true) => {}
-            Ok(false) => {
-                fail(
-                    out,
-                    format!(
-                        "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                        text(key),
-                        text(&read.group)
-                    ),
-                );
-                return Outcome::Done;
-            }
-            Err(err) => {
-                error(out, &err);
-                return Outcome::Done;
-            }
+        if !ctx
+            .db
+            .xgroup_exists(key, &read.group, now)
+            .map_err(text_of)?
+        {
+            return Err(format!(
+                "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                text(key),
+                text(&read.group)
+            ));
         }
-        let from = match &id[..] {
-            b">" => Ok(GroupRead::New),
-            b"$" => Err(CommandError::Other {
-                code: ErrorCode::Err,
-                message: "The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.".into(),
-            }),
-            raw => parse_id(raw, 0, true).map(GroupRead::History),
-        };
-        match from {
-            Ok(from) => reads.push(from),
-            Err(err) => {
-                error(out, &err);
-                return Outcome::Done;
-            }
-        }
+        reads.push(match &id[..] {
+            b">" => GroupRead::New,
+            b"$" => return Err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.".into()),
+            raw => GroupRead::History(parse_id(raw, 0, true).map_err(text_of)?),
+        });
     }
     let mut found = Vec::new();
     for (key, from) in keys.iter().zip(&reads) {
-        let entries = ctx.db.xreadgroup(
-            key,
-            &read.group,
-            &read.consumer,
-            *from,
-            read.count,
-            read.noack,
-            now,
-        );
-        match entries {
-            Ok(entries) if entries.is_empty() && *from == GroupRead::New => {}
-            Ok(entries) => found.push((key, entries)),
-            Err(err) => {
-                error(out, &err);
-                return Outcome::Done;
-            }
+        let entries = ctx
+            .db
+            .xreadgroup(
+                key,
+                &read.group,
+                &read.consumer,
+                *from,
+                read.count,
+                read.noack,
+                now,
+            )
+            .map_err(text_of)?;
+        if !entries.is_empty() || *from != GroupRead::New {
+            found.push((key, entries));
         }
     }
     if !found.is_empty() {
@@ -450,9 +428,9 @@ fn read_group(
         write_streams(out, protocol, found, |out, entries| {
             write_delivered(out, protocol, entries);
         });
-        return Outcome::Done;
+        return Ok(Outcome::Done);
     }
-    wait_or_null(ctx, block_ms, keys, None, out)
+    Ok(wait_or_null(ctx, block_ms, keys, None, out))
 }
 
 fn ack(ctx: &mut DataCtx<'_, '_>, key: &[u8], group: &[u8], ids: &[Bytes], out: &mut BytesMut) {
