@@ -329,26 +329,18 @@ fn streams(out: &mut String, state: &ServerState) {
             totals.block_timeouts,
         ),
     ];
-    for (name, help, value) in counters {
-        family(out, name, "counter", help);
-        let _ = writeln!(out, "{name} {value}");
-    }
-    family(
+    plain_counters(out, &counters);
+    labeled(
         out,
-        "quiver_streams_dropped_total",
-        "counter",
+        ("quiver_streams_dropped_total", "counter"),
         "Events a subscriber did not receive, by slow-subscriber policy.",
+        "policy",
+        &[
+            ("drop_new", totals.dropped_new),
+            ("drop_old", totals.dropped_old),
+            ("disconnect", totals.dropped_disconnect),
+        ],
     );
-    for (policy, value) in [
-        ("drop_new", totals.dropped_new),
-        ("drop_old", totals.dropped_old),
-        ("disconnect", totals.dropped_disconnect),
-    ] {
-        let _ = writeln!(
-            out,
-            "quiver_streams_dropped_total{{policy=\"{policy}\"}} {value}"
-        );
-    }
     family(
         out,
         "quiver_streams_subscriptions",
@@ -380,37 +372,49 @@ fn pubsub(out: &mut String, state: &ServerState) {
             stats.delivered,
         ),
     ];
+    plain_counters(out, &counters);
+    labeled(
+        out,
+        ("quiver_pubsub_disconnected_total", "counter"),
+        "Subscribers disconnected by client-output-buffer-limit pubsub, by limit.",
+        "limit",
+        &[
+            ("hard", stats.disconnected_hard),
+            ("soft", stats.disconnected_soft),
+        ],
+    );
+    labeled(
+        out,
+        ("quiver_pubsub_channels", "gauge"),
+        "Redis channels, patterns and shard channels with at least one subscriber.",
+        "kind",
+        &[
+            ("channel", stats.channels),
+            ("pattern", stats.patterns),
+            ("shard_channel", stats.shard_channels),
+        ],
+    );
+}
+
+/// Counters without labels: (name, help, value).
+fn plain_counters(out: &mut String, counters: &[(&str, &str, u64)]) {
     for (name, help, value) in counters {
         family(out, name, "counter", help);
         let _ = writeln!(out, "{name} {value}");
     }
-    family(
-        out,
-        "quiver_pubsub_disconnected_total",
-        "counter",
-        "Subscribers disconnected by client-output-buffer-limit pubsub, by limit.",
-    );
-    for (limit, value) in [
-        ("hard", stats.disconnected_hard),
-        ("soft", stats.disconnected_soft),
-    ] {
-        let _ = writeln!(
-            out,
-            "quiver_pubsub_disconnected_total{{limit=\"{limit}\"}} {value}"
-        );
-    }
-    family(
-        out,
-        "quiver_pubsub_channels",
-        "gauge",
-        "Redis channels, patterns and shard channels with at least one subscriber.",
-    );
-    for (kind, value) in [
-        ("channel", stats.channels),
-        ("pattern", stats.patterns),
-        ("shard_channel", stats.shard_channels),
-    ] {
-        let _ = writeln!(out, "quiver_pubsub_channels{{kind=\"{kind}\"}} {value}");
+}
+
+/// One family with one label: a line per (label value, value).
+fn labeled(
+    out: &mut String,
+    (name, kind): (&str, &str),
+    help: &str,
+    label: &str,
+    values: &[(&str, u64)],
+) {
+    family(out, name, kind, help);
+    for (at, value) in values {
+        let _ = writeln!(out, "{name}{{{label}=\"{at}\"}} {value}");
     }
 }
 
