@@ -93,7 +93,9 @@ pub use config::{CacheConfig, EvictionPolicy};
 pub use error::{ConfigError, OpError};
 pub use expire::ExpireReport;
 pub use glob::glob_match;
-pub use keyspace::{Change, ChangeKind, ChangeOrigin, Db, Keyspace, Transaction, WatchedKey};
+pub use keyspace::{
+    Change, ChangeKind, ChangeOrigin, Db, Event, EventClasses, Keyspace, Transaction, WatchedKey,
+};
 pub use stats::{DbStats, Stats};
 pub use value::ValueType;
 pub use value::stream::{Fields as StreamFields, StreamId, TrimTo as StreamTrimTo};

@@ -461,3 +461,106 @@ fn redis_cli_in_resp3_receives_what_the_quiver_cli_publishes() {
     assert!(found, "redis-cli printed {seen:?}");
     assert!(seen.iter().any(|line| line == "message"), "{seen:?}");
 }
+
+fn command(connection: &mut redis::Connection, args: &[&str]) -> redis::RedisResult<()> {
+    let mut command = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    command.exec(connection)
+}
+
+/// (channel, payload) of the next message.
+fn channel_message(pubsub: &mut redis::PubSub<'_>) -> (String, String) {
+    let (_, channel, payload) = next(pubsub);
+    (channel, payload)
+}
+
+fn pair(channel: &str, payload: &str) -> (String, String) {
+    (channel.to_owned(), payload.to_owned())
+}
+
+#[tokio::test]
+async fn keyspace_events_reach_redis_and_native_subscribers_with_expiries_and_evictions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Selected in the configuration: keyspace and keyevent channels, generic, string,
+    // expired and evicted events.
+    let server = Server::start(dir.path(), &["--resp-notify-keyspace-events", "KEg$xe"]);
+    let native = Client::connect(&format!("quiver://{}", server.native))
+        .await
+        .expect("native connect");
+    let mut native_sub = native
+        .subscribe("quiver/cache/keyspace", SubscribeOptions::default())
+        .await
+        .expect("native subscribe");
+
+    let resp = std::thread::spawn({
+        let addr = server.resp;
+        move || {
+            let client = redis::Client::open(format!("redis://{addr}/")).expect("url");
+            let mut connection = client.get_connection().expect("connect");
+            connection.set_read_timeout(Some(WAIT)).expect("timeout");
+            let mut pubsub = connection.as_pubsub();
+            pubsub.psubscribe("__keyevent@0__:*").expect("PSUBSCRIBE");
+            (0..4)
+                .map(|_| channel_message(&mut pubsub))
+                .collect::<Vec<_>>()
+        }
+    });
+    wait_for_subscribers(&server, "__keyevent@0__:set", 1);
+
+    let mut connection = redis_connection(&server);
+    let mut run = |args: &[&str]| command(&mut connection, args);
+    run(&["SET", "short", "lived", "PX", "50"]).expect("SET");
+    run(&["RPUSH", "list", "not", "selected"]).expect("RPUSH");
+    // Active expiry removes the key within a few of its 100 ms cycles.
+    std::thread::sleep(Duration::from_millis(400));
+    run(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]).expect("CONFIG");
+    run(&["CONFIG", "SET", "maxmemory", "1"]).expect("CONFIG");
+    // A write evicts down to the limit first: `list` goes (and the write is refused).
+    let _ = run(&["SET", "after", "limit"]);
+    run(&["CONFIG", "SET", "maxmemory", "0"]).expect("CONFIG");
+
+    let received = tokio::task::spawn_blocking(move || resp.join().expect("RESP thread"))
+        .await
+        .expect("join");
+    assert_eq!(
+        received[..3],
+        [
+            pair("__keyevent@0__:set", "short"),
+            pair("__keyevent@0__:expire", "short"),
+            pair("__keyevent@0__:expired", "short"),
+        ]
+    );
+    assert_eq!(received[3], pair("__keyevent@0__:evicted", "list"));
+
+    let mut events = Vec::new();
+    while events.len() < 4 {
+        match crate::native::next(&mut native_sub).await {
+            quiver_client::SubscriptionEvent::Event(event) => {
+                let header = |name: &str| {
+                    event
+                        .headers
+                        .iter()
+                        .find(|(key, _)| key == name)
+                        .map(|(_, value)| String::from_utf8_lossy(value).into_owned())
+                };
+                assert_eq!(header("db").as_deref(), Some("0"));
+                events.push((
+                    header("event").expect("an event header"),
+                    String::from_utf8_lossy(&event.payload).into_owned(),
+                ));
+            }
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        events,
+        [
+            pair("set", "short"),
+            pair("expire", "short"),
+            pair("expired", "short"),
+            pair("evicted", "list"),
+        ]
+    );
+}

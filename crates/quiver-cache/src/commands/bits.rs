@@ -4,7 +4,7 @@
 use super::KeyCtx;
 use crate::MAX_STRING_BYTES;
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses, events};
 use crate::value::Value;
 
 /// The byte holding bit `offset`, and the mask of that bit in it.
@@ -46,6 +46,9 @@ pub enum BitOp {
     Not,
 }
 
+/// What SETBIT and BITFIELD announce when they change the string.
+const SETBIT: Event = Event::new(EventClasses::STRING, "setbit");
+
 impl Db<'_> {
     /// GETBIT: the bit at `offset` (0 past the end or for a missing key).
     pub fn getbit(&mut self, key: &[u8], offset: u64, now_ms: u64) -> Result<u8, OpError> {
@@ -72,6 +75,7 @@ impl Db<'_> {
             return Err(OpError::StringTooLong);
         }
         self.write_key(key, now_ms, true, |k| {
+            k.on_change(SETBIT);
             k.grow_string(byte + 1, |buf| {
                 let old = u8::from(buf[byte] & mask != 0);
                 if bit {
@@ -131,7 +135,10 @@ impl Db<'_> {
             for (source, &(shard, hash)) in sources.iter().zip(&routes[1..]) {
                 let k = KeyCtx::write(set.get(shard), db, hash, source, clock);
                 values.push(match k.entry() {
-                    None => Vec::new(),
+                    None => {
+                        k.notify(events::KEY_MISS);
+                        Vec::new()
+                    }
                     Some(e) => e.str()?.to_vec(),
                 });
             }
@@ -143,7 +150,8 @@ impl Db<'_> {
                 return Ok(0);
             }
             let len = result.len();
-            d.put_value(Value::Grown(Box::new(result)));
+            d.on_change(Event::new(EventClasses::STRING, "set"))
+                .put_value(Value::Grown(Box::new(result)));
             d.set_expire(None);
             Ok(len)
         })
@@ -208,7 +216,7 @@ impl Db<'_> {
             return Err(OpError::StringTooLong);
         }
         self.write_key(key, now_ms, true, |k| {
-            k.grow_string(bytes, |buf| {
+            let (replies, wrote) = k.grow_string(bytes, |buf| {
                 let mut wrote = false;
                 let replies = fields
                     .iter()
@@ -220,9 +228,14 @@ impl Db<'_> {
                         }
                         reply
                     })
-                    .collect();
-                (replies, wrote)
-            })
+                    .collect::<Vec<_>>();
+                ((replies, wrote), wrote)
+            })?;
+            // Announced only when a field was written, even if the string grew.
+            if wrote {
+                k.notify(SETBIT);
+            }
+            Ok(replies)
         })
     }
 }

@@ -5,12 +5,16 @@ use bytes::Bytes;
 
 use super::{out, random_indices};
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses};
 use crate::scan::scan_elements;
 use crate::value::hash::HashValue;
 use crate::value::string::{
     add_f64, add_i64, format_f64, format_i64, int_buf, parse_f64, parse_i64,
 };
+
+const fn hash_event(name: &'static str) -> Event {
+    Event::new(EventClasses::HASH, name)
+}
 
 impl Db<'_> {
     /// HSET / HMSET: returns how many fields were new.
@@ -21,6 +25,7 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<usize, OpError> {
         self.write_key(key, now_ms, true, |k| {
+            k.on_change(hash_event("hset"));
             let n = k.modify::<HashValue, _>(true, |h| {
                 pairs.iter().filter(|(f, v)| h.set(f, v)).count()
             })?;
@@ -42,6 +47,7 @@ impl Db<'_> {
             {
                 return Ok(false);
             }
+            k.on_change(hash_event("hset"));
             k.modify::<HashValue, _>(true, |h| h.set(field, value))?;
             Ok(true)
         })
@@ -78,6 +84,7 @@ impl Db<'_> {
     /// HDEL: returns how many fields existed.
     pub fn hdel(&mut self, key: &[u8], fields: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(hash_event("hdel"));
             let n = k.modify_if::<HashValue, _>(false, |h| {
                 let removed = fields.iter().filter(|f| h.remove(f)).count();
                 (removed, removed > 0)
@@ -144,6 +151,7 @@ impl Db<'_> {
             let v = add_i64(current, delta)?;
             let mut buf = int_buf();
             let text = format_i64(v, &mut buf);
+            k.on_change(hash_event("hincrby"));
             k.modify::<HashValue, _>(true, |h| h.set(field, text))?;
             Ok(v)
         })
@@ -163,6 +171,7 @@ impl Db<'_> {
                 Some(v) => parse_f64(v).ok_or(OpError::HashNotAFloat)?,
             };
             let text = format_f64(add_f64(current, delta)?);
+            k.on_change(hash_event("hincrbyfloat"));
             k.modify::<HashValue, _>(true, |h| h.set(field, &text))?;
             Ok(Bytes::from(text))
         })

@@ -6,7 +6,7 @@ use super::KeyCtx;
 use crate::error::OpError;
 use crate::evict::{idle_ms, lfu_counter};
 use crate::glob::glob_match;
-use crate::keyspace::{Db, Entry, Garbage};
+use crate::keyspace::{Db, Entry, Event, Garbage, events};
 use crate::table::Keyed;
 use crate::value::ValueType;
 
@@ -80,7 +80,10 @@ impl Db<'_> {
             keys.iter()
                 .zip(routes)
                 .filter_map(|(key, &(shard, hash))| {
-                    KeyCtx::write(set.get(shard), db, hash, key, clock).take()
+                    let mut k = KeyCtx::write(set.get(shard), db, hash, key, clock);
+                    let entry = k.take()?;
+                    k.notify(events::DEL);
+                    Some(entry)
                 })
                 .map(|entry| garbage.entry(entry))
                 .count()
@@ -95,7 +98,12 @@ impl Db<'_> {
             keys.iter()
                 .zip(routes)
                 .filter(|&(key, &(shard, hash))| {
-                    set.get(shard).find(db, hash, key, &clock).is_some()
+                    let s = set.get(shard);
+                    let found = s.find(db, hash, key, &clock).is_some();
+                    if !found {
+                        s.event(db, key, events::KEY_MISS);
+                    }
+                    found
                 })
                 .count()
         })
@@ -143,7 +151,7 @@ impl Db<'_> {
                 k.delete();
             } else {
                 k.set_expire(Some(at_ms as u64));
-                k.mark_modified();
+                k.on_change(events::EXPIRE).mark_modified();
             }
             Ok(true)
         })
@@ -193,13 +201,29 @@ impl Db<'_> {
                 return Ok(false);
             }
             k.set_expire(None);
-            k.mark_modified();
+            k.on_change(events::PERSIST).mark_modified();
             Ok(true)
         })
         .unwrap_or(false)
     }
 
-    /// TYPE (does not count as an access).
+    /// TYPE: [`Db::key_type`], and a missing key is a key miss (a keyspace event).
+    pub fn type_of(&mut self, key: &[u8], now_ms: u64) -> Option<ValueType> {
+        let found = self.key_type(key, now_ms);
+        if found.is_none() {
+            self.key_missed(key);
+        }
+        found
+    }
+
+    /// Records a read that found no `key` (the `keymiss` keyspace event).
+    pub(crate) fn key_missed(&mut self, key: &[u8]) {
+        let (shard, _) = self.route(key);
+        let db = self.db;
+        self.with_shard(shard, |s| s.event(db, key, events::KEY_MISS));
+    }
+
+    /// The key's type (does not count as an access).
     pub fn key_type(&mut self, key: &[u8], now_ms: u64) -> Option<ValueType> {
         let (shard, hash) = self.route(key);
         let (db, clock) = (self.db, self.clock(now_ms));
@@ -260,12 +284,14 @@ impl Db<'_> {
             let ttl = s.expire_at(db, idx);
             let moved = s.remove(db, idx, sh).rekeyed(dst);
             let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
-            d.delete();
+            d.take();
             let i = d.s.insert(db, dh, moved);
             d.s.set_expire(db, i, ttl);
             if matches!(d.s.entry(db, i).value, crate::value::Value::List(_)) {
                 d.s.signal_ready(db, dst);
             }
+            set.get(ss).event(db, src, Event::generic("rename_from"));
+            set.get(ds).event(db, dst, Event::generic("rename_to"));
             Ok(true)
         })
     }
@@ -292,6 +318,7 @@ impl Db<'_> {
             let (ds, dh) = routes[1];
             let s = KeyCtx::write(set.get(ss), db, sh, src, clock);
             let Some(e) = s.entry() else {
+                s.notify(events::KEY_MISS);
                 return Ok(false);
             };
             let copied = e.rekeyed(dst);
@@ -301,10 +328,11 @@ impl Db<'_> {
                 if !replace {
                     return Ok(false);
                 }
-                d.delete();
+                d.take();
             }
             let i = d.s.insert(dst_db, dh, copied);
             d.s.set_expire(dst_db, i, ttl);
+            d.s.event(dst_db, dst, Event::generic("copy_to"));
             Ok(true)
         })
     }
@@ -330,6 +358,8 @@ impl Db<'_> {
             let shard = set.get(shard);
             let at = shard.insert(dst_db, hash, entry);
             shard.set_expire(dst_db, at, ttl);
+            shard.event(db, key, Event::generic("move_from"));
+            shard.event(dst_db, key, Event::generic("move_to"));
             Ok(true)
         })
     }

@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{KeyCtx, index_range, out};
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses};
 use crate::value::list::ListValue;
 
 /// A list end.
@@ -22,6 +22,20 @@ impl ListEnd {
     fn front(self) -> bool {
         self == ListEnd::Left
     }
+
+    /// The event of a push at this end.
+    fn push_event(self) -> Event {
+        list_event(if self.front() { "lpush" } else { "rpush" })
+    }
+
+    /// The event of a pop at this end.
+    fn pop_event(self) -> Event {
+        list_event(if self.front() { "lpop" } else { "rpop" })
+    }
+}
+
+const fn list_event(name: &'static str) -> Event {
+    Event::new(EventClasses::LIST, name)
 }
 
 fn list_index(len: usize, index: i64) -> Option<usize> {
@@ -41,6 +55,7 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<usize, OpError> {
         self.write_key(key, now_ms, true, |k| {
+            k.on_change(end.push_event());
             let len = k.modify::<ListValue, _>(!only_if_exists, |l| {
                 for v in values {
                     if end.front() {
@@ -68,6 +83,7 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<Option<Vec<Bytes>>, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(end.pop_event());
             k.modify_if::<ListValue, _>(false, |l| {
                 let n = count.unwrap_or(1).min(l.len());
                 let popped = (0..n)
@@ -92,6 +108,7 @@ impl Db<'_> {
         self.multi(keys, |set, routes| {
             for (key, &(shard, hash)) in keys.iter().zip(routes) {
                 let mut k = KeyCtx::write(set.get(shard), db, hash, key, clock);
+                k.on_change(end.pop_event());
                 if let Some(v) = k
                     .modify::<ListValue, _>(false, |l| l.pop(end.front()))?
                     .flatten()
@@ -157,6 +174,7 @@ impl Db<'_> {
             let len = k.view::<ListValue>()?.ok_or(OpError::NoSuchKey)?.len();
             let index = index.ok_or(OpError::NotAnInteger)?;
             let i = list_index(len, index).ok_or(OpError::IndexOutOfRange)?;
+            k.on_change(list_event("lset"));
             k.modify::<ListValue, _>(false, |l| l.set(i, value))?;
             Ok(())
         })
@@ -179,6 +197,7 @@ impl Db<'_> {
                 return Ok(-1);
             };
             let at = if before { pos } else { pos + 1 };
+            k.on_change(list_event("linsert"));
             let len = k.modify::<ListValue, _>(false, |l| {
                 l.insert(at, value);
                 l.len()
@@ -217,6 +236,7 @@ impl Db<'_> {
                 return Ok(0);
             }
             let n = hits.len();
+            k.on_change(list_event("lrem"));
             k.modify::<ListValue, _>(false, |l| {
                 l.retain_positions(|i, _| hits.binary_search(&i).is_err());
             })?;
@@ -231,6 +251,7 @@ impl Db<'_> {
                 return Ok(());
             };
             let keep = index_range(l.len(), start, stop);
+            k.on_change(list_event("ltrim"));
             k.modify::<ListValue, _>(false, |l| {
                 l.retain_positions(|i, _| keep.is_some_and(|(a, b)| (a..=b).contains(&i)));
             })?;
@@ -286,6 +307,7 @@ impl Db<'_> {
     }
 
     /// LMOVE (RPOPLPUSH is `Right`, `Left`): pops from `src`, pushes to `dst`, atomically.
+    /// The push is announced before the pop, as Redis does.
     pub fn lmove(
         &mut self,
         src: &[u8],
@@ -315,19 +337,25 @@ impl Db<'_> {
                         v
                     })?
                     .expect("the list exists");
+                s.notify(to.push_event());
+                s.notify(from.pop_event());
                 return Ok(Some(out(&v)));
             }
             KeyCtx::write(set.get(ds), db, dh, dst, clock).check::<ListValue>()?;
-            let mut s = KeyCtx::write(set.get(ss), db, sh, src, clock);
-            let v = s
-                .modify::<ListValue, _>(false, |l| l.pop(from.front()))?
-                .flatten()
-                .expect("the source list exists and lists are never empty");
-            let reply = out(&v);
+            let v = {
+                let s = KeyCtx::write(set.get(ss), db, sh, src, clock);
+                let items = s.view::<ListValue>()?.expect("checked above").items();
+                let end = if from.front() { 0 } else { items.len() - 1 };
+                out(&items[end])
+            };
             let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
+            d.on_change(to.push_event());
             d.modify::<ListValue, _>(true, |l| l.push(&v, to.front()))?;
             d.signal_ready();
-            Ok(Some(reply))
+            let mut s = KeyCtx::write(set.get(ss), db, sh, src, clock);
+            s.on_change(from.pop_event());
+            s.modify::<ListValue, _>(false, |l| l.pop(from.front()))?;
+            Ok(Some(v))
         })
     }
 }

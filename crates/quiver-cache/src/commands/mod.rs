@@ -26,7 +26,7 @@ use bytes::Bytes;
 
 use crate::error::OpError;
 use crate::evict::{Clock, initial_access};
-use crate::keyspace::{Db, Entry, Shard};
+use crate::keyspace::{Db, Entry, Event, Shard, events};
 use crate::value::Value;
 use crate::value::hash::HashValue;
 use crate::value::list::ListValue;
@@ -102,6 +102,8 @@ pub(crate) struct KeyCtx<'s> {
     pub(crate) key: &'s [u8],
     pub(crate) clock: Clock,
     pub(crate) idx: Option<usize>,
+    /// The keyspace event the next change of the key announces ([`KeyCtx::on_change`]).
+    event: Option<Event>,
 }
 
 /// Redis's index rules for LRANGE, LTRIM and ZRANGE by rank: negative indices count from
@@ -137,6 +139,7 @@ impl<'s> KeyCtx<'s> {
             key,
             clock,
             idx,
+            event: None,
         }
     }
 
@@ -156,6 +159,26 @@ impl<'s> KeyCtx<'s> {
             key,
             clock,
             idx,
+            event: None,
+        }
+    }
+
+    /// The keyspace event the next change of the key announces, once: a collection
+    /// change through [`KeyCtx::modify_if`] that changed something (before the deletion
+    /// of a collection it emptied), a store, a TTL change.
+    pub(crate) fn on_change(&mut self, event: Event) -> &mut Self {
+        self.event = Some(event);
+        self
+    }
+
+    /// Announces `event` of the key now.
+    pub(crate) fn notify(&self, event: Event) {
+        self.s.event(self.db, self.key, event);
+    }
+
+    fn announce(&mut self) {
+        if let Some(event) = self.event.take() {
+            self.notify(event);
         }
     }
 
@@ -209,11 +232,14 @@ impl<'s> KeyCtx<'s> {
             self.idx = Some(self.s.insert(self.db, self.hash, entry));
         }
         let idx = self.idx.expect("the key exists or was just created");
-        let (r, empty) = self.s.update_if(self.db, idx, |e| {
+        let (r, empty, changed) = self.s.update_if(self.db, idx, |e| {
             let v = T::peek_mut(&mut e.value).expect("type checked above");
             let (r, changed) = f(v);
-            ((r, v.is_empty_value()), changed)
+            ((r, v.is_empty_value(), changed), changed)
         });
+        if changed {
+            self.announce();
+        }
         if empty {
             self.delete();
         }
@@ -249,6 +275,7 @@ impl<'s> KeyCtx<'s> {
                 self.idx = Some(self.s.insert(self.db, self.hash, entry));
             }
         }
+        self.announce();
     }
 
     /// Stores an already built value, replacing any value.
@@ -260,14 +287,19 @@ impl<'s> KeyCtx<'s> {
                 self.idx = Some(self.s.insert(self.db, self.hash, entry));
             }
         }
+        self.announce();
     }
 
-    /// Deletes the key if present; returns whether it was.
+    /// Deletes the key if present (a `del` event); returns whether it was.
     pub(crate) fn delete(&mut self) -> bool {
-        self.take().is_some()
+        let deleted = self.take().is_some();
+        if deleted {
+            self.notify(events::DEL);
+        }
+        deleted
     }
 
-    /// Removes the key and hands back its entry.
+    /// Removes the key and hands back its entry, announcing nothing.
     pub(crate) fn take(&mut self) -> Option<Entry> {
         let idx = self.idx.take()?;
         Some(self.s.remove(self.db, idx, self.hash))
@@ -292,7 +324,8 @@ impl<'s> KeyCtx<'s> {
             None => self.put_string(b""),
         }
         let idx = self.idx.expect("the key exists or was just created");
-        self.s.update_if(self.db, idx, |e| {
+        let mut modified = false;
+        let r = self.s.update_if(self.db, idx, |e| {
             let buf = match e.grown_mut() {
                 Ok(buf) => buf,
                 Err(error) => return (Err(error), false),
@@ -302,8 +335,13 @@ impl<'s> KeyCtx<'s> {
                 buf.resize(len, 0);
             }
             let (r, changed) = f(buf);
-            (Ok(r), grew || changed)
-        })
+            modified = grew || changed;
+            (Ok(r), modified)
+        });
+        if modified {
+            self.announce();
+        }
+        r
     }
 
     /// Records a modification of the key that changed nothing else (a TTL change), for
@@ -311,6 +349,7 @@ impl<'s> KeyCtx<'s> {
     pub(crate) fn mark_modified(&mut self) {
         if let Some(idx) = self.idx {
             self.s.update(self.db, idx, |_| ());
+            self.announce();
         }
     }
 

@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 use super::{KeyCtx, Kind, distinct_indices, entry_at, locate_all, out, random_indices};
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses};
 use crate::scan::scan_elements;
 use crate::value::Value;
 use crate::value::set::SetValue;
@@ -17,10 +17,26 @@ enum SetOp {
     Diff,
 }
 
+const fn set_event(name: &'static str) -> Event {
+    Event::new(EventClasses::SET, name)
+}
+
+impl SetOp {
+    /// The event of the STORE form.
+    fn store_event(self) -> Event {
+        set_event(match self {
+            SetOp::Inter => "sinterstore",
+            SetOp::Union => "sunionstore",
+            SetOp::Diff => "sdiffstore",
+        })
+    }
+}
+
 impl Db<'_> {
     /// SADD: returns how many members were new.
     pub fn sadd(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, true, |k| {
+            k.on_change(set_event("sadd"));
             Ok(k.modify_if::<SetValue, _>(true, |s| {
                 let added = members.iter().filter(|m| s.insert(m)).count();
                 (added, added > 0)
@@ -32,6 +48,7 @@ impl Db<'_> {
     /// SREM: returns how many members existed.
     pub fn srem(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(set_event("srem"));
             Ok(k.modify_if::<SetValue, _>(false, |s| {
                 let removed = members.iter().filter(|m| s.remove(m)).count();
                 (removed, removed > 0)
@@ -94,6 +111,7 @@ impl Db<'_> {
             // Remove from the highest position down: removal moves the last member into
             // the hole, which never disturbs a lower position still to be removed.
             picks.sort_unstable_by(|a, b| b.cmp(a));
+            k.on_change(set_event("spop"));
             Ok(k.modify_if::<SetValue, _>(false, |s| {
                 let popped = picks
                     .iter()
@@ -150,9 +168,14 @@ impl Db<'_> {
                 return Ok(true);
             }
             KeyCtx::write(set.get(ss), db, sh, src, clock)
+                .on_change(set_event("srem"))
                 .modify::<SetValue, _>(false, |s| s.remove(member))?;
             KeyCtx::write(set.get(ds), db, dh, dst, clock)
-                .modify::<SetValue, _>(true, |s| s.insert(member))?;
+                .on_change(set_event("sadd"))
+                .modify_if::<SetValue, _>(true, |s| {
+                    let added = s.insert(member);
+                    (added, added)
+                })?;
             Ok(true)
         })
     }
@@ -274,13 +297,16 @@ impl Db<'_> {
             if let Some(d) = dst {
                 let (ds, dh) = routes[keys.len()];
                 let mut k = KeyCtx::write(set.get(ds), db, dh, d, clock);
-                k.delete();
-                if !result.is_empty() {
+                if result.is_empty() {
+                    k.delete();
+                } else {
                     let mut v = SetValue::default();
                     for m in &result {
                         v.insert(m);
                     }
-                    k.put_value(Value::Set(Box::new(v)));
+                    k.on_change(op.store_event())
+                        .put_value(Value::Set(Box::new(v)));
+                    k.set_expire(None);
                 }
             }
             Ok(result)

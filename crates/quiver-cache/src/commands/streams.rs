@@ -2,8 +2,9 @@
 
 use bytes::Bytes;
 
+use super::KeyCtx;
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses, events};
 use crate::value::stream::{Consumer, Fields, Group, Pending, StreamId, StreamValue, TrimTo};
 
 /// The ID XADD is given.
@@ -30,6 +31,10 @@ pub struct StreamTrim {
 }
 
 /// The ID a new entry gets after `last`, or why it cannot be added.
+const fn stream_event(name: &'static str) -> Event {
+    Event::new(EventClasses::STREAM, name)
+}
+
 fn next_id(last: StreamId, given: StreamAddId, now_ms: u64) -> Result<StreamId, OpError> {
     match given {
         StreamAddId::Auto if now_ms > last.ms => Ok(StreamId { ms: now_ms, seq: 0 }),
@@ -70,13 +75,15 @@ impl Db<'_> {
                 return Err(OpError::StreamExhausted);
             }
             let new = next_id(last, id, now_ms)?;
-            let added = k.modify::<StreamValue, _>(true, |s| {
+            k.on_change(stream_event("xadd"));
+            let trimmed = k.modify::<StreamValue, _>(true, |s| {
                 s.append(new, Fields::new(&fields));
-                if let Some(trim) = trim {
-                    s.trim(trim.to, trim.approx, trim.limit);
-                }
-                new
+                trim.map_or(0, |trim| s.trim(trim.to, trim.approx, trim.limit))
             })?;
+            if trimmed.is_some_and(|n| n > 0) {
+                k.notify(stream_event("xtrim"));
+            }
+            let added = trimmed.map(|_| new);
             // Clients blocked in XREAD on this key try again.
             k.signal_ready();
             Ok(added)
@@ -157,6 +164,7 @@ impl Db<'_> {
                     return Err(OpError::StreamSetIdEntriesBelowLength);
                 }
             }
+            k.on_change(stream_event("xsetid"));
             k.modify::<StreamValue, _>(false, |s| {
                 s.last_id = last;
                 if let Some(added) = entries_added {
@@ -173,6 +181,7 @@ impl Db<'_> {
     /// XDEL: the entries deleted.
     pub fn xdel(&mut self, key: &[u8], ids: &[StreamId], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(stream_event("xdel"));
             let deleted = k.modify_if::<StreamValue, _>(false, |s| {
                 let n = ids.iter().filter(|id| s.delete(**id)).count();
                 (n, n > 0)
@@ -184,6 +193,7 @@ impl Db<'_> {
     /// XTRIM: the entries removed.
     pub fn xtrim(&mut self, key: &[u8], trim: StreamTrim, now_ms: u64) -> Result<u64, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(stream_event("xtrim"));
             let removed = k.modify_if::<StreamValue, _>(false, |s| {
                 let n = s.trim(trim.to, trim.approx, trim.limit);
                 (n, n > 0)
@@ -344,6 +354,7 @@ impl Db<'_> {
             {
                 return Err(OpError::BusyGroup);
             }
+            k.on_change(stream_event("xgroup-create"));
             k.modify::<StreamValue, _>(true, |s| {
                 let last_delivered = match start {
                     GroupStart::Last => s.last_id,
@@ -362,23 +373,44 @@ impl Db<'_> {
     }
 
     /// Runs `f` on group `group` of stream `key`: `NoGroup` when either is missing,
-    /// `StreamGroupNeedsKey` for a missing key when `key_error`.
+    /// `StreamGroupNeedsKey` for a missing key when `key_error`. `event`, if any, is
+    /// announced when `f` says it changed something; a consumer `f` created is announced
+    /// as `xgroup-createconsumer`.
     fn with_group<R>(
         &mut self,
         key: &[u8],
         group: &[u8],
         now_ms: u64,
         key_error: bool,
+        event: Option<&'static str>,
         f: impl FnOnce(&mut StreamValue, &[u8]) -> (R, bool),
     ) -> Result<R, OpError> {
+        let consumers = |k: &KeyCtx<'_>| {
+            k.view::<StreamValue>()
+                .ok()
+                .flatten()
+                .and_then(|s| s.groups().get(group))
+                .map_or(0, |g| g.consumers.len())
+        };
         self.write_key(key, now_ms, false, |k| {
             match k.view::<StreamValue>()? {
                 None if key_error => return Err(OpError::StreamGroupNeedsKey),
-                None => return Err(OpError::NoGroup),
+                None => {
+                    // Redis reads the key for these (XGROUP writes it).
+                    k.notify(events::KEY_MISS);
+                    return Err(OpError::NoGroup);
+                }
                 Some(s) if !s.groups().contains_key(group) => return Err(OpError::NoGroup),
                 Some(_) => {}
             }
+            let before = consumers(k);
+            if let Some(name) = event {
+                k.on_change(stream_event(name));
+            }
             let result = k.modify_if::<StreamValue, _>(false, |s| f(s, group))?;
+            if consumers(k) > before {
+                k.notify(stream_event("xgroup-createconsumer"));
+            }
             Ok(result.expect("the key exists"))
         })
     }
@@ -392,7 +424,7 @@ impl Db<'_> {
         entries_read: Option<u64>,
         now_ms: u64,
     ) -> Result<(), OpError> {
-        self.with_group(key, group, now_ms, true, |s, name| {
+        self.with_group(key, group, now_ms, true, Some("xgroup-setid"), |s, name| {
             let last = s.last_id;
             let g = s.groups_mut().get_mut(name).expect("checked");
             g.last_delivered = match start {
@@ -411,9 +443,14 @@ impl Db<'_> {
         group: &[u8],
         now_ms: u64,
     ) -> Result<bool, OpError> {
-        match self.with_group(key, group, now_ms, true, |s, name| {
-            (s.groups_mut().remove(name).is_some(), true)
-        }) {
+        match self.with_group(
+            key,
+            group,
+            now_ms,
+            true,
+            Some("xgroup-destroy"),
+            |s, name| (s.groups_mut().remove(name).is_some(), true),
+        ) {
             Err(OpError::NoGroup) => Ok(false),
             other => other,
         }
@@ -427,7 +464,7 @@ impl Db<'_> {
         consumer: &[u8],
         now_ms: u64,
     ) -> Result<bool, OpError> {
-        self.with_group(key, group, now_ms, true, |s, name| {
+        self.with_group(key, group, now_ms, true, None, |s, name| {
             let g = s.groups_mut().get_mut(name).expect("checked");
             let created = !g.consumers.contains_key(consumer);
             g.consumer(consumer, now_ms);
@@ -443,7 +480,8 @@ impl Db<'_> {
         consumer: &[u8],
         now_ms: u64,
     ) -> Result<u64, OpError> {
-        self.with_group(key, group, now_ms, true, |s, name| {
+        let event = Some("xgroup-delconsumer");
+        self.with_group(key, group, now_ms, true, event, |s, name| {
             let g = s.groups_mut().get_mut(name).expect("checked");
             let Some(gone) = g.consumers.remove(consumer) else {
                 return (0, false);
@@ -481,7 +519,7 @@ impl Db<'_> {
         noack: bool,
         now_ms: u64,
     ) -> Result<Delivered, OpError> {
-        self.with_group(key, group, now_ms, false, |s, name| {
+        self.with_group(key, group, now_ms, false, None, |s, name| {
             let limit = count.unwrap_or(usize::MAX);
             match read {
                 GroupRead::New => {
@@ -499,7 +537,10 @@ impl Db<'_> {
                         };
                     }
                     let g = s.groups_mut().get_mut(name).expect("checked");
-                    g.consumer(consumer, now_ms).seen_ms = now_ms;
+                    // As Redis 7.0: the consumer is made (or seen) only when served.
+                    if !entries.is_empty() {
+                        g.consumer(consumer, now_ms).seen_ms = now_ms;
+                    }
                     if let Some((last, _)) = entries.last() {
                         g.last_delivered = *last;
                         g.entries_read = entries_read;
@@ -548,7 +589,7 @@ impl Db<'_> {
         ids: &[StreamId],
         now_ms: u64,
     ) -> Result<u64, OpError> {
-        match self.with_group(key, group, now_ms, false, |s, name| {
+        match self.with_group(key, group, now_ms, false, None, |s, name| {
             let g = s.groups_mut().get_mut(name).expect("checked");
             let n = ids.iter().filter(|id| g.forget(**id)).count() as u64;
             (n, n > 0)
@@ -565,7 +606,7 @@ impl Db<'_> {
         group: &[u8],
         now_ms: u64,
     ) -> Result<PendingSummary, OpError> {
-        self.with_group(key, group, now_ms, false, |s, name| {
+        self.with_group(key, group, now_ms, false, None, |s, name| {
             let g = &s.groups()[name];
             let first = g.pending.keys().next().copied();
             let last = g.pending.keys().next_back().copied();
@@ -598,7 +639,7 @@ impl Db<'_> {
         consumer: Option<&[u8]>,
         now_ms: u64,
     ) -> Result<Vec<PendingInfo>, OpError> {
-        self.with_group(key, group, now_ms, false, |s, name| {
+        self.with_group(key, group, now_ms, false, None, |s, name| {
             let g = &s.groups()[name];
             if start > end {
                 return (Vec::new(), false);
@@ -635,7 +676,7 @@ impl Db<'_> {
         options: ClaimOptions,
         now_ms: u64,
     ) -> Result<Delivered, OpError> {
-        self.with_group(key, group, now_ms, false, |s, name| {
+        self.with_group(key, group, now_ms, false, None, |s, name| {
             let at = options.delivered_ms.unwrap_or(now_ms);
             let mut claimed = Vec::new();
             {
@@ -693,7 +734,7 @@ impl Db<'_> {
         just_id: bool,
         now_ms: u64,
     ) -> Result<(StreamId, Delivered, Vec<StreamId>), OpError> {
-        self.with_group(key, group, now_ms, false, |s, name| {
+        self.with_group(key, group, now_ms, false, None, |s, name| {
             let candidates: Vec<(StreamId, Pending)> = s.groups()[name]
                 .pending
                 .range(start..)

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use super::{KeyCtx, out};
 use crate::MAX_STRING_BYTES;
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses, events};
 use crate::value::Value;
 use crate::value::string::{add_f64, add_i64, format_f64, parse_f64, parse_i64, range_of};
 
@@ -67,6 +67,8 @@ pub enum GetExExpiry {
     AtMs(u64),
 }
 
+const SET: Event = Event::new(EventClasses::STRING, "set");
+
 fn string_of(k: &KeyCtx<'_>) -> Result<Option<Bytes>, OpError> {
     match k.entry() {
         None => Ok(None),
@@ -103,6 +105,9 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<SetOutcome, OpError> {
         self.write_key(key, now_ms, true, |k| {
+            if opts.get && !k.exists() {
+                k.notify(events::KEY_MISS);
+            }
             let old = if opts.get { string_of(k)? } else { None };
             let refused = match opts.condition {
                 SetCondition::Always => false,
@@ -116,11 +121,14 @@ impl Db<'_> {
                 });
             }
             // SET replaces a value of any type.
-            k.put_string(value);
+            k.on_change(SET).put_string(value);
             match opts.expiry {
                 SetExpiry::Clear => k.set_expire(None),
                 SetExpiry::Keep => {}
-                SetExpiry::AtMs(at) => k.set_expire(Some(at)),
+                SetExpiry::AtMs(at) => {
+                    k.set_expire(Some(at));
+                    k.notify(events::EXPIRE);
+                }
             }
             Ok(SetOutcome { written: true, old })
         })
@@ -169,7 +177,7 @@ impl Db<'_> {
             }
             for ((key, value), &(shard, hash)) in pairs.iter().zip(routes) {
                 let mut k = KeyCtx::write(set.get(shard), db, hash, key, clock);
-                k.put_string(value);
+                k.on_change(SET).put_string(value);
                 k.set_expire(None);
             }
             true
@@ -179,6 +187,9 @@ impl Db<'_> {
     /// GETDEL: the value, then the key is deleted.
     pub fn getdel(&mut self, key: &[u8], now_ms: u64) -> Result<Option<Bytes>, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            if !k.exists() {
+                k.notify(events::KEY_MISS);
+            }
             let v = string_of(k)?;
             k.delete();
             Ok(v)
@@ -193,6 +204,9 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<Option<Bytes>, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            if !k.exists() {
+                k.notify(events::KEY_MISS);
+            }
             let v = string_of(k)?;
             match expiry {
                 GetExExpiry::Unchanged => {}
@@ -200,7 +214,7 @@ impl Db<'_> {
                 // no TTL is not.
                 GetExExpiry::Persist if k.expire_at().is_some() => {
                     k.set_expire(None);
-                    k.mark_modified();
+                    k.on_change(events::PERSIST).mark_modified();
                 }
                 GetExExpiry::Persist => {}
                 GetExExpiry::AtMs(at) if at <= now_ms => {
@@ -208,7 +222,7 @@ impl Db<'_> {
                 }
                 GetExExpiry::AtMs(at) => {
                     k.set_expire(Some(at));
-                    k.mark_modified();
+                    k.on_change(events::EXPIRE).mark_modified();
                 }
             }
             Ok(v)
@@ -217,20 +231,23 @@ impl Db<'_> {
 
     /// APPEND: returns the new length.
     pub fn append(&mut self, key: &[u8], value: &[u8], now_ms: u64) -> Result<usize, OpError> {
+        const APPEND: Event = Event::new(EventClasses::STRING, "append");
         self.write_key(key, now_ms, true, |k| {
             let Some(idx) = k.idx else {
-                k.put_string(value);
+                k.on_change(APPEND).put_string(value);
                 return Ok(value.len());
             };
             let len = k.entry().map_or(Ok(0), |e| e.str().map(|s| s.len()))?;
             if len + value.len() > MAX_STRING_BYTES {
                 return Err(OpError::StringTooLong);
             }
-            k.s.update(k.db, idx, |e| {
+            let len = k.s.update(k.db, idx, |e| {
                 let buf = e.grown_mut()?;
                 buf.extend_from_slice(value);
                 Ok(buf.len())
-            })
+            })?;
+            k.notify(APPEND);
+            Ok(len)
         })
     }
 
@@ -275,6 +292,7 @@ impl Db<'_> {
             if offset.saturating_add(value.len()) > MAX_STRING_BYTES {
                 return Err(OpError::StringTooLong);
             }
+            k.on_change(Event::new(EventClasses::STRING, "setrange"));
             k.grow_string(offset + value.len(), |buf| {
                 buf[offset..offset + value.len()].copy_from_slice(value);
                 (buf.len(), true)
@@ -284,11 +302,13 @@ impl Db<'_> {
 
     /// INCRBY (INCR, DECR, DECRBY are this with 1, -1, -n).
     pub fn incr_by(&mut self, key: &[u8], delta: i64, now_ms: u64) -> Result<i64, OpError> {
+        const INCRBY: Event = Event::new(EventClasses::STRING, "incrby");
         self.write_key(key, now_ms, true, |k| {
             let Some(idx) = k.idx else {
                 k.put_string(b"0");
                 let idx = k.idx.expect("just stored");
                 k.s.update(k.db, idx, |e| e.set_int(delta));
+                k.notify(INCRBY);
                 return Ok(delta);
             };
             let current = match &k.s.entry(k.db, idx).value {
@@ -300,6 +320,7 @@ impl Db<'_> {
             };
             let v = add_i64(current, delta)?;
             k.s.update(k.db, idx, |e| e.set_int(v));
+            k.notify(INCRBY);
             Ok(v)
         })
     }
@@ -322,7 +343,8 @@ impl Db<'_> {
             let delta = delta.ok_or(OpError::NotAFloat)?;
             let v = add_f64(current, delta)?;
             let text = format_f64(v);
-            k.put_text(&text);
+            k.on_change(Event::new(EventClasses::STRING, "incrbyfloat"))
+                .put_text(&text);
             Ok(Bytes::from(text))
         })
     }

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::zrange::{Aggregate, ZRangeBy, ZRangeSpec, pairs, select};
 use super::{KeyCtx, Kind, entry_at, locate_all, out};
 use crate::error::OpError;
-use crate::keyspace::Db;
+use crate::keyspace::{Db, Event, EventClasses};
 use crate::scan::scan_elements;
 use crate::value::Value;
 use crate::value::set::SetValue;
@@ -62,6 +62,10 @@ pub enum ZAddReply {
     Score(Option<f64>),
 }
 
+const fn zset_event(name: &'static str) -> Event {
+    Event::new(EventClasses::ZSET, name)
+}
+
 impl Db<'_> {
     /// ZADD.
     pub fn zadd(
@@ -74,7 +78,11 @@ impl Db<'_> {
         self.write_key(key, now_ms, true, |k| {
             k.check::<ZSetValue>()?;
             let create = opts.condition != ZAddCondition::IfPresent;
-            let r = k.modify::<ZSetValue, _>(create, |z| zadd_into(z, members, opts))?;
+            k.on_change(zset_event(if opts.incr { "zincr" } else { "zadd" }));
+            let r = k.modify_if::<ZSetValue, _>(create, |z| match zadd_into(z, members, opts) {
+                Ok((reply, touched)) => (Ok(reply), touched),
+                Err(error) => (Err(error), false),
+            })?;
             match r {
                 Some(r) => r,
                 None if opts.incr => Ok(ZAddReply::Score(None)),
@@ -104,6 +112,7 @@ impl Db<'_> {
     /// ZREM: how many members existed.
     pub fn zrem(&mut self, key: &[u8], members: &[&[u8]], now_ms: u64) -> Result<usize, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(zset_event("zrem"));
             Ok(k.modify_if::<ZSetValue, _>(false, |z| {
                 let removed = members.iter().filter(|m| z.remove(m).is_some()).count();
                 (removed, removed > 0)
@@ -215,6 +224,7 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<Vec<(Bytes, f64)>, OpError> {
         self.write_key(key, now_ms, false, |k| {
+            k.on_change(zset_event(if max { "zpopmax" } else { "zpopmin" }));
             Ok(k.modify_if::<ZSetValue, _>(false, |z| {
                 let popped: Vec<_> = (0..count)
                     .map_while(|_| z.pop(max))
@@ -245,6 +255,11 @@ impl Db<'_> {
             if victims.is_empty() {
                 return Ok(0);
             }
+            k.on_change(zset_event(match by {
+                ZRangeBy::Rank(..) => "zremrangebyrank",
+                ZRangeBy::Score(..) => "zremrangebyscore",
+                ZRangeBy::Lex(..) => "zremrangebylex",
+            }));
             k.modify::<ZSetValue, _>(false, |z| {
                 for m in &victims {
                     z.remove(m);
@@ -277,7 +292,8 @@ impl Db<'_> {
                         .collect(),
                 }
             };
-            store(&mut KeyCtx::write(set.get(ds), db, dh, dst, clock), &items);
+            let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
+            store(d.on_change(zset_event("zrangestore")), &items);
             Ok(items.len())
         })
     }
@@ -337,7 +353,9 @@ impl Db<'_> {
                 .map(|(m, (s, _))| (m, s))
                 .collect();
             let (ds, dh) = routes[keys.len()];
-            store(&mut KeyCtx::write(set.get(ds), db, dh, dst, clock), &items);
+            let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
+            let event = if inter { "zinterstore" } else { "zunionstore" };
+            store(d.on_change(zset_event(event)), &items);
             Ok(items.len())
         })
     }
@@ -366,11 +384,12 @@ impl Db<'_> {
     }
 }
 
+/// Adds `members` under `opts`: the reply, and whether anything was added or changed.
 fn zadd_into(
     z: &mut ZSetValue,
     members: &[(f64, &[u8])],
     opts: ZAddOptions,
-) -> Result<ZAddReply, OpError> {
+) -> Result<(ZAddReply, bool), OpError> {
     let mut added = 0;
     let mut changed = 0;
     let mut last = None;
@@ -411,19 +430,21 @@ fn zadd_into(
             }
         }
     }
-    Ok(if opts.incr {
+    let reply = if opts.incr {
         ZAddReply::Score(last)
     } else if opts.ch {
         ZAddReply::Count(added + changed)
     } else {
         ZAddReply::Count(added)
-    })
+    };
+    Ok((reply, added + changed > 0))
 }
 
-/// Replaces `k`'s value with a sorted set of `items` (deleting the key when empty).
+/// Replaces `k`'s value and TTL with a sorted set of `items`, announcing `k`'s pending
+/// event; an empty result deletes the key instead.
 fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
-    k.delete();
     if items.is_empty() {
+        k.delete();
         return;
     }
     let mut z = ZSetValue::default();
@@ -431,4 +452,5 @@ fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
         z.insert(m, *s);
     }
     k.put_value(Value::ZSet(Box::new(z)));
+    k.set_expire(None);
 }

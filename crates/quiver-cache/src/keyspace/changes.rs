@@ -9,8 +9,10 @@
 //! [`Keyspace::take_changes`]: super::Keyspace::take_changes
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::events::{Event, EventClasses};
 
 thread_local! {
     /// Who is running the operation on this thread (see [`ChangeOrigin`]).
@@ -54,6 +56,9 @@ pub enum ChangeKind {
     Evicted,
     /// Every key of the database was removed (FLUSHDB, FLUSHALL); the key is empty.
     Flushed,
+    /// A keyspace event of a selected class (see [`super::events`]), recorded beside the
+    /// changes above, in the order the operation performs them.
+    Event(Event),
 }
 
 /// One change.
@@ -75,6 +80,8 @@ pub struct Change {
 pub(crate) struct ChangeLog {
     changes: Mutex<Vec<Change>>,
     pending: AtomicBool,
+    /// The event classes recorded ([`EventClasses`] bits).
+    events: AtomicU32,
 }
 
 impl ChangeLog {
@@ -84,12 +91,13 @@ impl ChangeLog {
     pub(crate) fn record(&self, db: usize, key: &[u8], kind: ChangeKind) {
         let origin = match kind {
             ChangeKind::Expired | ChangeKind::Evicted => 0,
-            ChangeKind::Written | ChangeKind::Removed | ChangeKind::Flushed => ORIGIN.get(),
+            _ => ORIGIN.get(),
         };
         let mut changes = self.lock();
-        let repeated = changes.last().is_some_and(|last| {
-            last.db == db && *last.key == *key && last.kind == kind && last.origin == origin
-        });
+        let repeated = !matches!(kind, ChangeKind::Event(_))
+            && changes.last().is_some_and(|last| {
+                last.db == db && *last.key == *key && last.kind == kind && last.origin == origin
+            });
         if !repeated {
             changes.push(Change {
                 db,
@@ -100,6 +108,22 @@ impl ChangeLog {
         }
         drop(changes);
         self.pending.store(true, Ordering::Release);
+    }
+
+    /// Records `event` of `key` if its class is selected.
+    pub(crate) fn event(&self, db: usize, key: &[u8], event: Event) {
+        if self.events().intersects(event.class) {
+            self.record(db, key, ChangeKind::Event(event));
+        }
+    }
+
+    /// The event classes recorded.
+    pub(crate) fn events(&self) -> EventClasses {
+        EventClasses::from_bits(self.events.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_events(&self, classes: EventClasses) {
+        self.events.store(classes.bits(), Ordering::Relaxed);
     }
 
     /// Whether changes wait to be taken.

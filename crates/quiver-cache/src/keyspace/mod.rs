@@ -8,6 +8,7 @@
 mod changes;
 mod db;
 mod entry;
+pub(crate) mod events;
 mod garbage;
 mod shard;
 mod txn;
@@ -23,6 +24,7 @@ pub use changes::{Change, ChangeKind, ChangeOrigin};
 pub(crate) use db::HeldShards;
 pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;
+pub use events::{Event, EventClasses};
 pub use garbage::{Garbage, LAZY_FREE_ELEMENTS};
 pub use shard::Shard;
 pub use txn::{Transaction, WatchedKey};
@@ -254,6 +256,17 @@ impl Keyspace {
         if !on {
             drop(self.changes.take());
         }
+    }
+
+    /// Selects the keyspace events the change feed records beside the changes
+    /// (`notify-keyspace-events`); none by default.
+    pub fn set_notify_events(&self, classes: EventClasses) {
+        self.changes.set_events(classes);
+    }
+
+    /// The keyspace events selected.
+    pub fn notify_events(&self) -> EventClasses {
+        self.changes.events()
     }
 
     /// The changes recorded since the last call, in the order they happened. Cheap when

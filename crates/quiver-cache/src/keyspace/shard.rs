@@ -8,6 +8,7 @@ use foldhash::fast::FixedState;
 use super::Garbage;
 use super::changes::{ChangeKind, Feed};
 use super::entry::{Entry, NOT_VOLATILE};
+use super::events::{self, Event};
 use crate::evict::{self, Clock};
 use crate::memory::vec_size;
 use crate::rng::Rng;
@@ -126,6 +127,7 @@ impl Shard {
             self.stats.keyspace_hits += 1;
         } else {
             self.stats.keyspace_misses += 1;
+            self.event(db, key, events::KEY_MISS);
         }
         found
     }
@@ -146,6 +148,7 @@ impl Shard {
             }
             None => {
                 self.stats.keyspace_misses += 1;
+                self.event(db, key, events::KEY_MISS);
                 None
             }
         }
@@ -199,6 +202,7 @@ impl Shard {
         self.mem = self.mem + t.struct_bytes() - before;
         if self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
+            self.event(db, &key, events::NEW);
             self.signal_modified(db, &key);
         }
         idx
@@ -304,6 +308,13 @@ impl Shard {
     pub(crate) fn note_flushed(&self, db: usize) {
         if let Some(feed) = &self.feed {
             feed.record(db, b"", ChangeKind::Flushed);
+        }
+    }
+
+    /// Records keyspace event `event` of `key` (when the feed is on and its class chosen).
+    pub(crate) fn event(&self, db: usize, key: &[u8], event: Event) {
+        if let Some(feed) = &self.feed {
+            feed.event(db, key, event);
         }
     }
 

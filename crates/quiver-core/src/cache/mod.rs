@@ -30,11 +30,11 @@ use tokio::sync::Notify;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
-    ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, EvictionPolicy, ExpireCondition,
-    FieldAction, GetExExpiry, GroupRead, GroupStart, LexBound, ListEnd, OpError, Overflow,
-    ScoreBound, SetCondition, SetExpiry, SetOptions, Stats, StreamAddId, StreamFields, StreamId,
-    StreamTrim, StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition,
-    ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
+    ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, Event, EventClasses, EvictionPolicy,
+    ExpireCondition, FieldAction, GetExExpiry, GroupRead, GroupStart, LexBound, ListEnd, OpError,
+    Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats, StreamAddId, StreamFields,
+    StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare,
+    ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
 };
 
 use blocking::Waiters;
@@ -276,6 +276,17 @@ impl Cache {
     /// Changes `maxmemory-policy`.
     pub fn set_policy(&self, policy: EvictionPolicy) {
         self.keyspace.set_policy(policy);
+    }
+
+    /// Selects the keyspace events the change feed carries (`notify-keyspace-events`);
+    /// [`crate::pubsub::PubSub::set_notify_events`] publishes them.
+    pub fn set_notify_events(&self, classes: EventClasses) {
+        self.keyspace.set_notify_events(classes);
+    }
+
+    /// The keyspace events selected.
+    pub fn notify_events(&self) -> EventClasses {
+        self.keyspace.notify_events()
     }
 
     /// `maxmemory-samples`.

@@ -22,6 +22,7 @@
 //! here takes a stream's lock while holding them.
 
 mod mailbox;
+mod notify;
 mod tracking;
 
 use std::collections::{HashMap, HashSet};
@@ -33,13 +34,15 @@ use bytes::Bytes;
 use quiver_cache::glob_match;
 
 pub use mailbox::{Closed, Entry, Inbox, OutputLimits, PUBLISHED_SLOTS, Published};
+pub use notify::{KEYSPACE_STREAM, NATIVE_BACKLOG};
 pub use tracking::{MAX_TRACKED_KEYS, TrackingMode};
 
-use crate::cache::Cache;
+use crate::cache::{Cache, EventClasses};
 use crate::streams::{
     Batch, BatchTap, Broker, Message, PublishError, StreamHandle, StreamName, read, write,
 };
 use mailbox::{Mailbox, Pushed, SharedLimits};
+use notify::Notifier;
 use tracking::Tracking;
 
 /// The three kinds of subscription a client holds.
@@ -70,6 +73,8 @@ pub struct PubSubStats {
     pub disconnected_hard: u64,
     /// Subscribers disconnected at the soft output limit.
     pub disconnected_soft: u64,
+    /// Keyspace events not sent to [`KEYSPACE_STREAM`] because its backlog was full.
+    pub keyspace_events_dropped: u64,
 }
 
 type Subscribers = HashMap<Bytes, Vec<Arc<Mailbox>>>;
@@ -115,6 +120,7 @@ struct Inner {
     limits: Arc<SharedLimits>,
     counters: Arc<Counters>,
     tracking: Arc<Tracking>,
+    notifier: Notifier,
 }
 
 /// The node's Redis channels. Cloning is cheap and shares them.
@@ -161,10 +167,11 @@ impl PubSub {
             broker,
             index: RwLock::default(),
             tracking: Arc::new(Tracking::new(
-                cache,
+                Arc::clone(&cache),
                 Arc::clone(&limits),
                 Arc::clone(&counters),
             )),
+            notifier: Notifier::new(cache),
             limits,
             counters,
         });
@@ -200,6 +207,12 @@ impl PubSub {
     /// Changes the output limits (applies to the next delivery).
     pub fn set_limits(&self, limits: OutputLimits) {
         self.inner.limits.set(limits);
+    }
+
+    /// Selects the keyspace events published (`notify-keyspace-events`; see
+    /// [`notify`](self) for the channels and [`KEYSPACE_STREAM`]).
+    pub fn set_notify_events(&self, classes: EventClasses) {
+        self.inner.notifier.set(&self.inner, classes);
     }
 
     /// Publishes `payload` to `channel` (PUBLISH). A stream-named channel routes to its
@@ -264,6 +277,7 @@ impl PubSub {
             delivered: c.delivered.load(Ordering::Relaxed),
             disconnected_hard: c.disconnected_hard.load(Ordering::Relaxed),
             disconnected_soft: c.disconnected_soft.load(Ordering::Relaxed),
+            keyspace_events_dropped: inner.notifier.native_dropped.load(Ordering::Relaxed),
         }
     }
 }

@@ -201,9 +201,14 @@ impl Tracking {
             let mut state = lock(&self.state);
             let mut broadcast: HashMap<(u64, usize), Vec<Bytes>> = HashMap::new();
             for change in changes {
-                if change.kind == ChangeKind::Flushed {
-                    flushed(&mut state, &mut outgoing);
-                    continue;
+                match change.kind {
+                    ChangeKind::Flushed => {
+                        flushed(&mut state, &mut outgoing);
+                        continue;
+                    }
+                    // Keyspace events name changes recorded beside them.
+                    ChangeKind::Event(_) => continue,
+                    _ => {}
                 }
                 let key = Bytes::copy_from_slice(&change.key);
                 invalidate_key(&mut state, &key, change.origin, &mut outgoing);

@@ -609,6 +609,11 @@ impl StreamHandle {
         self.stream.durable.is_some()
     }
 
+    /// Subscriptions attached to the stream now.
+    pub fn subscribers(&self) -> u64 {
+        self.stream.metrics.subscribers.load(Ordering::Relaxed)
+    }
+
     /// Whether the stream was deleted since this handle was made (publishes through it
     /// fail; get a new handle from the broker).
     pub fn is_deleted(&self) -> bool {

@@ -27,6 +27,8 @@ pub enum Kind {
     LogFilter,
     /// Free text of at most `max_len` bytes; empty means "not set".
     Text { max_len: usize },
+    /// Redis `notify-keyspace-events` letters (`KEA`, `Ex`...); empty is off.
+    KeyspaceEvents,
     /// Durable-stream rules: `PATTERN [key=value ...]`, separated by `;` (or, in the
     /// file, an array of tables).
     DurableRules,
@@ -212,6 +214,13 @@ pub const KEYS: &[Key] = &[
         default: "60s",
         profiles: &[],
         doc: "How long a subscriber may stay above `resp.pubsub_output_soft`.",
+    },
+    Key {
+        name: "resp.notify_keyspace_events",
+        kind: Kind::KeyspaceEvents,
+        default: "",
+        profiles: &[],
+        doc: "Keyspace events published (Redis `notify-keyspace-events`): `K` on `__keyspace@<db>__:<key>`, `E` on `__keyevent@<db>__:<event>`, for the classes `g$lshzxetdnm` (`A` is `g$lshzxetd`); empty is off. They also reach native subscribers of the stream `quiver/cache/keyspace`.",
     },
     Key {
         name: "resp.max_query_buffer",

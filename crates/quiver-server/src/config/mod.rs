@@ -82,6 +82,8 @@ pub struct RespConfig {
     pub max_output_buffer_bytes: u64,
     /// Redis's `client-output-buffer-limit pubsub`.
     pub pubsub_output: quiver_core::pubsub::OutputLimits,
+    /// Redis's `notify-keyspace-events`.
+    pub notify_keyspace_events: quiver_core::cache::EventClasses,
     pub max_query_buffer_bytes: u64,
     pub max_bulk_len_bytes: u64,
     /// Connection threads; 0: one per core.
@@ -282,6 +284,10 @@ impl Config {
                     soft_bytes: bytes("resp.pubsub_output_soft"),
                     soft_period: duration("resp.pubsub_output_soft_period"),
                 },
+                notify_keyspace_events: quiver_core::cache::EventClasses::parse(&text(
+                    "resp.notify_keyspace_events",
+                ))
+                .expect("checked when read"),
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
                 io_threads: small("resp.io_threads"),

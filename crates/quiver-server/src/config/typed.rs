@@ -78,6 +78,11 @@ impl Value {
                 Err(invalid(format!("text of at most {max_len} bytes")))
             }
             Kind::Text { .. } => Ok(Value::Text(entry.text.clone())),
+            Kind::KeyspaceEvents => quiver_core::cache::EventClasses::parse(text)
+                .map(|classes| Value::Text(classes.to_string()))
+                .ok_or_else(|| {
+                    invalid("the letters of Redis notify-keyspace-events: K E g $ l s h z x e t d n m A".to_owned())
+                }),
             Kind::Bool => value::parse_bool(text)
                 .map(Value::Bool)
                 .ok_or_else(|| invalid("true or false".to_owned())),

@@ -360,7 +360,7 @@ fn streams(out: &mut String, state: &ServerState) {
 /// The Redis channels (PUBLISH, SUBSCRIBE and friends over RESP).
 fn pubsub(out: &mut String, state: &ServerState) {
     let stats = state.pubsub.stats();
-    let counters: [(&str, &str, u64); 2] = [
+    let counters: [(&str, &str, u64); 3] = [
         (
             "quiver_pubsub_published_total",
             "Messages published to Redis channels (PUBLISH, SPUBLISH).",
@@ -370,6 +370,11 @@ fn pubsub(out: &mut String, state: &ServerState) {
             "quiver_pubsub_delivered_total",
             "Messages queued for Redis channel subscribers (once per subscriber).",
             stats.delivered,
+        ),
+        (
+            "quiver_keyspace_events_dropped_total",
+            "Keyspace events not sent to the stream quiver/cache/keyspace because its backlog was full.",
+            stats.keyspace_events_dropped,
         ),
     ];
     plain_counters(out, &counters);

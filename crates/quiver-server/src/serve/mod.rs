@@ -102,6 +102,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         Arc::clone(&cache),
         config.resp.pubsub_output,
     );
+    pubsub.set_notify_events(config.resp.notify_keyspace_events);
     let resp_shared = Arc::new(resp::RespShared::new(
         Arc::clone(&cache),
         pubsub.clone(),

@@ -173,6 +173,23 @@ impl Peer {
         self.writer.write_all(&request).expect("send");
     }
 
+    /// The messages pushed to this pattern subscriber before the reply to a PING sent
+    /// now.
+    fn pushed(&mut self, server: &str) -> Vec<Reply> {
+        self.send(&args(&["PING"]));
+        let mut messages = Vec::new();
+        loop {
+            match self.read(server) {
+                Reply::Array(items) | Reply::Push(items)
+                    if items.first() == Some(&Reply::Bulk(b"pmessage".to_vec())) =>
+                {
+                    messages.push(Reply::Array(items));
+                }
+                _ => return messages,
+            }
+        }
+    }
+
     /// The next reply, without sending anything (a message pushed to a subscriber).
     fn read(&mut self, server: &str) -> Reply {
         Reply::read(&mut self.reader)
@@ -348,6 +365,32 @@ impl Pair {
         self.differences.push(format!(
             "{context}: {}\n    redis:  {redis}\n    quiver: {quiver}",
             show(command)
+        ));
+        false
+    }
+
+    /// Compares the keyspace events connection 2 (subscribed to them) was sent since the
+    /// last call; records a difference and returns false when they differ.
+    fn check_events(&mut self, session: &mut Session, command: &[Vec<u8>], context: &str) -> bool {
+        let (redis, quiver) = &mut session.others[0];
+        let (redis, quiver) = (redis.pushed("redis-server"), quiver.pushed("Quiver"));
+        if redis == quiver {
+            return true;
+        }
+        let list = |events: Vec<Reply>| {
+            events
+                .iter()
+                .map(|event| event.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        self.differences.push(format!(
+            "{context}: keyspace events of {}
+    redis:  [{}]
+    quiver: [{}]",
+            show(command),
+            list(redis),
+            list(quiver)
         ));
         false
     }
@@ -815,7 +858,20 @@ fn random_sequences_match_redis() {
             continue;
         }
         let resp3 = sequence % 2 == 1;
+        // Every third sequence, connection 2 watches every keyspace event and they are
+        // compared after each command.
+        let notify = sequence % 3 == 2;
         let mut session = pair.session(resp3);
+        if notify {
+            session.both(&args(&[
+                "CONFIG",
+                "SET",
+                "notify-keyspace-events",
+                KEYSPACE_EVENTS,
+            ]));
+            let subscribe = args(&["PSUBSCRIBE", "__key*__:*"]);
+            pair.check_on(&mut session, 2, &subscribe, Compare::Exact, "subscribing");
+        }
         for (step, (command, compare)) in commands.iter().enumerate() {
             sent += 1;
             let context = format!(
@@ -823,7 +879,9 @@ fn random_sequences_match_redis() {
                 if resp3 { "RESP3" } else { "RESP2" }
             );
             // After a difference the two key spaces may differ: start a new sequence.
-            if !pair.check(&mut session, command, *compare, &context) {
+            if !pair.check(&mut session, command, *compare, &context)
+                || (notify && !pair.check_events(&mut session, command, &context))
+            {
                 if only.is_some() {
                     let before: Vec<String> =
                         commands[..step].iter().map(|(c, _)| show(c)).collect();
@@ -834,6 +892,9 @@ fn random_sequences_match_redis() {
                 }
                 break;
             }
+        }
+        if notify {
+            session.both(&args(&["CONFIG", "SET", "notify-keyspace-events", ""]));
         }
         sequence += 1;
         if only.is_some() {
@@ -846,6 +907,10 @@ fn random_sequences_match_redis() {
     );
     pair.finish(&format!("random sequences (seed {seed:#x})"));
 }
+
+/// The keyspace events the random sequences watch: every class, key misses and new keys
+/// included.
+const KEYSPACE_EVENTS: &str = "KEAmn";
 
 fn env_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {

@@ -78,7 +78,7 @@ fn refuse_range(
     range_error: &CommandError,
     out: &mut BytesMut,
 ) {
-    match ctx.db.key_type(key, ctx.now_ms) {
+    match ctx.db.type_of(key, ctx.now_ms) {
         None => write_integer(out, missing),
         Some(ValueType::String) => error(out, range_error),
         Some(_) => error(out, &OpError::WrongType),

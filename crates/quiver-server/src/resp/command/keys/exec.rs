@@ -76,10 +76,7 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
         }
         KeysCommand::Persist { key } => flag(out, ctx.db.persist(&key, now_ms)),
         KeysCommand::Type { key } => {
-            let name = ctx
-                .db
-                .key_type(&key, now_ms)
-                .map_or("none", ValueType::name);
+            let name = ctx.db.type_of(&key, now_ms).map_or("none", ValueType::name);
             write_simple(out, name.as_bytes());
         }
         KeysCommand::Keys { pattern } => {

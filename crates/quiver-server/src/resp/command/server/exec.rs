@@ -1,7 +1,7 @@
 //! Running server commands: INFO CONFIG COMMAND TIME.
 
 use bytes::{Bytes, BytesMut};
-use quiver_core::cache::EvictionPolicy;
+use quiver_core::cache::{EventClasses, EvictionPolicy};
 use quiver_resp::Reply;
 use quiver_resp::encode as write;
 
@@ -79,6 +79,7 @@ fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
         ("client-output-buffer-limit", output_limits(conn)),
         ("port", conn.shared.listen_addr.port().to_string()),
         ("bind", conn.shared.listen_addr.ip().to_string()),
+        ("notify-keyspace-events", cache.notify_events().to_string()),
         ("save", String::new()),
         ("appendonly", "no".to_owned()),
     ]
@@ -121,6 +122,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
         RequirePass(Option<Bytes>),
         ProtectedMode(bool),
         PubSubLimits(OutputLimits),
+        KeyspaceEvents(EventClasses),
     }
     let mut changes = Vec::with_capacity(pairs.len());
     for (name, value) in pairs {
@@ -141,6 +143,9 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
             "client-output-buffer-limit" => Change::PubSubLimits(
                 parse_output_limits(&value_text, conn.shared.pubsub.limits()).map_err(|reason| invalid(&reason))?,
             ),
+            "notify-keyspace-events" => Change::KeyspaceEvents(
+                EventClasses::parse(&value_text).ok_or_else(|| invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'."))?,
+            ),
             _ => return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_text}'")),
         };
         changes.push(change);
@@ -157,6 +162,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
                     .requirepass = pass;
             }
             Change::PubSubLimits(limits) => conn.shared.pubsub.set_limits(limits),
+            Change::KeyspaceEvents(classes) => conn.shared.pubsub.set_notify_events(classes),
             Change::ProtectedMode(on) => {
                 conn.shared
                     .runtime

@@ -624,7 +624,11 @@ fn auto_claim(
     })();
     let (min_idle, start, count, just_id) = match parsed {
         Ok(parsed) => parsed,
-        Err(text) => return fail(out, text),
+        Err(text) => {
+            // Redis looked the key up before (a key miss when it is absent).
+            ctx.db.type_of(key, now);
+            return fail(out, text);
+        }
     };
     if let Err(text) = has_group(ctx, key, group) {
         return fail(out, text);

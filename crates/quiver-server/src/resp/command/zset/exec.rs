@@ -163,7 +163,7 @@ fn run_zstore(ctx: &mut DataCtx<'_, '_>, store: &ZStore, out: &mut BytesMut) {
     if let Some(option_error) = &store.option_error {
         let wrong_type = store.keys.iter().any(|key| {
             ctx.db
-                .key_type(key, ctx.now_ms)
+                .type_of(key, ctx.now_ms)
                 .is_some_and(|kind| !matches!(kind, ValueType::Set | ValueType::ZSet))
         });
         return if wrong_type {
