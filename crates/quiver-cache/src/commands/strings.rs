@@ -121,7 +121,8 @@ impl Db<'_> {
                 });
             }
             // SET replaces a value of any type.
-            k.on_change(SET).put_string(value);
+            k.put_string(value);
+            k.notify(SET);
             match opts.expiry {
                 SetExpiry::Clear => k.set_expire(None),
                 SetExpiry::Keep => {}
