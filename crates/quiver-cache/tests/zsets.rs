@@ -1,6 +1,6 @@
 use quiver_cache::{
     Aggregate, LexBound, OpError, ScoreBound, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply,
-    ZRangeBy, ZRangeSpec,
+    ZRangeBy, ZRangeSpec, ZSetOp,
 };
 
 use crate::{T0, ks};
@@ -218,7 +218,14 @@ fn union_and_inter_store() {
     .unwrap();
     db.sadd(b"s", &[b"b", b"c"], T0).unwrap();
     assert_eq!(
-        db.zstore(b"u", &[b"z1", b"z2"], None, Aggregate::Sum, false, T0),
+        db.zstore(
+            b"u",
+            &[b"z1", b"z2"],
+            ZSetOp::Union,
+            None,
+            Aggregate::Sum,
+            T0
+        ),
         Ok(3)
     );
     assert_eq!(db.zscore(b"u", b"b", T0), Ok(Some(12.0)));
@@ -226,9 +233,9 @@ fn union_and_inter_store() {
         db.zstore(
             b"i",
             &[b"z1", b"z2"],
+            ZSetOp::Inter,
             Some(&[2.0, 1.0]),
             Aggregate::Max,
-            true,
             T0
         ),
         Ok(1)
@@ -238,28 +245,68 @@ fn union_and_inter_store() {
         db.zstore(
             b"i",
             &[b"z1", b"z2"],
+            ZSetOp::Inter,
             Some(&[2.0, 1.0]),
             Aggregate::Min,
-            true,
             T0
         ),
         Ok(1)
     );
     assert_eq!(db.zscore(b"i", b"b", T0), Ok(Some(4.0)));
     assert_eq!(
-        db.zstore(b"m", &[b"z2", b"s"], None, Aggregate::Sum, true, T0),
+        db.zstore(
+            b"m",
+            &[b"z2", b"s"],
+            ZSetOp::Inter,
+            None,
+            Aggregate::Sum,
+            T0
+        ),
         Ok(2)
     );
     assert_eq!(db.zscore(b"m", b"c", T0), Ok(Some(21.0)));
     assert_eq!(
-        db.zstore(b"m", &[b"z1", b"missing"], None, Aggregate::Sum, true, T0),
+        db.zstore(
+            b"m",
+            &[b"z1", b"missing"],
+            ZSetOp::Inter,
+            None,
+            Aggregate::Sum,
+            T0
+        ),
         Ok(0)
     );
     assert_eq!(db.exists(&[b"m"], T0), 0);
+    // The difference keeps the first input's scores; the answered forms sort by score.
+    assert_eq!(
+        db.zstore(
+            b"d",
+            &[b"z2", b"z1"],
+            ZSetOp::Diff,
+            None,
+            Aggregate::Sum,
+            T0
+        ),
+        Ok(1)
+    );
+    let union = db
+        .zcombine(&[b"z1", b"s"], ZSetOp::Union, None, Aggregate::Sum, T0)
+        .unwrap();
+    let scores: Vec<f64> = union.iter().map(|(_, s)| *s).collect();
+    assert!(scores.windows(2).all(|w| w[0] <= w[1]), "{union:?}");
+    assert_eq!(db.zintercard(&[b"z1", b"z2"], 0, T0), Ok(1));
+    assert_eq!(db.zintercard(&[b"z1", b"s"], 1, T0), Ok(1));
     db.push(b"l", &[b"x"], quiver_cache::ListEnd::Left, false, T0)
         .unwrap();
     assert_eq!(
-        db.zstore(b"m", &[b"z1", b"l"], None, Aggregate::Sum, false, T0),
+        db.zstore(
+            b"m",
+            &[b"z1", b"l"],
+            ZSetOp::Union,
+            None,
+            Aggregate::Sum,
+            T0
+        ),
         Err(OpError::WrongType)
     );
 }

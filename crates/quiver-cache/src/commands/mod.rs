@@ -20,7 +20,7 @@ pub use streams::{
 };
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
 pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};
-pub use zsets::{ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply};
+pub use zsets::{ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZSetOp};
 
 use bytes::Bytes;
 

@@ -8,12 +8,11 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::zrange::{Aggregate, ZRangeBy, ZRangeSpec, pairs, select};
-use super::{KeyCtx, Kind, entry_at, locate_all, out};
+use super::{KeyCtx, entry_at, locate_all, out};
 use crate::error::OpError;
 use crate::keyspace::{Db, Event, EventClasses};
 use crate::scan::scan_elements;
 use crate::value::Value;
-use crate::value::set::SetValue;
 use crate::value::zset::{LexBound, ScoreBound, ZSetValue};
 
 /// ZADD's NX/XX.
@@ -298,15 +297,16 @@ impl Db<'_> {
         })
     }
 
-    /// ZUNIONSTORE (`inter` = false) / ZINTERSTORE (true) with WEIGHTS and AGGREGATE;
-    /// plain sets count as members scored 1. Returns the stored size.
+    /// ZUNIONSTORE, ZINTERSTORE (with WEIGHTS and AGGREGATE) and ZDIFFSTORE: the result
+    /// of `op` over `keys` (plain sets count as members scored 1) replaces `dst`.
+    /// Returns the stored size.
     pub fn zstore(
         &mut self,
         dst: &[u8],
         keys: &[&[u8]],
+        op: ZSetOp,
         weights: Option<&[f64]>,
         aggregate: Aggregate,
-        inter: bool,
         now_ms: u64,
     ) -> Result<usize, OpError> {
         self.make_room(now_ms)?;
@@ -314,49 +314,57 @@ impl Db<'_> {
         all.push(dst);
         let (db, clock) = (self.db, self.clock(now_ms));
         self.multi(&all, |set, routes| {
-            let found = locate_all(set, db, keys, &routes[..keys.len()], clock, |k| {
-                match k.entry().map(|e| &e.value) {
-                    None | Some(Value::ZSet(_)) | Some(Value::Set(_)) => Ok(()),
-                    Some(_) => Err(OpError::WrongType),
-                }
-            })?;
-            let mut acc: HashMap<Box<[u8]>, (f64, usize)> = HashMap::new();
-            for (i, (idx, &(shard, _))) in found.iter().zip(routes).enumerate() {
-                let w = weights.and_then(|w| w.get(i)).copied().unwrap_or(1.0);
-                let Some(e) = entry_at(set, db, shard, *idx) else {
-                    continue;
-                };
-                let mut add = |m: &[u8], score: f64| {
-                    let mut s = score * w;
-                    if s.is_nan() {
-                        s = 0.0;
-                    }
-                    match acc.get_mut(m) {
-                        Some((v, n)) => {
-                            *v = aggregate.apply(*v, s);
-                            *n += 1;
-                        }
-                        None => {
-                            acc.insert(m.into(), (s, 1));
-                        }
-                    }
-                };
-                if let Some(z) = ZSetValue::peek(&e.value) {
-                    z.members().for_each(|m| add(&m.name, m.score));
-                } else if let Some(s) = SetValue::peek(&e.value) {
-                    s.members().for_each(|m| add(m, 1.0));
-                }
-            }
-            let items: Vec<(Box<[u8]>, f64)> = acc
-                .into_iter()
-                .filter(|(_, (_, n))| !inter || *n == keys.len())
-                .map(|(m, (s, _))| (m, s))
-                .collect();
+            let items = combine(set, db, keys, routes, clock, op, weights, aggregate)?;
             let (ds, dh) = routes[keys.len()];
             let mut d = KeyCtx::write(set.get(ds), db, dh, dst, clock);
-            let event = if inter { "zinterstore" } else { "zunionstore" };
-            store(d.on_change(zset_event(event)), &items);
+            store(d.on_change(zset_event(op.store_event())), &items);
             Ok(items.len())
+        })
+    }
+
+    /// ZUNION, ZINTER (with WEIGHTS and AGGREGATE) and ZDIFF: the result of `op` over
+    /// `keys`, by score then member.
+    pub fn zcombine(
+        &mut self,
+        keys: &[&[u8]],
+        op: ZSetOp,
+        weights: Option<&[f64]>,
+        aggregate: Aggregate,
+        now_ms: u64,
+    ) -> Result<Vec<(Bytes, f64)>, OpError> {
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(keys, |set, routes| {
+            let mut items = combine(set, db, keys, routes, clock, op, weights, aggregate)?;
+            items.sort_by(|(m1, s1), (m2, s2)| s1.total_cmp(s2).then_with(|| m1.cmp(m2)));
+            Ok(items
+                .into_iter()
+                .map(|(m, s)| (Bytes::from(Vec::from(m)), s))
+                .collect())
+        })
+    }
+
+    /// ZINTERCARD: the size of the intersection of `keys`, counting up to `limit` (0: no
+    /// limit).
+    pub fn zintercard(
+        &mut self,
+        keys: &[&[u8]],
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<usize, OpError> {
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(keys, |set, routes| {
+            let n = combine(
+                set,
+                db,
+                keys,
+                routes,
+                clock,
+                ZSetOp::Inter,
+                None,
+                Aggregate::Sum,
+            )?
+            .len();
+            Ok(if limit == 0 { n } else { n.min(limit) })
         })
     }
 
@@ -438,6 +446,93 @@ fn zadd_into(
         ZAddReply::Count(added)
     };
     Ok((reply, added + changed > 0))
+}
+
+/// Union, intersection or difference of sorted sets (and plain sets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZSetOp {
+    /// Members in any input.
+    Union,
+    /// Members in every input.
+    Inter,
+    /// Members of the first input in none of the others (scores from the first).
+    Diff,
+}
+
+impl ZSetOp {
+    fn store_event(self) -> &'static str {
+        match self {
+            ZSetOp::Union => "zunionstore",
+            ZSetOp::Inter => "zinterstore",
+            ZSetOp::Diff => "zdiffstore",
+        }
+    }
+}
+
+/// A member and its score.
+type Scored = (Box<[u8]>, f64);
+
+/// The members `op` selects from `keys` (locked, routed by `routes`) and their scores,
+/// weighted and aggregated; unordered.
+#[allow(clippy::too_many_arguments)]
+fn combine(
+    set: &mut crate::keyspace::ShardSet<'_>,
+    db: usize,
+    keys: &[&[u8]],
+    routes: &[(usize, u64)],
+    clock: crate::evict::Clock,
+    op: ZSetOp,
+    weights: Option<&[f64]>,
+    aggregate: Aggregate,
+) -> Result<Vec<Scored>, OpError> {
+    let found = locate_all(set, db, keys, &routes[..keys.len()], clock, |k| {
+        match k.entry().map(|e| &e.value) {
+            None | Some(Value::ZSet(_)) | Some(Value::Set(_)) => Ok(()),
+            Some(_) => Err(OpError::WrongType),
+        }
+    })?;
+    let members = |i: usize| -> Vec<(&[u8], f64)> {
+        let (shard, _) = routes[i];
+        match entry_at(set, db, shard, found[i]).map(|e| &e.value) {
+            Some(Value::ZSet(z)) => z.members().map(|m| (&m.name[..], m.score)).collect(),
+            Some(Value::Set(s)) => s.members().map(|m| (&m[..], 1.0)).collect(),
+            _ => Vec::new(),
+        }
+    };
+    if op == ZSetOp::Diff {
+        let others: std::collections::HashSet<&[u8]> = (1..keys.len())
+            .flat_map(|i| members(i).into_iter().map(|(m, _)| m))
+            .collect();
+        return Ok(members(0)
+            .into_iter()
+            .filter(|(m, _)| !others.contains(m))
+            .map(|(m, s)| (m.into(), s))
+            .collect());
+    }
+    let mut acc: HashMap<Box<[u8]>, (f64, usize)> = HashMap::new();
+    for i in 0..keys.len() {
+        let w = weights.and_then(|w| w.get(i)).copied().unwrap_or(1.0);
+        for (m, score) in members(i) {
+            let mut s = score * w;
+            if s.is_nan() {
+                s = 0.0;
+            }
+            match acc.get_mut(m) {
+                Some((v, n)) => {
+                    *v = aggregate.apply(*v, s);
+                    *n += 1;
+                }
+                None => {
+                    acc.insert(m.into(), (s, 1));
+                }
+            }
+        }
+    }
+    Ok(acc
+        .into_iter()
+        .filter(|(_, (_, n))| op == ZSetOp::Union || *n == keys.len())
+        .map(|(m, (s, _))| (m, s))
+        .collect())
 }
 
 /// Replaces `k`'s value and TTL with a sorted set of `items`, announcing `k`'s pending

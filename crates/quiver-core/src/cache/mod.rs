@@ -34,7 +34,7 @@ pub use quiver_cache::{
     ExpireCondition, FieldAction, GetExExpiry, GroupRead, GroupStart, LexBound, ListEnd, OpError,
     Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats, StreamAddId, StreamFields,
     StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare,
-    ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, glob_match,
+    ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp, glob_match,
 };
 
 use blocking::Waiters;

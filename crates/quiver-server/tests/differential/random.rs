@@ -539,18 +539,34 @@ fn zset<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
         15 => vec!["ZREMRANGEBYSCORE", key, min, max],
         16 => vec!["ZREMRANGEBYLEX", LEX_KEY, rng.pick(LEX), rng.pick(LEX)],
         17 => {
-            let mut words = vec![
-                rng.pick(&["ZUNIONSTORE", "ZINTERSTORE"]),
-                "k3",
-                "2",
-                key,
-                other,
-            ];
+            let command = rng.pick(&[
+                "ZUNIONSTORE",
+                "ZINTERSTORE",
+                "ZDIFFSTORE",
+                "ZUNION",
+                "ZINTER",
+                "ZDIFF",
+                "ZINTERCARD",
+            ]);
+            let mut words = vec![command];
+            if command.ends_with("STORE") {
+                words.push("k3");
+            }
+            words.extend(["2", key, other]);
+            if command == "ZINTERCARD" {
+                if rng.chance(50) {
+                    words.extend(["LIMIT", rng.pick(&["0", "1", "-1"])]);
+                }
+                return words;
+            }
             if rng.chance(40) {
                 words.extend(["WEIGHTS", rng.pick(FLOATS), "2"]);
             }
             if rng.chance(40) {
                 words.extend(["AGGREGATE", rng.pick(&["SUM", "MIN", "MAX", "AVG"])]);
+            }
+            if !command.ends_with("STORE") && rng.chance(50) {
+                words.push("WITHSCORES");
             }
             words
         }

@@ -11,13 +11,14 @@ use quiver_core::cache::{
 };
 use quiver_resp::Protocol;
 use quiver_resp::encode::{write_array_len, write_bulk, write_double, write_null};
+use quiver_resp::error::CommandError;
 
 use crate::resp::command::SortedSetCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{count, error, refs, reply, scan_count, scan_head, to_usize};
 use crate::resp::command::string::Condition;
 use crate::resp::command::zset::{
-    Aggregate, Comparison, LexBound, ScoreBound, ZAdd, ZRange, ZRangeBy, ZSetOp, ZStore,
+    Aggregate, Comparison, LexBound, ScoreBound, ZAdd, ZRange, ZRangeBy, ZStore,
 };
 
 /// Runs a sorted set command and writes its reply.
@@ -88,6 +89,17 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: SortedSetCommand, out:
             });
         }
         SortedSetCommand::ZStore(store) => run_zstore(ctx, &store, out),
+        SortedSetCommand::ZInterCard {
+            keys,
+            limit,
+            option_error,
+        } => {
+            if let Some(option_error) = option_error {
+                return refuse_options(ctx, &keys, &option_error, out);
+            }
+            let result = ctx.db.zintercard(&refs(&keys), limit, now_ms);
+            reply(out, result, count);
+        }
         SortedSetCommand::ZRemRange { key, range } => {
             let result = ctx.db.zremrange(&key, &range_by(range), now_ms);
             reply(out, result, count);
@@ -158,33 +170,53 @@ fn run_zrange(ctx: &mut DataCtx<'_, '_>, range: ZRange, out: &mut BytesMut) {
     });
 }
 
-/// `ZUNIONSTORE`/`ZINTERSTORE`: the size of the stored result.
+/// Malformed options after the keys, answered in Redis's order: the type error of the
+/// first key holding something else than a set or sorted set, else the options' error.
+fn refuse_options(
+    ctx: &mut DataCtx<'_, '_>,
+    keys: &[Bytes],
+    option_error: &CommandError,
+    out: &mut BytesMut,
+) {
+    let wrong_type = keys.iter().any(|key| {
+        ctx.db
+            .type_of(key, ctx.now_ms)
+            .is_some_and(|kind| !matches!(kind, ValueType::Set | ValueType::ZSet))
+    });
+    if wrong_type {
+        error(out, &OpError::WrongType)
+    } else {
+        error(out, option_error)
+    }
+}
+
+/// `ZUNION`/`ZINTER`/`ZDIFF` (the result) and their `STORE` forms (the stored size).
 fn run_zstore(ctx: &mut DataCtx<'_, '_>, store: &ZStore, out: &mut BytesMut) {
     if let Some(option_error) = &store.option_error {
-        let wrong_type = store.keys.iter().any(|key| {
-            ctx.db
-                .type_of(key, ctx.now_ms)
-                .is_some_and(|kind| !matches!(kind, ValueType::Set | ValueType::ZSet))
-        });
-        return if wrong_type {
-            error(out, &OpError::WrongType)
-        } else {
-            error(out, option_error)
-        };
+        return refuse_options(ctx, &store.keys, option_error, out);
     }
     let aggregate = match store.aggregate {
         Aggregate::Sum => CacheAggregate::Sum,
         Aggregate::Min => CacheAggregate::Min,
         Aggregate::Max => CacheAggregate::Max,
     };
-    let result = ctx.db.zstore(
-        &store.destination,
-        &refs(&store.keys),
-        store.weights.as_deref(),
-        aggregate,
-        store.op == ZSetOp::Inter,
-        ctx.now_ms,
-    );
+    let (keys, weights) = (refs(&store.keys), store.weights.as_deref());
+    let now_ms = ctx.now_ms;
+    let Some(destination) = &store.destination else {
+        let result = ctx.db.zcombine(&keys, store.op, weights, aggregate, now_ms);
+        let protocol = ctx.protocol;
+        return reply(out, result, |out, items| {
+            if store.withscores {
+                write_scored(out, protocol, &items, protocol == Protocol::Resp3);
+            } else {
+                write_array_len(out, items.len());
+                items.iter().for_each(|(member, _)| write_bulk(out, member));
+            }
+        });
+    };
+    let result = ctx
+        .db
+        .zstore(destination, &keys, store.op, weights, aggregate, now_ms);
     reply(out, result, count);
 }
 

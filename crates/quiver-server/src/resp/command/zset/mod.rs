@@ -1,7 +1,7 @@
 //! Sorted set commands: ZADD ZREM ZSCORE ZMSCORE ZINCRBY ZCARD ZCOUNT
 //! ZLEXCOUNT ZRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX
-//! ZREVRANGE ZRANK ZREVRANK ZPOPMIN ZPOPMAX ZRANGESTORE ZUNIONSTORE
-//! ZINTERSTORE ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX ZSCAN.
+//! ZREVRANGE ZRANK ZREVRANK ZPOPMIN ZPOPMAX ZRANGESTORE ZUNION ZINTER ZDIFF ZUNIONSTORE
+//! ZINTERSTORE ZDIFFSTORE ZINTERCARD ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX ZSCAN.
 
 pub(crate) mod exec;
 mod range;
@@ -9,6 +9,7 @@ mod specs;
 
 use bytes::Bytes;
 
+pub use quiver_core::cache::ZSetOp;
 pub use range::{LexBound, ScoreBound, ZRange, ZRangeBy};
 
 use super::keys::{Scan, parse_scan};
@@ -68,8 +69,16 @@ pub enum SortedSetCommand {
         max: bool,
         count: Option<i64>,
     },
-    /// `ZUNIONSTORE`/`ZINTERSTORE`.
+    /// `ZUNION`, `ZINTER`, `ZDIFF` and their `STORE` forms.
     ZStore(ZStore),
+    /// `ZINTERCARD numkeys key... [LIMIT limit]`.
+    ZInterCard {
+        keys: Vec<Bytes>,
+        /// 0: no limit.
+        limit: usize,
+        /// Reported only when no key holds a value of the wrong type, as [`ZStore`]'s.
+        option_error: Option<CommandError>,
+    },
     /// `ZREMRANGEBYRANK`, `ZREMRANGEBYSCORE`, `ZREMRANGEBYLEX`.
     ZRemRange { key: Bytes, range: ZRangeBy },
     /// `ZSCAN key cursor [MATCH p] [COUNT n]`.
@@ -102,13 +111,16 @@ pub enum Comparison {
     Lt,
 }
 
-/// `ZUNIONSTORE`/`ZINTERSTORE` with weights and aggregate.
+/// `ZUNION`, `ZINTER`, `ZDIFF` (with `WITHSCORES`) and their `STORE` forms, with
+/// weights and aggregate (not for the difference).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ZStore {
-    /// Union or intersection.
+    /// Union, intersection or difference.
     pub op: ZSetOp,
-    /// Where the result goes.
-    pub destination: Bytes,
+    /// Where the result goes; `None` answers it.
+    pub destination: Option<Bytes>,
+    /// `WITHSCORES` (only without a destination).
+    pub withscores: bool,
     /// Input keys.
     pub keys: Vec<Bytes>,
     /// One weight per key (default 1).
@@ -118,15 +130,6 @@ pub struct ZStore {
     /// What is wrong with the options after the keys, if anything: Redis reports it
     /// only when no input key holds a value of the wrong type.
     pub option_error: Option<CommandError>,
-}
-
-/// Union or intersection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ZSetOp {
-    /// Members in any input.
-    Union,
-    /// Members in every input.
-    Inter,
 }
 
 /// `AGGREGATE SUM|MIN|MAX`.
@@ -234,8 +237,29 @@ fn zpop(args: &mut Args<'_>, max: bool) -> Result<Command, CommandError> {
     wrap(SortedSetCommand::ZPop { key, max, count })
 }
 
-fn zstore(args: &mut Args<'_>, op: ZSetOp) -> Result<Command, CommandError> {
-    let destination = args.next()?;
+/// `ZUNION`/`ZINTER`/`ZDIFF` (`store` false) and their `STORE` forms (true).
+fn zstore(args: &mut Args<'_>, op: ZSetOp, store: bool) -> Result<Command, CommandError> {
+    let destination = if store { Some(args.next()?) } else { None };
+    let numkeys = numkeys(args)?;
+    let keys = args.take(numkeys)?;
+    let options = zstore_options(args, numkeys, op != ZSetOp::Diff, !store);
+    let ((weights, aggregate, withscores), option_error) = match options {
+        Ok(options) => (options, None),
+        Err(error) => ((None, Aggregate::Sum, false), Some(error)),
+    };
+    wrap(SortedSetCommand::ZStore(ZStore {
+        op,
+        destination,
+        withscores,
+        keys,
+        weights,
+        aggregate,
+        option_error,
+    }))
+}
+
+/// The `numkeys` argument: at least 1, at most the arguments left.
+fn numkeys(args: &mut Args<'_>) -> Result<usize, CommandError> {
     let numkeys = parse_i64(args.next_slice()?).ok_or(CommandError::NotInteger)?;
     if numkeys < 1 {
         let message = format!(
@@ -251,29 +275,55 @@ fn zstore(args: &mut Args<'_>, op: ZSetOp) -> Result<Command, CommandError> {
     if numkeys > args.remaining() {
         return Err(CommandError::Syntax);
     }
-    let keys = args.take(numkeys)?;
-    let (weights, aggregate, option_error) = match zstore_options(args, numkeys) {
-        Ok((weights, aggregate)) => (weights, aggregate, None),
-        Err(error) => (None, Aggregate::Sum, Some(error)),
-    };
-    wrap(SortedSetCommand::ZStore(ZStore {
-        op,
-        destination,
-        keys,
-        weights,
-        aggregate,
-        option_error,
-    }))
+    Ok(numkeys)
 }
 
-/// `[WEIGHTS weight...] [AGGREGATE SUM|MIN|MAX]` after `numkeys` keys.
+/// `ZINTERCARD numkeys key... [LIMIT limit]`.
+fn zintercard(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let numkeys = numkeys(args)?;
+    let keys = args.take(numkeys)?;
+    let mut limit = 0;
+    let mut option_error = None;
+    while args.remaining() > 0 {
+        let word = args.next_slice()?;
+        let value = args.next_slice().ok();
+        match value {
+            Some(value) if is(word, "limit") => match parse_i64(value) {
+                Some(n) if n >= 0 => limit = usize::try_from(n).unwrap_or(usize::MAX),
+                _ => {
+                    option_error = Some(CommandError::Message("LIMIT can't be negative"));
+                    break;
+                }
+            },
+            _ => {
+                option_error = Some(CommandError::Syntax);
+                break;
+            }
+        }
+    }
+    wrap(SortedSetCommand::ZInterCard {
+        keys,
+        limit,
+        option_error,
+    })
+}
+
+/// `[WEIGHTS weight...] [AGGREGATE SUM|MIN|MAX]` (when `weighted`) and `[WITHSCORES]`
+/// (when `answered`) after `numkeys` keys.
 fn zstore_options(
     args: &mut Args<'_>,
     numkeys: usize,
-) -> Result<(Option<Vec<f64>>, Aggregate), CommandError> {
-    let (mut weights, mut aggregate) = (None, Aggregate::Sum);
+    weighted: bool,
+    answered: bool,
+) -> Result<(Option<Vec<f64>>, Aggregate, bool), CommandError> {
+    let (mut weights, mut aggregate, mut withscores) = (None, Aggregate::Sum, false);
     while let Some(word) = args.peek() {
-        if is(word, "weights") && args.remaining() > numkeys {
+        if answered && is(word, "withscores") {
+            args.next_slice()?;
+            withscores = true;
+        } else if !weighted {
+            return Err(CommandError::Syntax);
+        } else if is(word, "weights") && args.remaining() > numkeys {
             args.next_slice()?;
             let mut parsed = Vec::with_capacity(numkeys);
             for _ in 0..numkeys {
@@ -295,7 +345,7 @@ fn zstore_options(
             return Err(CommandError::Syntax);
         }
     }
-    Ok((weights, aggregate))
+    Ok((weights, aggregate, withscores))
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ const fn c(
 }
 
 const ONE: (i32, i32, i32) = (1, 1, 1);
+const NONE: (i32, i32, i32) = (0, 0, 0);
 
 pub(crate) const SPECS: &[CommandSpec] = &[
     c(
@@ -293,7 +294,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         ONE,
         "2.0.0",
         "Stores the union of multiple sorted sets in a key.",
-        |a| zstore(a, ZSetOp::Union),
+        |a| zstore(a, ZSetOp::Union, true),
     )
     .with_numkeys(2)
     .with_syntax("destination numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)]")
@@ -305,11 +306,71 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         ONE,
         "2.0.0",
         "Stores the intersect of multiple sorted sets in a key.",
-        |a| zstore(a, ZSetOp::Inter),
+        |a| zstore(a, ZSetOp::Inter, true),
     )
     .with_numkeys(2)
     .with_syntax("destination numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)]")
     .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
+    c(
+        "zdiffstore",
+        -4,
+        WRITE | DENYOOM | MOVABLE_KEYS,
+        ONE,
+        "6.2.0",
+        "Stores the difference of multiple sorted sets in a key.",
+        |a| zstore(a, ZSetOp::Diff, true),
+    )
+    .with_numkeys(2)
+    .with_syntax("destination numkeys key...")
+    .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
+    c(
+        "zunion",
+        -3,
+        READONLY | MOVABLE_KEYS,
+        NONE,
+        "6.2.0",
+        "Returns the union of multiple sorted sets.",
+        |a| zstore(a, ZSetOp::Union, false),
+    )
+    .with_numkeys(1)
+    .with_syntax("numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)] [WITHSCORES]")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "zinter",
+        -3,
+        READONLY | MOVABLE_KEYS,
+        NONE,
+        "6.2.0",
+        "Returns the intersect of multiple sorted sets.",
+        |a| zstore(a, ZSetOp::Inter, false),
+    )
+    .with_numkeys(1)
+    .with_syntax("numkeys key... [WEIGHTS weight...] [AGGREGATE (SUM|MIN|MAX)] [WITHSCORES]")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "zdiff",
+        -3,
+        READONLY | MOVABLE_KEYS,
+        NONE,
+        "6.2.0",
+        "Returns the difference between multiple sorted sets.",
+        |a| zstore(a, ZSetOp::Diff, false),
+    )
+    .with_numkeys(1)
+    .with_syntax("numkeys key... [WITHSCORES]")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
+        "zintercard",
+        -3,
+        READONLY | MOVABLE_KEYS,
+        NONE,
+        "7.0.0",
+        "Returns the number of members of the intersect of multiple sorted sets.",
+        zintercard,
+    )
+    .with_numkeys(1)
+    .with_syntax("numkeys key... [LIMIT limit]")
+    .with_key_flags(&[&["RO", "access"]]),
     c(
         "zremrangebyscore",
         4,
