@@ -138,7 +138,7 @@ fn command_subcommand_replies() {
     assert_eq!(
         list,
         Reply::Array(
-            ["zinterstore", "zrangestore", "zunionstore"]
+            ["zdiffstore", "zinterstore", "zrangestore", "zunionstore"]
                 .into_iter()
                 .map(Reply::bulk_static)
                 .collect()
