@@ -310,3 +310,30 @@ fn union_and_inter_store() {
         Err(OpError::WrongType)
     );
 }
+
+#[test]
+fn pops_from_the_first_sorted_set_and_random_members() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    seed(&mut db);
+    db.set(b"str", b"v", Default::default(), T0).unwrap();
+    assert_eq!(db.zpop_first(&[b"none"], false, 1, T0), Ok(None));
+    assert_eq!(
+        db.zpop_first(&[b"none", b"str", b"z"], false, 1, T0),
+        Err(OpError::WrongType)
+    );
+    let (key, items) = db
+        .zpop_first(&[b"none", b"z"], true, 2, T0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(&key[..], b"z");
+    assert_eq!(items.len(), 2);
+    assert!(items[0].1 >= items[1].1, "highest first: {items:?}");
+    let all = db.zrange(b"z", &spec(ZRangeBy::Rank(0, -1)), T0).unwrap();
+    let picked = db.zrandmember(b"z", Some(100), T0).unwrap();
+    assert_eq!(picked.len(), all.len(), "a positive count never repeats");
+    let repeated = db.zrandmember(b"z", Some(-7), T0).unwrap();
+    assert_eq!(repeated.len(), 7);
+    assert!(repeated.iter().all(|item| all.contains(item)));
+    assert_eq!(db.zrandmember(b"none", Some(3), T0), Ok(Vec::new()));
+}

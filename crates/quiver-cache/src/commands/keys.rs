@@ -287,7 +287,10 @@ impl Db<'_> {
             d.take();
             let i = d.s.insert(db, dh, moved);
             d.s.set_expire(db, i, ttl);
-            if matches!(d.s.entry(db, i).value, crate::value::Value::List(_)) {
+            if matches!(
+                d.s.entry(db, i).value,
+                crate::value::Value::List(_) | crate::value::Value::ZSet(_)
+            ) {
                 d.s.signal_ready(db, dst);
             }
             set.get(ss).event(db, src, Event::generic("rename_from"));

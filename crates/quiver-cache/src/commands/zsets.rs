@@ -82,6 +82,10 @@ impl Db<'_> {
                 Ok((reply, touched)) => (Ok(reply), touched),
                 Err(error) => (Err(error), false),
             })?;
+            if k.exists() {
+                // Clients blocked in BZPOPMIN/BZPOPMAX/BZMPOP on this key try again.
+                k.signal_ready();
+            }
             match r {
                 Some(r) => r,
                 None if opts.incr => Ok(ZAddReply::Score(None)),
@@ -233,6 +237,58 @@ impl Db<'_> {
                 (popped, changed)
             })?
             .unwrap_or_default())
+        })
+    }
+
+    /// The pop BZPOPMIN/BZPOPMAX and (B)ZMPOP perform: up to `count` items from the
+    /// first of `keys` holding a sorted set, atomically across all of them; `None` when
+    /// none does. A key holding another type fails with `WrongType` when it is reached.
+    pub fn zpop_first(
+        &mut self,
+        keys: &[&[u8]],
+        max: bool,
+        count: usize,
+        now_ms: u64,
+    ) -> Result<Option<Popped>, OpError> {
+        let (db, clock) = (self.db, self.clock(now_ms));
+        self.multi(keys, |set, routes| {
+            for (key, &(shard, hash)) in keys.iter().zip(routes) {
+                let mut k = KeyCtx::write(set.get(shard), db, hash, key, clock);
+                k.on_change(zset_event(if max { "zpopmax" } else { "zpopmin" }));
+                let popped = k.modify_if::<ZSetValue, _>(false, |z| {
+                    let popped: Vec<_> = (0..count)
+                        .map_while(|_| z.pop(max))
+                        .map(|x| (Bytes::from(Vec::from(x.member)), x.score))
+                        .collect();
+                    let changed = !popped.is_empty();
+                    (popped, changed)
+                })?;
+                if let Some(popped) = popped.filter(|p| !p.is_empty()) {
+                    return Ok(Some((out(key), popped)));
+                }
+            }
+            Ok(None)
+        })
+    }
+
+    /// ZRANDMEMBER: `None` = one member; positive = distinct; negative = with repeats.
+    pub fn zrandmember(
+        &mut self,
+        key: &[u8],
+        count: Option<i64>,
+        now_ms: u64,
+    ) -> Result<Vec<(Bytes, f64)>, OpError> {
+        self.read_key(key, now_ms, |k| {
+            let Some(len) = k.view::<ZSetValue>()?.map(ZSetValue::len) else {
+                return Ok(Vec::new());
+            };
+            let picks = super::random_indices(&mut k.s.rng, len, count.unwrap_or(1));
+            let z = k.view::<ZSetValue>()?.expect("present above");
+            Ok(picks
+                .into_iter()
+                .filter_map(|i| z.at_rank(i))
+                .map(|item| (out(&item.member), item.score))
+                .collect())
         })
     }
 
@@ -472,6 +528,9 @@ impl ZSetOp {
 /// A member and its score.
 type Scored = (Box<[u8]>, f64);
 
+/// A key and the (member, score) items popped from it.
+type Popped = (Bytes, Vec<(Bytes, f64)>);
+
 /// The members `op` selects from `keys` (locked, routed by `routes`) and their scores,
 /// weighted and aggregated; unordered.
 #[allow(clippy::too_many_arguments)]
@@ -548,4 +607,5 @@ fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
     }
     k.put_value(Value::ZSet(Box::new(z)));
     k.set_expire(None);
+    k.signal_ready();
 }

@@ -528,6 +528,14 @@ fn zset<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
             rng.pick(LEX),
             rng.pick(LEX),
         ],
+        13 if rng.chance(30) => {
+            let side = rng.pick(&["MIN", "MAX", "LEFT"]);
+            let mut words = vec!["ZMPOP", rng.pick(&["2", "1", "0", "3"]), key, other, side];
+            if rng.chance(50) {
+                words.extend(["COUNT", start]);
+            }
+            words
+        }
         13 => {
             let mut words = vec![rng.pick(&["ZPOPMIN", "ZPOPMAX"]), key];
             if rng.chance(50) {

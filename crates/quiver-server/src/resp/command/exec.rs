@@ -118,7 +118,7 @@ pub fn execute_data(
         Command::Hash(c) => hash::exec::execute(ctx, c, out),
         Command::List(c) => return Ok(list::exec::execute(ctx, c, out)),
         Command::Set(c) => set::exec::execute(ctx, c, out),
-        Command::SortedSet(c) => zset::exec::execute(ctx, c, out),
+        Command::SortedSet(c) => return Ok(zset::exec::execute(ctx, c, out)),
         Command::Stream(c) => return Ok(stream::exec::execute(ctx, c, out)),
         Command::Transaction(c) => return Err(SessionCommand::Transaction(c)),
         Command::Connection(c) => return Err(SessionCommand::Connection(c)),

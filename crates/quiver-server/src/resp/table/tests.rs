@@ -156,6 +156,9 @@ fn command_subcommand_replies() {
                 "blpop",
                 "brpop",
                 "brpoplpush",
+                "bzmpop",
+                "bzpopmax",
+                "bzpopmin",
                 "xread",
                 "xreadgroup"
             ]

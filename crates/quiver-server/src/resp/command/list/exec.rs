@@ -198,7 +198,7 @@ fn multi_pop(
 }
 
 /// Waiting on `keys`; a timeout of 0 waits forever.
-fn block(keys: Vec<Bytes>, timeout_ms: i64) -> Outcome {
+pub(crate) fn block(keys: Vec<Bytes>, timeout_ms: i64) -> Outcome {
     Outcome::Block {
         keys,
         timeout_ms: u64::try_from(timeout_ms).ok().filter(|ms| *ms > 0),

@@ -134,8 +134,23 @@ fn greater_than_zero(arg: &[u8], what: &'static str) -> Result<usize, CommandErr
         .ok_or(CommandError::Message(what))
 }
 
-/// LMPOP, and BLMPOP (`blocking`, its timeout first), checked in Redis's order.
-fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandError> {
+/// The arguments LMPOP/BLMPOP and ZMPOP/BZMPOP share.
+pub(crate) struct MultiPopArgs {
+    /// The blocking forms' timeout.
+    pub timeout_ms: Option<i64>,
+    pub keys: Vec<Bytes>,
+    /// Whether the second of the two words (`RIGHT`, `MAX`) was named.
+    pub second: bool,
+    pub count: usize,
+}
+
+/// `[timeout] numkeys key... FIRST|SECOND [COUNT n]` (the timeout when `blocking`),
+/// checked in Redis's order; `words` are the two ends.
+pub(crate) fn multi_pop_args(
+    args: &mut Args<'_>,
+    blocking: bool,
+    words: [&str; 2],
+) -> Result<MultiPopArgs, CommandError> {
     let timeout_ms = match blocking {
         true => Some(timeout_ms(args.next_slice()?)?),
         false => None,
@@ -145,7 +160,12 @@ fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandErro
         return Err(CommandError::Syntax);
     }
     let keys = args.take(numkeys)?;
-    let end = end(args.next_slice()?)?;
+    let which = args.next_slice()?;
+    let second = match () {
+        _ if is(which, words[0]) => false,
+        _ if is(which, words[1]) => true,
+        _ => return Err(CommandError::Syntax),
+    };
     let mut count = None;
     while let Ok(option) = args.next_slice() {
         if count.is_none() && is(option, "count") && args.remaining() > 0 {
@@ -157,11 +177,22 @@ fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandErro
             return Err(CommandError::Syntax);
         }
     }
-    wrap(ListCommand::MultiPop {
-        keys,
-        end,
-        count: count.unwrap_or(1),
+    Ok(MultiPopArgs {
         timeout_ms,
+        keys,
+        second,
+        count: count.unwrap_or(1),
+    })
+}
+
+/// LMPOP, and BLMPOP (`blocking`, its timeout first).
+fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandError> {
+    let parsed = multi_pop_args(args, blocking, ["left", "right"])?;
+    wrap(ListCommand::MultiPop {
+        keys: parsed.keys,
+        end: if parsed.second { End::Right } else { End::Left },
+        count: parsed.count,
+        timeout_ms: parsed.timeout_ms,
     })
 }
 

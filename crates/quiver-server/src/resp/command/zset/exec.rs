@@ -10,12 +10,15 @@ use quiver_core::cache::{
     ZRangeSpec,
 };
 use quiver_resp::Protocol;
-use quiver_resp::encode::{write_array_len, write_bulk, write_double, write_null};
+use quiver_resp::encode::{
+    write_array_len, write_bulk, write_double, write_null, write_null_array,
+};
 use quiver_resp::error::CommandError;
 
 use crate::resp::command::SortedSetCommand;
-use crate::resp::command::exec::DataCtx;
+use crate::resp::command::exec::{DataCtx, Outcome};
 use crate::resp::command::exec::{count, error, refs, reply, scan_count, scan_head, to_usize};
+use crate::resp::command::list::exec::block;
 use crate::resp::command::string::Condition;
 use crate::resp::command::zset::{
     Aggregate, Comparison, LexBound, ScoreBound, ZAdd, ZRange, ZRangeBy, ZStore,
@@ -26,9 +29,45 @@ use crate::resp::command::zset::{
     clippy::result_large_err,
     reason = "the command is handed back by value, unchanged, for `execute_data`"
 )]
-pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: SortedSetCommand, out: &mut BytesMut) {
+pub(crate) fn execute(
+    ctx: &mut DataCtx<'_, '_>,
+    command: SortedSetCommand,
+    out: &mut BytesMut,
+) -> Outcome {
     let now_ms = ctx.now_ms;
     match command {
+        SortedSetCommand::BlockingPop {
+            keys,
+            max,
+            timeout_ms,
+        } => return pop_first(ctx, keys, max, 1, Some(timeout_ms), false, out),
+        SortedSetCommand::MultiPop {
+            keys,
+            max,
+            count,
+            timeout_ms,
+        } => return pop_first(ctx, keys, max, count, timeout_ms, true, out),
+        SortedSetCommand::ZRandMember {
+            key,
+            count,
+            withscores,
+        } => {
+            let result = ctx.db.zrandmember(&key, count, now_ms);
+            let protocol = ctx.protocol;
+            reply(out, result, |out, picks| match count {
+                None => match picks.first() {
+                    Some((member, _)) => write_bulk(out, member),
+                    None => write_null(out, protocol),
+                },
+                Some(_) if withscores => {
+                    write_scored(out, protocol, &picks, protocol == Protocol::Resp3)
+                }
+                Some(_) => {
+                    write_array_len(out, picks.len());
+                    picks.iter().for_each(|(member, _)| write_bulk(out, member));
+                }
+            });
+        }
         SortedSetCommand::ZAdd(zadd) => run_zadd(ctx, &zadd, out),
         SortedSetCommand::ZRem { key, members } => {
             let result = ctx.db.zrem(&key, &refs(&members), now_ms);
@@ -93,13 +132,13 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: SortedSetCommand, out:
             keys,
             limit,
             option_error,
-        } => {
-            if let Some(option_error) = option_error {
-                return refuse_options(ctx, &keys, &option_error, out);
+        } => match option_error {
+            Some(option_error) => refuse_options(ctx, &keys, &option_error, out),
+            None => {
+                let result = ctx.db.zintercard(&refs(&keys), limit, now_ms);
+                reply(out, result, count);
             }
-            let result = ctx.db.zintercard(&refs(&keys), limit, now_ms);
-            reply(out, result, count);
-        }
+        },
         SortedSetCommand::ZRemRange { key, range } => {
             let result = ctx.db.zremrange(&key, &range_by(range), now_ms);
             reply(out, result, count);
@@ -118,6 +157,43 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: SortedSetCommand, out:
             });
         }
     }
+    Outcome::Done
+}
+
+/// `BZPOPMIN`/`BZPOPMAX` (`multi` false: one item, replied `[key, member, score]`) and
+/// `ZMPOP`/`BZMPOP` (true: up to `count`, replied `[key, [[member, score]...]]`) from the
+/// first of `keys` holding a sorted set; with nothing to pop, a null array, or a wait
+/// when `timeout_ms` is given outside a transaction.
+fn pop_first(
+    ctx: &mut DataCtx<'_, '_>,
+    keys: Vec<Bytes>,
+    max: bool,
+    count: usize,
+    timeout_ms: Option<i64>,
+    multi: bool,
+    out: &mut BytesMut,
+) -> Outcome {
+    let protocol = ctx.protocol;
+    match ctx.db.zpop_first(&refs(&keys), max, count, ctx.now_ms) {
+        Err(e) => error(out, &e),
+        Ok(Some((key, items))) if multi => {
+            write_array_len(out, 2);
+            write_bulk(out, &key);
+            write_scored(out, protocol, &items, true);
+        }
+        Ok(Some((key, items))) => {
+            let (member, score) = &items[0];
+            write_array_len(out, 3);
+            write_bulk(out, &key);
+            write_bulk(out, member);
+            write_double(out, protocol, *score);
+        }
+        Ok(None) => match timeout_ms {
+            Some(timeout_ms) if !ctx.in_transaction => return block(keys, timeout_ms),
+            _ => write_null_array(out, protocol),
+        },
+    }
+    Outcome::Done
 }
 
 /// `ZADD`: the count of added (or with `CH` changed) members; with `INCR` the

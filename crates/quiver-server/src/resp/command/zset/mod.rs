@@ -12,7 +12,9 @@ use bytes::Bytes;
 pub use quiver_core::cache::ZSetOp;
 pub use range::{LexBound, ScoreBound, ZRange, ZRangeBy};
 
+use super::hash::random_count;
 use super::keys::{Scan, parse_scan};
+use super::list::{multi_pop_args, timeout_ms};
 use super::{Args, Command, is};
 use quiver_resp::error::{CommandError, ErrorCode};
 use quiver_resp::num::{parse_f64, parse_i64};
@@ -71,6 +73,25 @@ pub enum SortedSetCommand {
     },
     /// `ZUNION`, `ZINTER`, `ZDIFF` and their `STORE` forms.
     ZStore(ZStore),
+    /// `BZPOPMIN`/`BZPOPMAX key... timeout` (`timeout_ms` 0 blocks forever).
+    BlockingPop {
+        keys: Vec<Bytes>,
+        max: bool,
+        timeout_ms: i64,
+    },
+    /// `ZMPOP numkeys key... MIN|MAX [COUNT n]` and `BZMPOP timeout numkeys ...`.
+    MultiPop {
+        keys: Vec<Bytes>,
+        max: bool,
+        count: usize,
+        timeout_ms: Option<i64>,
+    },
+    /// `ZRANDMEMBER key [count [WITHSCORES]]`: a negative count may repeat members.
+    ZRandMember {
+        key: Bytes,
+        count: Option<i64>,
+        withscores: bool,
+    },
     /// `ZINTERCARD numkeys key... [LIMIT limit]`.
     ZInterCard {
         keys: Vec<Bytes>,
@@ -256,6 +277,55 @@ fn zstore(args: &mut Args<'_>, op: ZSetOp, store: bool) -> Result<Command, Comma
         aggregate,
         option_error,
     }))
+}
+
+/// `BZPOPMIN`/`BZPOPMAX key... timeout`.
+fn blocking_pop(args: &mut Args<'_>, max: bool) -> Result<Command, CommandError> {
+    let mut keys = args.rest();
+    let timeout = keys.pop().expect("the arity asks for a key and a timeout");
+    let timeout_ms = timeout_ms(&timeout)?;
+    wrap(SortedSetCommand::BlockingPop {
+        keys,
+        max,
+        timeout_ms,
+    })
+}
+
+/// ZMPOP, and BZMPOP (`blocking`, its timeout first).
+fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandError> {
+    let parsed = multi_pop_args(args, blocking, ["min", "max"])?;
+    wrap(SortedSetCommand::MultiPop {
+        keys: parsed.keys,
+        max: parsed.second,
+        count: parsed.count,
+        timeout_ms: parsed.timeout_ms,
+    })
+}
+
+/// `ZRANDMEMBER key [count [WITHSCORES]]`.
+fn zrandmember(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    if args.remaining() == 0 {
+        return wrap(SortedSetCommand::ZRandMember {
+            key,
+            count: None,
+            withscores: false,
+        });
+    }
+    let count = random_count(args.next_slice()?)?;
+    let withscores = match args.remaining() {
+        0 => false,
+        1 if args.peek().is_some_and(|w| is(w, "withscores")) => true,
+        _ => return Err(CommandError::Syntax),
+    };
+    if withscores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+        return Err(CommandError::OutOfRange);
+    }
+    wrap(SortedSetCommand::ZRandMember {
+        key,
+        count: Some(count),
+        withscores,
+    })
 }
 
 /// The `numkeys` argument: at least 1, at most the arguments left.

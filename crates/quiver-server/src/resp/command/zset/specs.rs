@@ -1,7 +1,7 @@
 //! The zset commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{DENYOOM, FAST, MOVABLE_KEYS, READONLY, WRITE};
+use crate::resp::table::flag::{BLOCKING, DENYOOM, FAST, MOVABLE_KEYS, NOSCRIPT, READONLY, WRITE};
 use crate::resp::table::{CommandSpec, Group, MemberAt, Parser};
 
 const fn c(
@@ -323,6 +323,64 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_numkeys(2)
     .with_syntax("destination numkeys key...")
     .with_key_flags(&[&["OW", "update"], &["RO", "access"]]),
+    c(
+        "bzpopmin",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING | FAST,
+        (1, -2, 1),
+        "5.0.0",
+        "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        |a| blocking_pop(a, false),
+    )
+    .with_syntax("key... timeout")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
+    c(
+        "bzpopmax",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING | FAST,
+        (1, -2, 1),
+        "5.0.0",
+        "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
+        |a| blocking_pop(a, true),
+    )
+    .with_syntax("key... timeout")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
+    c(
+        "zmpop",
+        -4,
+        WRITE | MOVABLE_KEYS,
+        NONE,
+        "7.0.0",
+        "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.",
+        |a| multi_pop(a, false),
+    )
+    .with_numkeys(1)
+    .with_syntax("numkeys key... (MIN|MAX) [COUNT count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
+    c(
+        "bzmpop",
+        -5,
+        WRITE | BLOCKING | MOVABLE_KEYS,
+        NONE,
+        "7.0.0",
+        "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        |a| multi_pop(a, true),
+    )
+    .with_numkeys(2)
+    .with_syntax("timeout numkeys key... (MIN|MAX) [COUNT count]")
+    .with_key_flags(&[&["RW", "access", "delete"]]),
+    c(
+        "zrandmember",
+        -2,
+        READONLY,
+        ONE,
+        "6.2.0",
+        "Returns one or more random members from a sorted set.",
+        zrandmember,
+    )
+    .with_syntax("key [count [WITHSCORES]]")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
     c(
         "zunion",
         -3,
