@@ -194,3 +194,34 @@ fn object_and_memory_usage() {
     assert_eq!(db.object_freq(b"f", T0), Ok(Some(5)));
     assert_eq!(db.object_idletime(b"f", T0), Err(OpError::LfuSelected));
 }
+
+#[test]
+fn swapdb_trades_keys_ttls_and_touches_watched_keys() {
+    let ks = ks();
+    ks.db(0)
+        .unwrap()
+        .set(b"a", b"zero", Default::default(), T0)
+        .unwrap();
+    let mut one = ks.db(1).unwrap();
+    one.set(b"a", b"one", Default::default(), T0).unwrap();
+    one.set(b"t", b"x", Default::default(), T0).unwrap();
+    one.expire_at(b"t", (T0 + 5_000) as i64, Default::default(), T0)
+        .unwrap();
+    let watched = ks.watch(0, b"t", T0).unwrap();
+    let untouched = ks.watch(0, b"nowhere", T0).unwrap();
+    ks.db(0).unwrap().swapdb(0, 1).unwrap();
+    let mut zero = ks.db(0).unwrap();
+    assert_eq!(zero.get(b"a", T0).unwrap().as_deref(), Some(&b"one"[..]));
+    assert_eq!(zero.pttl(b"t", T0), 5_000);
+    assert_eq!(
+        ks.db(1).unwrap().get(b"a", T0).unwrap().as_deref(),
+        Some(&b"zero"[..])
+    );
+    let mut txn = ks.transaction();
+    assert!(!txn.watched_unchanged(std::slice::from_ref(&watched), T0));
+    assert!(txn.watched_unchanged(std::slice::from_ref(&untouched), T0));
+    drop(txn);
+    ks.unwatch(&watched);
+    ks.unwatch(&untouched);
+    assert_eq!(ks.db(0).unwrap().swapdb(0, 16), Err(OpError::DbOutOfRange));
+}

@@ -438,6 +438,26 @@ impl Db<'_> {
         })
     }
 
+    /// SWAPDB: databases `a` and `b` trade their keys, with every shard locked (clients
+    /// connected to one see the other's data at once). The change feed hears both
+    /// flushed, so client-side caches of either drop what they hold.
+    pub fn swapdb(&mut self, a: usize, b: usize) -> Result<(), OpError> {
+        self.check_db(a)?;
+        self.check_db(b)?;
+        if a == b {
+            return Ok(());
+        }
+        let all: Vec<usize> = (0..self.ks.shard_count()).collect();
+        self.with_shards(&all, |set| {
+            for &i in &all {
+                set.get(i).swap_dbs(a, b);
+            }
+            set.get(0).note_flushed(a);
+            set.get(0).note_flushed(b);
+        });
+        Ok(())
+    }
+
     /// OBJECT ENCODING: the encoding name Redis would report.
     pub fn object_encoding(&mut self, key: &[u8], now_ms: u64) -> Option<&'static str> {
         self.peek_entry(key, now_ms, |e| e.value.encoding(e.inline_len()))

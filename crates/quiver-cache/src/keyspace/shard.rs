@@ -304,6 +304,36 @@ impl Shard {
         n
     }
 
+    /// Swaps databases `a` and `b` (SWAPDB), as Redis does: a watched key of either that
+    /// is present in either counts as modified, and keys clients are blocked on in
+    /// either are tried again.
+    pub(crate) fn swap_dbs(&mut self, a: usize, b: usize) {
+        let present =
+            |s: &Shard, db: usize, key: &[u8]| s.dbs[db].table.find(s.hash(key), key).is_some();
+        let touched: Vec<DbKey> = self
+            .watched
+            .keys()
+            .filter(|(db, key)| {
+                let db = usize::from(*db);
+                (db == a || db == b) && (present(self, a, key) || present(self, b, key))
+            })
+            .cloned()
+            .collect();
+        for (db, key) in touched {
+            self.bump_watched(usize::from(db), &key);
+        }
+        self.dbs.swap(a, b);
+        let waiting: Vec<DbKey> = self
+            .blocked
+            .keys()
+            .filter(|(db, _)| usize::from(*db) == a || usize::from(*db) == b)
+            .cloned()
+            .collect();
+        for (db, key) in waiting {
+            self.signal_ready(usize::from(db), &key);
+        }
+    }
+
     /// Records in the change feed that database `db` was emptied.
     pub(crate) fn note_flushed(&self, db: usize) {
         if let Some(feed) = &self.feed {

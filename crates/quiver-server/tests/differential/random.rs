@@ -305,6 +305,7 @@ fn string<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
 
 fn generic<'a>(rng: &mut Rng, key: &'a str, other: &'a str, compare: &mut Compare) -> Vec<&'a str> {
     match rng.below(14) {
+        0 if rng.chance(5) => vec!["SWAPDB", "0", rng.pick(&["1", "0", "16"])],
         0 => vec!["DEL", key, other],
         1 => vec!["EXISTS", key, other, key],
         2 => vec!["TYPE", key],

@@ -131,6 +131,11 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
             flushed(ctx.cache, ctx.db.flushdb(), mode);
             ok(out);
         }
+        KeysCommand::SwapDb { first, second } => {
+            let index = |n: i32| usize::try_from(n).unwrap_or(usize::MAX);
+            let result = ctx.db.swapdb(index(first), index(second));
+            reply(out, result, |out, ()| ok(out));
+        }
         KeysCommand::FlushAll { mode } => {
             // Through the database handle, so it also works inside EXEC,
             // whose transaction already holds every shard lock.

@@ -67,6 +67,8 @@ pub enum KeysCommand {
     FlushDb { mode: FlushMode },
     /// `FLUSHALL [ASYNC|SYNC]`.
     FlushAll { mode: FlushMode },
+    /// `SWAPDB index1 index2` (indices as given: a negative one is out of range).
+    SwapDb { first: i32, second: i32 },
     /// `OBJECT` subcommands.
     Object(ObjectCommand),
     /// `MEMORY USAGE key [SAMPLES n]` (`samples` 0 means all).

@@ -368,6 +368,28 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .dangerous()
     .with_tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     server(
+        "swapdb",
+        3,
+        WRITE | FAST,
+        "4.0.0",
+        "Swaps two Redis databases.",
+        |a| {
+            // Database numbers are `int`s to Redis.
+            let mut index = |what: &'static str| {
+                let arg = a.next_slice()?;
+                quiver_resp::num::parse_i64(arg)
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or(CommandError::Message(what))
+            };
+            let first = index("invalid first DB index")?;
+            let second = index("invalid second DB index")?;
+            wrap(KeysCommand::SwapDb { first, second })
+        },
+    )
+    .with_syntax("index1 index2")
+    .with_acl_category("@keyspace")
+    .dangerous(),
+    server(
         "flushall",
         -1,
         WRITE,
