@@ -37,6 +37,12 @@ pub enum OpError {
     /// The operation needs an existing key (RENAME, LSET).
     #[error("ERR no such key")]
     NoSuchKey,
+    /// LCS of a key holding something other than a string.
+    #[error("ERR The specified keys must contain string values")]
+    LcsNotStrings,
+    /// LCS's table would pass `proto-max-bulk-len`.
+    #[error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")]
+    LcsTooLarge,
     /// A list index is outside the list (LSET).
     #[error("ERR index out of range")]
     IndexOutOfRange,

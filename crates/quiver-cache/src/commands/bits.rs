@@ -76,7 +76,7 @@ impl Db<'_> {
         }
         self.write_key(key, now_ms, true, |k| {
             k.on_change(SETBIT);
-            k.grow_string(byte + 1, |buf| {
+            k.grow_string(byte + 1, |buf, grew| {
                 let old = u8::from(buf[byte] & mask != 0);
                 if bit {
                     buf[byte] |= mask;
@@ -85,7 +85,7 @@ impl Db<'_> {
                 }
                 // Redis touches the key unless the bit was already as asked and the
                 // string did not grow.
-                (old, (old == 1) != bit)
+                (old, grew || (old == 1) != bit)
             })
         })
     }
@@ -216,22 +216,25 @@ impl Db<'_> {
             return Err(OpError::StringTooLong);
         }
         self.write_key(key, now_ms, true, |k| {
-            let (replies, wrote) = k.grow_string(bytes, |buf| {
+            let (replies, wrote) = k.grow_string(bytes, |buf, grew| {
                 let mut wrote = false;
                 let replies = fields
                     .iter()
                     .map(|f| {
                         let (reply, write) = apply_field(buf, f);
                         if let Some(value) = write {
+                            // As Redis 7.0: a write counts when the string grew or the
+                            // field changed.
+                            let before = read_field(buf, f);
                             write_field(buf, f, value);
-                            wrote = true;
+                            wrote |= grew || read_field(buf, f) != before;
                         }
                         reply
                     })
                     .collect::<Vec<_>>();
                 ((replies, wrote), wrote)
             })?;
-            // Announced only when a field was written, even if the string grew.
+            // Announced only when a write counted (not for a grown string alone).
             if wrote {
                 k.notify(SETBIT);
             }

@@ -4,6 +4,7 @@
 mod bits;
 mod hashes;
 mod keys;
+mod lcs;
 mod lists;
 mod sets;
 mod streams;
@@ -13,6 +14,7 @@ mod zsets;
 
 pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use keys::{ExpireCondition, to_expire_at_ms};
+pub use lcs::{Lcs, LcsMatch, lcs};
 pub use lists::ListEnd;
 pub use streams::{
     ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart, PendingInfo,
@@ -310,12 +312,12 @@ impl<'s> KeyCtx<'s> {
     }
 
     /// Makes the key a string of at least `len` bytes (creating it, zero-padding it) and
-    /// changes its bytes through `f`, which says whether it changed any; the key counts
-    /// as modified when it grew or `f` changed it (SETRANGE, SETBIT, BITFIELD).
+    /// changes its bytes through `f`, told whether the string grew; the key counts as
+    /// modified when `f` says so (SETRANGE, SETBIT, BITFIELD).
     pub(crate) fn grow_string<R>(
         &mut self,
         len: usize,
-        f: impl FnOnce(&mut Vec<u8>) -> (R, bool),
+        f: impl FnOnce(&mut Vec<u8>, bool) -> (R, bool),
     ) -> Result<R, OpError> {
         match self.entry() {
             Some(e) => {
@@ -334,8 +336,8 @@ impl<'s> KeyCtx<'s> {
             if grew {
                 buf.resize(len, 0);
             }
-            let (r, changed) = f(buf);
-            modified = grew || changed;
+            let (r, changed) = f(buf, grew);
+            modified = changed;
             (Ok(r), modified)
         });
         if modified {

@@ -294,7 +294,7 @@ impl Db<'_> {
                 return Err(OpError::StringTooLong);
             }
             k.on_change(Event::new(EventClasses::STRING, "setrange"));
-            k.grow_string(offset + value.len(), |buf| {
+            k.grow_string(offset + value.len(), |buf, _| {
                 buf[offset..offset + value.len()].copy_from_slice(value);
                 (buf.len(), true)
             })

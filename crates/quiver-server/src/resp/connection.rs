@@ -517,6 +517,7 @@ impl Connection {
             now_ms: self.now_ms,
             protocol: self.session.protocol,
             in_transaction: false,
+            max_bulk_len: self.shared.settings.limits.max_bulk_len_bytes as u64,
         };
         match execute_data(&mut ctx, command, out) {
             Ok(outcome) => {

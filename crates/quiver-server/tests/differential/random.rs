@@ -274,6 +274,16 @@ fn string<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
     let value = rng.pick(VALUES);
     let n = rng.pick(INTEGERS);
     match rng.below(17) {
+        0 if rng.chance(10) => {
+            let mut words = vec!["LCS", key, other];
+            if rng.chance(60) {
+                words.push(rng.pick(&["LEN", "IDX", "WITHMATCHLEN"]));
+            }
+            if rng.chance(30) {
+                words.extend(["MINMATCHLEN", rng.pick(&["0", "1", "2", "-1"])]);
+            }
+            words
+        }
         0 => {
             let mut words = vec!["SET", key, value];
             if rng.chance(30) {

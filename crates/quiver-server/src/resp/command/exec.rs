@@ -70,6 +70,9 @@ pub struct DataCtx<'a, 'k> {
     /// True inside EXEC: blocking commands must not block (Redis answers as
     /// if their timeout had expired).
     pub in_transaction: bool,
+    /// `proto-max-bulk-len`, which also bounds what a command builds on the side (LCS's
+    /// table).
+    pub max_bulk_len: u64,
 }
 
 /// What became of a data command.
@@ -267,6 +270,7 @@ mod tests {
             now_ms: 1,
             protocol: quiver_resp::Protocol::Resp2,
             in_transaction: false,
+            max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
         };
         for line in [
             &["PING"][..],

@@ -60,6 +60,7 @@ impl Tester {
                 now_ms: self.now_ms,
                 protocol,
                 in_transaction: true,
+                max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
             };
             execute_data(&mut ctx, command, &mut out)
         } else {
@@ -71,6 +72,7 @@ impl Tester {
                 now_ms: self.now_ms,
                 protocol,
                 in_transaction: false,
+                max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
             };
             execute_data(&mut ctx, command, &mut out)
         };

@@ -2,17 +2,17 @@
 //! under the shard lock, and SET and INCR reply without allocating: the hot
 //! path costs no more than the keyspace call itself.
 
-use bytes::BytesMut;
-use quiver_core::cache::{GetExExpiry, SetCondition, SetExpiry, SetOptions};
+use bytes::{Bytes, BytesMut};
+use quiver_core::cache::{GetExExpiry, SetCondition, SetExpiry, SetOptions, lcs};
 use quiver_resp::CommandError;
-use quiver_resp::encode::{write_bulk, write_integer, write_null};
+use quiver_resp::encode::{write_array_len, write_bulk, write_integer, write_map_len, write_null};
 
 use crate::resp::command::StringCommand;
 use crate::resp::command::exec::DataCtx;
 use crate::resp::command::exec::{
     bulk_or_null, count, error, flag, ok, optional_bulks, pair_refs, refs, reply, to_usize,
 };
-use crate::resp::command::string::{Condition, Expiry, Set, TtlChange};
+use crate::resp::command::string::{Condition, Expiry, LcsOptions, Set, TtlChange};
 
 /// Runs a string command and writes its reply.
 pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: StringCommand, out: &mut BytesMut) {
@@ -75,6 +75,7 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: StringCommand, out: &m
                 bulk_or_null(out, ctx, outcome.old.as_deref());
             });
         }
+        StringCommand::Lcs { keys, options } => run_lcs(ctx, &keys, options, out),
         StringCommand::GetDel { key } => {
             let result = ctx.db.getdel(&key, now_ms);
             reply(out, result, |out, v| bulk_or_null(out, ctx, v.as_deref()));
@@ -160,6 +161,55 @@ pub(super) fn deadline_ms(expiry: Expiry, now_ms: u64) -> Option<u64> {
     let now = i64::try_from(now_ms).ok()?;
     let at = expiry.deadline_unix_ms(now)?;
     u64::try_from(at).ok()
+}
+
+/// `LCS`: the subsequence, its length (`LEN`), or its ranges and length (`IDX`: a map in
+/// RESP3, a flat array in RESP2).
+fn run_lcs(
+    ctx: &mut DataCtx<'_, '_>,
+    keys: &[Bytes; 2],
+    options: Result<LcsOptions, CommandError>,
+    out: &mut BytesMut,
+) {
+    let (a, b) = match ctx.db.lcs_strings(&keys[0], &keys[1], ctx.now_ms) {
+        Ok(strings) => strings,
+        Err(e) => return error(out, &e),
+    };
+    let options = match options {
+        Ok(options) => options,
+        Err(e) => return error(out, &e),
+    };
+    let min = if options.idx {
+        options.min_match_len
+    } else {
+        0
+    };
+    let found = match lcs(&a, &b, min, ctx.max_bulk_len) {
+        Ok(found) => found,
+        Err(e) => return error(out, &e),
+    };
+    if options.len {
+        return write_integer(out, found.text.len() as i64);
+    }
+    if !options.idx {
+        return write_bulk(out, &found.text);
+    }
+    write_map_len(out, ctx.protocol, 2);
+    write_bulk(out, b"matches");
+    write_array_len(out, found.matches.len());
+    for m in &found.matches {
+        write_array_len(out, 2 + usize::from(options.with_match_len));
+        for (start, end) in [m.a, m.b] {
+            write_array_len(out, 2);
+            write_integer(out, start as i64);
+            write_integer(out, end as i64);
+        }
+        if options.with_match_len {
+            write_integer(out, m.len as i64);
+        }
+    }
+    write_bulk(out, b"len");
+    write_integer(out, found.text.len() as i64);
 }
 
 #[cfg(test)]

@@ -20,6 +20,12 @@ fn wrap(command: StringCommand) -> Result<Command, CommandError> {
 pub enum StringCommand {
     /// `GET key`.
     Get { key: Bytes },
+    /// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]`; what is wrong with
+    /// the options is reported after the keys' types, as Redis does.
+    Lcs {
+        keys: [Bytes; 2],
+        options: Result<LcsOptions, CommandError>,
+    },
     /// `SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]`.
     Set(Set),
     /// `SETNX key value`.
@@ -424,4 +430,47 @@ mod tests {
             })
         );
     }
+}
+
+/// LCS's options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LcsOptions {
+    /// `LEN`: only the length.
+    pub len: bool,
+    /// `IDX`: the matched ranges and the length.
+    pub idx: bool,
+    /// `MINMATCHLEN`: shorter ranges are left out (a negative value is 0).
+    pub min_match_len: usize,
+    /// `WITHMATCHLEN`: each range with its length.
+    pub with_match_len: bool,
+}
+
+/// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]`.
+fn parse_lcs(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let keys = [args.next()?, args.next()?];
+    let options = (|| {
+        let mut options = LcsOptions::default();
+        while let Ok(word) = args.next_slice() {
+            if is(word, "len") {
+                options.len = true;
+            } else if is(word, "idx") {
+                options.idx = true;
+            } else if is(word, "withmatchlen") {
+                options.with_match_len = true;
+            } else if is(word, "minmatchlen") && args.remaining() > 0 {
+                let n = quiver_resp::num::parse_i64(args.next_slice()?)
+                    .ok_or(CommandError::NotInteger)?;
+                options.min_match_len = usize::try_from(n).unwrap_or(0);
+            } else {
+                return Err(CommandError::Syntax);
+            }
+        }
+        if options.len && options.idx {
+            return Err(CommandError::Message(
+                "If you want both the length and indexes, please just use IDX.",
+            ));
+        }
+        Ok(options)
+    })();
+    wrap(StringCommand::Lcs { keys, options })
 }

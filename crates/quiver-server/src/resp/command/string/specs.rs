@@ -145,6 +145,17 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("key value")
     .with_key_flags(&[&["RW", "access", "update"]]),
     c(
+        "lcs",
+        -3,
+        READONLY,
+        (1, 2, 1),
+        "7.0.0",
+        "Finds the longest common substring.",
+        parse_lcs,
+    )
+    .with_syntax("key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]")
+    .with_key_flags(&[&["RO", "access"]]),
+    c(
         "getdel",
         2,
         WRITE | FAST,

@@ -134,6 +134,7 @@ fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
             now_ms,
             protocol: conn.session.protocol,
             in_transaction: true,
+            max_bulk_len: conn.shared.settings.limits.max_bulk_len_bytes as u64,
         };
         match execute_data(&mut ctx, command, out) {
             Ok(Outcome::Done) => {}
