@@ -37,6 +37,9 @@ pub enum OpError {
     /// The operation needs an existing key (RENAME, LSET).
     #[error("ERR no such key")]
     NoSuchKey,
+    /// SORT by numbers found something that is not one.
+    #[error("ERR One or more scores can't be converted into double")]
+    SortNotNumber,
     /// LCS of a key holding something other than a string.
     #[error("ERR The specified keys must contain string values")]
     LcsNotStrings,

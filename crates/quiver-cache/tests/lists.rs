@@ -181,3 +181,55 @@ fn pop_first_serves_blpop() {
         Err(OpError::WrongType)
     );
 }
+
+#[test]
+fn sort_by_numbers_patterns_and_store() {
+    use quiver_cache::{SortOptions, SortOutput};
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    db.push(b"l", &[b"3", b"1", b"2"], ListEnd::Right, false, T0)
+        .unwrap();
+    db.set(b"w_1", b"30", Default::default(), T0).unwrap();
+    db.set(b"w_3", b"10", Default::default(), T0).unwrap();
+    let items = |output| match output {
+        SortOutput::Items(items) => items
+            .into_iter()
+            .map(|item: Option<bytes::Bytes>| item.map(|b| String::from_utf8(b.to_vec()).unwrap()))
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let plain = db.sort(b"l", &SortOptions::default(), T0).unwrap();
+    assert_eq!(
+        items(plain),
+        [Some("1".into()), Some("2".into()), Some("3".into())]
+    );
+    // By weights: 2 has none (0), 3 weighs 10, 1 weighs 30; GET # and a missing key.
+    let by = SortOptions {
+        by: Some("w_*".into()),
+        get: vec!["#".into(), "w_*".into()],
+        ..SortOptions::default()
+    };
+    assert_eq!(
+        items(db.sort(b"l", &by, T0).unwrap()),
+        [
+            Some("2".into()),
+            None,
+            Some("3".into()),
+            Some("10".into()),
+            Some("1".into()),
+            Some("30".into())
+        ]
+    );
+    let stored = SortOptions {
+        desc: true,
+        store: Some("dst".into()),
+        ..SortOptions::default()
+    };
+    assert_eq!(db.sort(b"l", &stored, T0), Ok(SortOutput::Stored(3)));
+    assert_eq!(db.lrange(b"dst", 0, -1, T0).unwrap(), ["3", "2", "1"]);
+    db.push(b"bad", &[b"x"], ListEnd::Right, false, T0).unwrap();
+    assert_eq!(
+        db.sort(b"bad", &SortOptions::default(), T0),
+        Err(OpError::SortNotNumber)
+    );
+}

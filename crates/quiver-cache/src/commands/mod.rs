@@ -7,6 +7,7 @@ mod keys;
 mod lcs;
 mod lists;
 mod sets;
+mod sort;
 mod streams;
 mod strings;
 mod zrange;
@@ -16,6 +17,7 @@ pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lcs::{Lcs, LcsMatch, lcs};
 pub use lists::ListEnd;
+pub use sort::{SortOptions, SortOutput};
 pub use streams::{
     ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart, PendingInfo,
     PendingSummary, StreamAddId, StreamInfo, StreamTrim,

@@ -287,6 +287,12 @@ impl ZSetValue {
             + self.heap_bytes
     }
 
+    /// Reports the `skiplist` encoding from now on, as Redis's SORT converts a sorted set
+    /// it sorts.
+    pub(crate) fn convert_to_skiplist(&mut self) {
+        self.big = true;
+    }
+
     /// The encoding Redis would report for this sorted set.
     pub fn encoding(&self) -> &'static str {
         if self.big { "skiplist" } else { "listpack" }

@@ -32,10 +32,10 @@ pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
     ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, Event, EventClasses, EvictionPolicy,
     ExpireCondition, FieldAction, GetExExpiry, GroupRead, GroupStart, Lcs, LcsMatch, LexBound,
-    ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, Stats,
-    StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType,
-    WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp,
-    glob_match, lcs,
+    ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, SortOptions,
+    SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction,
+    ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy,
+    ZRangeSpec, ZSetOp, glob_match, lcs,
 };
 
 use blocking::Waiters;

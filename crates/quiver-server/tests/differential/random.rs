@@ -316,6 +316,32 @@ fn string<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
 fn generic<'a>(rng: &mut Rng, key: &'a str, other: &'a str, compare: &mut Compare) -> Vec<&'a str> {
     match rng.below(14) {
         0 if rng.chance(5) => vec!["SWAPDB", "0", rng.pick(&["1", "0", "16"])],
+        1 if rng.chance(25) => {
+            let mut words = vec![rng.pick(&["SORT", "SORT_RO"]), key];
+            if rng.chance(40) {
+                // Numbers by other keys: missing ones count as 0, ties go by element.
+                words.extend(["BY", rng.pick(&["k*", "{x}*"])]);
+                if rng.chance(50) {
+                    words.extend(["GET", "#", "GET", "k*"]);
+                }
+            } else if rng.chance(50) {
+                words.push("ALPHA");
+            }
+            if rng.chance(30) {
+                words.push("DESC");
+            }
+            if rng.chance(30) {
+                words.extend([
+                    "LIMIT",
+                    rng.pick(&["0", "1", "-1"]),
+                    rng.pick(&["2", "-1", "0"]),
+                ]);
+            }
+            if rng.chance(30) {
+                words.extend(["STORE", other]);
+            }
+            words
+        }
         0 => vec!["DEL", key, other],
         1 => vec!["EXISTS", key, other, key],
         2 => vec!["TYPE", key],

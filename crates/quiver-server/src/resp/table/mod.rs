@@ -192,6 +192,12 @@ pub struct CommandSpec {
     pub not_keys: bool,
     /// The note on the first key specification, if any.
     pub key_note: Option<&'static str>,
+    /// Key specifications Redis cannot locate (`unknown`), after the others, each with
+    /// its note (SORT's BY/GET patterns and STORE).
+    pub unknown_keys: &'static [&'static str],
+    /// A `STORE key` option after the first key names a destination key (SORT); the
+    /// last one counts, as in Redis.
+    pub store_key: bool,
     /// Command tips (`nondeterministic_output`, `request_policy:...`).
     pub tips: &'static [&'static str],
     /// For a command whose key flags depend on its arguments (`variable_flags`): the
@@ -245,6 +251,8 @@ impl CommandSpec {
             dangerous: false,
             key_flags: &[],
             key_note: None,
+            unknown_keys: &[],
+            store_key: false,
             tips: &[],
             variable_key_flags: None,
             parser,
@@ -260,6 +268,20 @@ impl CommandSpec {
     }
 
     /// This entry with a note on its first key specification.
+    /// This entry with key specifications of type `unknown`, one per note (after the
+    /// others); with `store`, a `STORE key` option names a destination key.
+    pub(crate) const fn with_unknown_keys(
+        self,
+        notes: &'static [&'static str],
+        store: bool,
+    ) -> CommandSpec {
+        CommandSpec {
+            unknown_keys: notes,
+            store_key: store,
+            ..self
+        }
+    }
+
     pub(crate) const fn with_key_note(self, note: &'static str) -> CommandSpec {
         CommandSpec {
             key_note: Some(note),
@@ -373,7 +395,34 @@ impl CommandSpec {
         let counted = self.counted_keys(request).unwrap_or(0..0);
         let argc = if self.not_keys { 0 } else { request.len() };
         let after = self.keys_after_keyword(request);
-        self.range_positions(argc).chain(counted).chain(after)
+        let store = self.store_position(request);
+        self.range_positions(argc)
+            .chain(counted)
+            .chain(after)
+            .chain(store)
+    }
+
+    /// Where the destination of a `STORE key` option is (SORT's rule: `LIMIT`, `GET` and
+    /// `BY` skip their arguments, the last `STORE` counts).
+    fn store_position(&self, request: &Request) -> Option<usize> {
+        if !self.store_key {
+            return None;
+        }
+        let mut found = None;
+        let mut pos = 2;
+        while pos < request.len() {
+            let arg = request.arg(pos).unwrap_or_default();
+            let word = |w: &str| arg.eq_ignore_ascii_case(w.as_bytes());
+            if word("limit") {
+                pos += 2;
+            } else if word("get") || word("by") {
+                pos += 1;
+            } else if word("store") && pos + 1 < request.len() {
+                found = Some(pos + 1);
+            }
+            pos += 1;
+        }
+        found
     }
 
     /// The positions of the keys after the keyword: half of what follows its first
@@ -419,6 +468,10 @@ impl CommandSpec {
             })
             .chain(counted.map(|pos| (pos, flags(ranges))))
             .chain(self.keys_after_keyword(request).map(|pos| (pos, flags(0))))
+            .chain(
+                self.store_position(request)
+                    .map(|pos| (pos, flags(self.key_flags.len().saturating_sub(1)))),
+            )
             .collect();
         if let (Some(variable), Some((_, first))) = (self.variable_key_flags, keys.first_mut()) {
             *first = variable(request);

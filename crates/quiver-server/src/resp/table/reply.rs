@@ -206,7 +206,8 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
         None if spec.group == super::Group::PubSub && !spec.has(flag::PUBSUB) => None,
         None => Some(spec.group.acl_category()),
     };
-    categories.extend(group);
+    // One or more, separated by spaces (SORT is in `@set @sortedset @list`).
+    categories.extend(group.into_iter().flat_map(|names| names.split(' ')));
     if spec.has(flag::ADMIN) {
         categories.push("@admin");
     }
@@ -229,10 +230,10 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
 fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
     let text = |s: &'static str| Reply::bulk_static(s);
     let int = |n: usize| Reply::Integer(i64::try_from(n).unwrap_or(i64::MAX));
-    let key_spec = |i: usize, begin: Reply, kind: &'static str, find: Vec<(Reply, Reply)>| {
+    let noted = |i: usize, note: Option<&'static str>, begin: Reply, kind: &'static str, find| {
         let flags = spec.key_flags.get(i).copied().unwrap_or_default();
         let mut fields = Vec::with_capacity(4);
-        if let Some(note) = spec.key_note.filter(|_| i == 0) {
+        if let Some(note) = note {
             fields.push((text("notes"), text(note)));
         }
         fields.push((
@@ -248,6 +249,9 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
             ]),
         ));
         Reply::Map(fields)
+    };
+    let key_spec = |i: usize, begin: Reply, kind: &'static str, find: Vec<(Reply, Reply)>| {
+        noted(i, spec.key_note.filter(|_| i == 0), begin, kind, find)
     };
     let at_index = |index: usize| {
         Reply::Map(vec![
@@ -308,6 +312,19 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
                 (text("keystep"), Reply::Integer(1)),
                 (text("limit"), Reply::Integer(2)),
             ],
+        ));
+    }
+    for note in spec.unknown_keys {
+        let unknown = Reply::Map(vec![
+            (text("type"), text("unknown")),
+            (text("spec"), Reply::Map(Vec::new())),
+        ]);
+        specs.push(noted(
+            specs.len(),
+            Some(note),
+            unknown,
+            "unknown",
+            Vec::new(),
         ));
     }
     specs

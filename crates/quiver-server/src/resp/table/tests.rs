@@ -245,8 +245,10 @@ fn every_key_specification_has_its_flags() {
                 (true, false) => 1,
                 (true, true) => 2,
             };
-            let specs =
-                ranges + usize::from(spec.numkeys > 0) + usize::from(spec.keys_after.is_some());
+            let specs = ranges
+                + usize::from(spec.numkeys > 0)
+                + usize::from(spec.keys_after.is_some())
+                + spec.unknown_keys.len();
             assert_eq!(spec.key_flags.len(), specs, "{}", spec.name);
             assert!(
                 spec.key_flags.iter().all(|flags| !flags.is_empty()),

@@ -3,7 +3,7 @@
 //! MEMORY USAGE.
 
 use bytes::BytesMut;
-use quiver_core::cache::{Cache, Garbage};
+use quiver_core::cache::{Cache, Garbage, SortOutput};
 use quiver_core::cache::{ExpireCondition as CacheCondition, OpError, ValueType};
 use quiver_resp::CommandError;
 use quiver_resp::encode::{write_bulk, write_integer, write_simple};
@@ -130,6 +130,22 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
         KeysCommand::FlushDb { mode } => {
             flushed(ctx.cache, ctx.db.flushdb(), mode);
             ok(out);
+        }
+        KeysCommand::Sort { key, options } => {
+            let result = ctx.db.sort(&key, &options, now_ms);
+            let protocol = ctx.protocol;
+            reply(out, result, |out, output| match output {
+                SortOutput::Stored(n) => write_integer(out, n as i64),
+                SortOutput::Items(items) => {
+                    quiver_resp::encode::write_array_len(out, items.len());
+                    for item in &items {
+                        match item {
+                            Some(value) => write_bulk(out, value),
+                            None => quiver_resp::encode::write_null(out, protocol),
+                        }
+                    }
+                }
+            });
         }
         KeysCommand::SwapDb { first, second } => {
             let index = |n: i32| usize::try_from(n).unwrap_or(usize::MAX);

@@ -59,6 +59,11 @@ pub enum KeysCommand {
     },
     /// `MOVE key db`.
     Move { key: Bytes, db: i64 },
+    /// `SORT`/`SORT_RO key [BY p] [LIMIT o c] [GET p...] [ASC|DESC] [ALPHA] [STORE d]`.
+    Sort {
+        key: Bytes,
+        options: quiver_core::cache::SortOptions,
+    },
     /// `RANDOMKEY`.
     RandomKey,
     /// `DBSIZE`.
@@ -315,6 +320,36 @@ fn parse_memory_usage(args: &mut Args<'_>) -> Result<Command, CommandError> {
         }
     }
     wrap(KeysCommand::MemoryUsage { key, samples })
+}
+
+/// SORT (`readonly` false) and SORT_RO: Redis's options, in any order, the last of a
+/// kind winning (GET patterns add up).
+fn parse_sort(args: &mut Args<'_>, readonly: bool) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let mut options = quiver_core::cache::SortOptions::default();
+    while let Ok(word) = args.next_slice() {
+        let left = args.remaining();
+        if is(word, "asc") {
+            options.desc = false;
+        } else if is(word, "desc") {
+            options.desc = true;
+        } else if is(word, "alpha") {
+            options.alpha = true;
+        } else if is(word, "limit") && left >= 2 {
+            let offset = args.i64()?;
+            let count = args.i64()?;
+            options.limit = Some((offset, count));
+        } else if !readonly && is(word, "store") && left >= 1 {
+            options.store = Some(args.next()?);
+        } else if is(word, "by") && left >= 1 {
+            options.by = Some(args.next()?);
+        } else if is(word, "get") && left >= 1 {
+            options.get.push(args.next()?);
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    wrap(KeysCommand::Sort { key, options })
 }
 
 #[cfg(test)]

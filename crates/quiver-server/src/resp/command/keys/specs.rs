@@ -1,7 +1,7 @@
 //! The keys commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{DENYOOM, FAST, LOADING, READONLY, STALE, WRITE};
+use crate::resp::table::flag::{DENYOOM, FAST, LOADING, MOVABLE_KEYS, READONLY, STALE, WRITE};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -309,6 +309,34 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_first_key_apart()
     .with_syntax("source destination [DB destination-db] [REPLACE]")
     .with_key_flags(&[&["RO", "access"], &["OW", "update"]]),
+    c(
+        "sort",
+        -2,
+        WRITE | DENYOOM | MOVABLE_KEYS,
+        ONE,
+        "1.0.0",
+        "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
+        |a| parse_sort(a, false),
+    )
+    .with_syntax("key [BY pattern] [LIMIT offset count] [GET pattern...] [ASC|DESC] [ALPHA] [STORE destination]")
+    .with_acl_category("@set @sortedset @list")
+    .dangerous()
+    .with_key_flags(&[&["RO", "access"], &["RO", "access"], &["OW", "update"]])
+    .with_unknown_keys(&["For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"], true),
+    c(
+        "sort_ro",
+        -2,
+        READONLY | MOVABLE_KEYS,
+        ONE,
+        "7.0.0",
+        "Returns the sorted elements of a list, a set, or a sorted set.",
+        |a| parse_sort(a, true),
+    )
+    .with_syntax("key [BY pattern] [LIMIT offset count] [GET pattern...] [ASC|DESC] [ALPHA]")
+    .with_acl_category("@set @sortedset @list")
+    .dangerous()
+    .with_key_flags(&[&["RO", "access"], &["RO", "access"]])
+    .with_unknown_keys(&["For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"], false),
     c(
         "move",
         3,
