@@ -51,9 +51,11 @@ pub mod flag {
     /// `COMMAND INFO`: Redis allows exactly the (un)subscribe commands, PING, QUIT and
     /// RESET there).
     pub const SUBSCRIBED_OK: u32 = 1 << 14;
+    /// Refused while a replica loads its data asynchronously (kept for `COMMAND INFO`).
+    pub const NO_ASYNC_LOADING: u32 = 1 << 15;
 
     /// Every flag with its `COMMAND INFO` name, in Redis's order.
-    pub const NAMES: [(u32, &str); 14] = [
+    pub const NAMES: [(u32, &str); 15] = [
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
@@ -66,6 +68,7 @@ pub mod flag {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (ALLOW_BUSY, "allow_busy"),
         (MOVABLE_KEYS, "movablekeys"),
     ];

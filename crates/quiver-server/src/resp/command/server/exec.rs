@@ -32,6 +32,23 @@ pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, ou
             write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
         }
         ServerCommand::Config(command) => config(conn, command, out),
+        ServerCommand::Role => {
+            write::write_array_len(out, 3);
+            write::write_bulk(out, b"master");
+            write::write_integer(out, 0);
+            write::write_array_len(out, 0);
+        }
+        ServerCommand::ReplicaOf { primary: None } => write::write_simple(out, b"OK"),
+        ServerCommand::ReplicaOf {
+            primary: Some((host, port)),
+        } => write::write_error(
+            out,
+            format!(
+                "ERR this node does not replicate, so it cannot follow {}:{port}; it is a primary (REPLICAOF NO ONE is accepted)",
+                String::from_utf8_lossy(&host)
+            )
+            .as_bytes(),
+        ),
     }
 }
 

@@ -35,6 +35,11 @@ pub enum ServerCommand {
     Command(CommandCommand),
     /// `TIME`.
     Time,
+    /// `ROLE`: a primary without replicas.
+    Role,
+    /// `REPLICAOF`/`SLAVEOF`: `NO ONE` (`None`), or a primary to follow (refused: the
+    /// node does not replicate).
+    ReplicaOf { primary: Option<(Bytes, u16)> },
 }
 
 /// `CONFIG` subcommands.

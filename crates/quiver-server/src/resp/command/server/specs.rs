@@ -1,7 +1,7 @@
 //! The server commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{ADMIN, FAST, LOADING, NOSCRIPT, STALE};
+use crate::resp::table::flag::{ADMIN, FAST, LOADING, NO_ASYNC_LOADING, NOSCRIPT, STALE};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -71,7 +71,50 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |_| wrap(ServerCommand::Time),
     )
     .with_tips(&["nondeterministic_output"]),
+    c(
+        "role",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST,
+        "2.8.12",
+        "Returns the replication role.",
+        |_| wrap(ServerCommand::Role),
+    )
+    .with_acl_category("@admin")
+    .dangerous(),
+    c(
+        "replicaof",
+        3,
+        ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING,
+        "5.0.0",
+        "Configures a server as replica of another, or promotes it to a master.",
+        replicaof,
+    )
+    .with_syntax("host port"),
+    c(
+        "slaveof",
+        3,
+        ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING,
+        "1.0.0",
+        "Sets a Redis server as a replica of another, or promotes it to being a master.",
+        replicaof,
+    )
+    .with_syntax("host port"),
 ];
+
+/// `REPLICAOF host port` / `REPLICAOF NO ONE`, with Redis's port check.
+fn replicaof(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let host = args.next()?;
+    let port = args.next()?;
+    if is(&host, "no") && is(&port, "one") {
+        return wrap(ServerCommand::ReplicaOf { primary: None });
+    }
+    let port = quiver_resp::num::parse_i64(&port)
+        .and_then(|p| u16::try_from(p).ok())
+        .ok_or(CommandError::Message("Invalid master port"))?;
+    wrap(ServerCommand::ReplicaOf {
+        primary: Some((host, port)),
+    })
+}
 
 const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
     c(
