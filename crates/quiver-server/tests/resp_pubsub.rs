@@ -97,18 +97,14 @@ async fn messages_cross_between_resp_native_and_quic() {
         .await
         .expect("native subscribe");
 
-    let resp = std::thread::spawn({
-        let addr = server.resp;
-        move || {
-            let client = redis::Client::open(format!("redis://{addr}/")).expect("url");
-            let mut connection = client.get_connection().expect("connect");
-            connection.set_read_timeout(Some(WAIT)).expect("timeout");
-            let mut pubsub = connection.as_pubsub();
+    let resp = subscriber_thread(
+        &server,
+        |pubsub| {
             pubsub.subscribe("acme/chat/room").expect("SUBSCRIBE");
             pubsub.psubscribe("acme/*").expect("PSUBSCRIBE");
-            (0..6).map(|_| next(&mut pubsub)).collect::<Vec<_>>()
-        }
-    });
+        },
+        6,
+    );
     wait_for_subscribers(&server, stream, 2);
 
     // RESP to native and RESP: two RESP subscriptions and one native subscription.
@@ -470,10 +466,22 @@ fn command(connection: &mut redis::Connection, args: &[&str]) -> redis::RedisRes
     command.exec(connection)
 }
 
-/// (channel, payload) of the next message.
-fn channel_message(pubsub: &mut redis::PubSub<'_>) -> (String, String) {
-    let (_, channel, payload) = next(pubsub);
-    (channel, payload)
+/// A `redis` crate subscriber on its own thread: it subscribes with `subscribe`, then
+/// returns the next `count` messages as (pattern, channel, payload).
+fn subscriber_thread(
+    server: &Server,
+    subscribe: impl FnOnce(&mut redis::PubSub<'_>) + Send + 'static,
+    count: usize,
+) -> std::thread::JoinHandle<Vec<(Option<String>, String, String)>> {
+    let addr = server.resp;
+    std::thread::spawn(move || {
+        let client = redis::Client::open(format!("redis://{addr}/")).expect("url");
+        let mut connection = client.get_connection().expect("connect");
+        connection.set_read_timeout(Some(WAIT)).expect("timeout");
+        let mut pubsub = connection.as_pubsub();
+        subscribe(&mut pubsub);
+        (0..count).map(|_| next(&mut pubsub)).collect()
+    })
 }
 
 fn pair(channel: &str, payload: &str) -> (String, String) {
@@ -494,19 +502,11 @@ async fn keyspace_events_reach_redis_and_native_subscribers_with_expiries_and_ev
         .await
         .expect("native subscribe");
 
-    let resp = std::thread::spawn({
-        let addr = server.resp;
-        move || {
-            let client = redis::Client::open(format!("redis://{addr}/")).expect("url");
-            let mut connection = client.get_connection().expect("connect");
-            connection.set_read_timeout(Some(WAIT)).expect("timeout");
-            let mut pubsub = connection.as_pubsub();
-            pubsub.psubscribe("__keyevent@0__:*").expect("PSUBSCRIBE");
-            (0..4)
-                .map(|_| channel_message(&mut pubsub))
-                .collect::<Vec<_>>()
-        }
-    });
+    let resp = subscriber_thread(
+        &server,
+        |pubsub| pubsub.psubscribe("__keyevent@0__:*").expect("PSUBSCRIBE"),
+        4,
+    );
     wait_for_subscribers(&server, "__keyevent@0__:set", 1);
 
     let mut connection = redis_connection(&server);
@@ -521,9 +521,12 @@ async fn keyspace_events_reach_redis_and_native_subscribers_with_expiries_and_ev
     let _ = run(&["SET", "after", "limit"]);
     run(&["CONFIG", "SET", "maxmemory", "0"]).expect("CONFIG");
 
-    let received = tokio::task::spawn_blocking(move || resp.join().expect("RESP thread"))
+    let received: Vec<_> = tokio::task::spawn_blocking(move || resp.join().expect("RESP thread"))
         .await
-        .expect("join");
+        .expect("join")
+        .into_iter()
+        .map(|(_, channel, payload)| (channel, payload))
+        .collect();
     assert_eq!(
         received[..3],
         [

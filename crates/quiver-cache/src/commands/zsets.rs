@@ -227,16 +227,7 @@ impl Db<'_> {
         now_ms: u64,
     ) -> Result<Vec<(Bytes, f64)>, OpError> {
         self.write_key(key, now_ms, false, |k| {
-            k.on_change(zset_event(if max { "zpopmax" } else { "zpopmin" }));
-            Ok(k.modify_if::<ZSetValue, _>(false, |z| {
-                let popped: Vec<_> = (0..count)
-                    .map_while(|_| z.pop(max))
-                    .map(|x| (Bytes::from(Vec::from(x.member)), x.score))
-                    .collect();
-                let changed = !popped.is_empty();
-                (popped, changed)
-            })?
-            .unwrap_or_default())
+            Ok(pop_items(k, count, max)?.unwrap_or_default())
         })
     }
 
@@ -254,16 +245,7 @@ impl Db<'_> {
         self.multi(keys, |set, routes| {
             for (key, &(shard, hash)) in keys.iter().zip(routes) {
                 let mut k = KeyCtx::write(set.get(shard), db, hash, key, clock);
-                k.on_change(zset_event(if max { "zpopmax" } else { "zpopmin" }));
-                let popped = k.modify_if::<ZSetValue, _>(false, |z| {
-                    let popped: Vec<_> = (0..count)
-                        .map_while(|_| z.pop(max))
-                        .map(|x| (Bytes::from(Vec::from(x.member)), x.score))
-                        .collect();
-                    let changed = !popped.is_empty();
-                    (popped, changed)
-                })?;
-                if let Some(popped) = popped.filter(|p| !p.is_empty()) {
+                if let Some(popped) = pop_items(&mut k, count, max)?.filter(|p| !p.is_empty()) {
                     return Ok(Some((out(key), popped)));
                 }
             }
@@ -502,6 +484,24 @@ fn zadd_into(
         ZAddReply::Count(added)
     };
     Ok((reply, added + changed > 0))
+}
+
+/// ZPOPMIN/ZPOPMAX's work on one key: up to `count` items, lowest (or highest) first;
+/// `None` when the key is missing.
+fn pop_items(
+    k: &mut KeyCtx<'_>,
+    count: usize,
+    max: bool,
+) -> Result<Option<Vec<(Bytes, f64)>>, OpError> {
+    k.on_change(zset_event(if max { "zpopmax" } else { "zpopmin" }));
+    k.modify_if::<ZSetValue, _>(false, |z| {
+        let popped: Vec<_> = (0..count)
+            .map_while(|_| z.pop(max))
+            .map(|x| (Bytes::from(Vec::from(x.member)), x.score))
+            .collect();
+        let changed = !popped.is_empty();
+        (popped, changed)
+    })
 }
 
 /// Union, intersection or difference of sorted sets (and plain sets).

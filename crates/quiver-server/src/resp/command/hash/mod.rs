@@ -86,27 +86,33 @@ pub(crate) fn random_count(arg: &[u8]) -> Result<i64, CommandError> {
     }
 }
 
-fn parse_hrandfield(args: &mut Args<'_>) -> Result<Command, CommandError> {
+/// `key [count [WITH...]]` of HRANDFIELD and ZRANDMEMBER (`with` names the option):
+/// the key, the count, and whether the option was given, with Redis's checks.
+pub(crate) fn random_args(
+    args: &mut Args<'_>,
+    with: &str,
+) -> Result<(Bytes, Option<i64>, bool), CommandError> {
     let key = args.next()?;
     if args.remaining() == 0 {
-        return wrap(HashCommand::HRandField {
-            key,
-            count: None,
-            with_values: false,
-        });
+        return Ok((key, None, false));
     }
     let count = random_count(args.next_slice()?)?;
     let with_values = match args.remaining() {
         0 => false,
-        1 if args.peek().is_some_and(|w| is(w, "withvalues")) => true,
+        1 if args.peek().is_some_and(|w| is(w, with)) => true,
         _ => return Err(CommandError::Syntax),
     };
     if with_values && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
         return Err(CommandError::OutOfRange);
     }
+    Ok((key, Some(count), with_values))
+}
+
+fn parse_hrandfield(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let (key, count, with_values) = random_args(args, "withvalues")?;
     wrap(HashCommand::HRandField {
         key,
-        count: Some(count),
+        count,
         with_values,
     })
 }

@@ -12,7 +12,7 @@ use bytes::Bytes;
 pub use quiver_core::cache::ZSetOp;
 pub use range::{LexBound, ScoreBound, ZRange, ZRangeBy};
 
-use super::hash::random_count;
+use super::hash::random_args;
 use super::keys::{Scan, parse_scan};
 use super::list::{multi_pop_args, timeout_ms};
 use super::{Args, Command, is};
@@ -304,26 +304,10 @@ fn multi_pop(args: &mut Args<'_>, blocking: bool) -> Result<Command, CommandErro
 
 /// `ZRANDMEMBER key [count [WITHSCORES]]`.
 fn zrandmember(args: &mut Args<'_>) -> Result<Command, CommandError> {
-    let key = args.next()?;
-    if args.remaining() == 0 {
-        return wrap(SortedSetCommand::ZRandMember {
-            key,
-            count: None,
-            withscores: false,
-        });
-    }
-    let count = random_count(args.next_slice()?)?;
-    let withscores = match args.remaining() {
-        0 => false,
-        1 if args.peek().is_some_and(|w| is(w, "withscores")) => true,
-        _ => return Err(CommandError::Syntax),
-    };
-    if withscores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
-        return Err(CommandError::OutOfRange);
-    }
+    let (key, count, withscores) = random_args(args, "withscores")?;
     wrap(SortedSetCommand::ZRandMember {
         key,
-        count: Some(count),
+        count,
         withscores,
     })
 }
