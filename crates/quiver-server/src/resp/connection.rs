@@ -27,7 +27,7 @@ use super::command::pubsub::exec::{PendingPublish, write_entries};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
 use super::{PROTECTED_MODE_REPLY, RespShared};
 use crate::clock::unix_ms;
-use crate::resp::command::{Command, ConnectionCommand, TransactionCommand};
+use crate::resp::command::{Command, ConnectionCommand, KeysCommand, TransactionCommand};
 use crate::resp::table::{self, CommandSpec, flag};
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
@@ -69,6 +69,8 @@ pub(super) struct Blocked {
     command: Command,
     keys: Vec<bytes::Bytes>,
     deadline: Option<Instant>,
+    /// The integer answered at the deadline (WAIT's 0); `None`: the null array.
+    timeout_reply: Option<i64>,
 }
 
 /// Why the read loop stopped.
@@ -503,7 +505,9 @@ impl Connection {
         command: Command,
         out: &mut BytesMut,
     ) -> Flow {
-        let retry = spec.has(flag::BLOCKING).then(|| command.clone());
+        // What a blocked command runs again (WAIT waits without the flag, as in Redis).
+        let waits = matches!(command, Command::Keys(KeysCommand::Wait { .. }));
+        let retry = (spec.has(flag::BLOCKING) || waits).then(|| command.clone());
         // What the command changes is this client's doing (client-side caching's NOLOOP).
         let _origin = ChangeOrigin::enter(self.session.id);
         let cache = Arc::clone(&self.shared.cache);
@@ -537,6 +541,14 @@ impl Connection {
                             .expect("only commands flagged blocking block"),
                         keys,
                         deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
+                        timeout_reply: None,
+                    })),
+                    Outcome::Wait { timeout_ms } => Flow::Block(Box::new(Blocked {
+                        spec,
+                        command: retry.expect("WAIT keeps itself to run again"),
+                        keys: Vec::new(),
+                        deadline: timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
+                        timeout_reply: Some(0),
                     })),
                 }
             }
@@ -558,6 +570,7 @@ impl Connection {
             command,
             keys,
             deadline,
+            timeout_reply,
         } = blocked;
         let Parked {
             reader,
@@ -577,7 +590,10 @@ impl Connection {
             let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
             if timeout.is_some_and(|left| left.is_zero()) {
                 // Redis answers every timed-out blocking list command with the null array.
-                write::write_null_array(output, self.session.protocol);
+                match timeout_reply {
+                    Some(n) => write::write_integer(output, n),
+                    None => write::write_null_array(output, self.session.protocol),
+                }
                 break Ok(());
             }
             input.reserve(READ_CHUNK_BYTES);

@@ -90,6 +90,9 @@ pub enum Outcome {
         timeout_ms: Option<u64>,
         retry: Option<Box<Command>>,
     },
+    /// WAIT for replicas that do not exist: nothing was written; the connection answers
+    /// 0 when the timeout passes (`None`: it waits until the client goes).
+    Wait { timeout_ms: Option<u64> },
 }
 
 /// A command on the connection or the server rather than on keys: the connection
@@ -117,7 +120,7 @@ pub fn execute_data(
     match command {
         Command::String(c) => string::exec::execute(ctx, c, out),
         Command::Bitmap(c) => bitmap::exec::execute(ctx, c, out),
-        Command::Keys(c) => keys::exec::execute(ctx, c, out),
+        Command::Keys(c) => return Ok(keys::exec::execute(ctx, c, out)),
         Command::Hash(c) => hash::exec::execute(ctx, c, out),
         Command::List(c) => return Ok(list::exec::execute(ctx, c, out)),
         Command::Set(c) => set::exec::execute(ctx, c, out),

@@ -9,7 +9,7 @@ use quiver_resp::CommandError;
 use quiver_resp::encode::{write_bulk, write_integer, write_simple};
 
 use crate::resp::command::KeysCommand;
-use crate::resp::command::exec::DataCtx;
+use crate::resp::command::exec::{DataCtx, Outcome};
 use crate::resp::command::exec::{
     bulk_or_null, count, error, flag, help, ok, refs, reply, scan_count, scan_head,
 };
@@ -46,9 +46,30 @@ const MEMORY_HELP: &[&str] = &[
 ];
 
 /// Runs a keys command and writes its reply.
-pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut BytesMut) {
+/// `WAIT`: there are no replicas, so none acknowledges. Asked for none (or inside a
+/// transaction) it answers 0 at once; asked for some, it answers 0 when the timeout
+/// passes, as Redis does with no replica connected.
+fn wait(ctx: &mut DataCtx<'_, '_>, replicas: i64, timeout_ms: i64, out: &mut BytesMut) -> Outcome {
+    if replicas <= 0 || ctx.in_transaction {
+        write_integer(out, 0);
+        return Outcome::Done;
+    }
+    Outcome::Wait {
+        timeout_ms: u64::try_from(timeout_ms).ok().filter(|ms| *ms > 0),
+    }
+}
+
+pub(crate) fn execute(
+    ctx: &mut DataCtx<'_, '_>,
+    command: KeysCommand,
+    out: &mut BytesMut,
+) -> Outcome {
     let now_ms = ctx.now_ms;
     match command {
+        KeysCommand::Wait {
+            replicas,
+            timeout_ms,
+        } => return wait(ctx, replicas, timeout_ms, out),
         KeysCommand::Del { keys } => count(out, ctx.db.del(&refs(&keys), now_ms)),
         KeysCommand::Unlink { keys } => {
             let (removed, garbage) = ctx.db.unlink(&refs(&keys), now_ms);
@@ -99,12 +120,10 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
                 }
             });
         }
-        KeysCommand::Move { key, db } => {
-            let Ok(db) = usize::try_from(db) else {
-                return error(out, &OpError::DbOutOfRange);
-            };
-            reply(out, ctx.db.move_key(&key, db, now_ms), flag);
-        }
+        KeysCommand::Move { key, db } => match usize::try_from(db) {
+            Ok(db) => reply(out, ctx.db.move_key(&key, db, now_ms), flag),
+            Err(_) => error(out, &OpError::DbOutOfRange),
+        },
         KeysCommand::Copy {
             source,
             destination,
@@ -116,7 +135,7 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
                 Some(Ok(db)) => Some(db),
                 Some(Err(_)) => {
                     error(out, &OpError::DbOutOfRange);
-                    return;
+                    return Outcome::Done;
                 }
             };
             let result = ctx.db.copy(&source, &destination, db, replace, now_ms);
@@ -165,6 +184,7 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: KeysCommand, out: &mut
         },
         KeysCommand::MemoryHelp => help(out, MEMORY_HELP),
     }
+    Outcome::Done
 }
 
 /// `EXPIRE`, `PEXPIRE`, `EXPIREAT`, `PEXPIREAT`: `1` when the time was set

@@ -59,6 +59,8 @@ pub enum KeysCommand {
     },
     /// `MOVE key db`.
     Move { key: Bytes, db: i64 },
+    /// `WAIT numreplicas timeout` (milliseconds; 0 waits forever).
+    Wait { replicas: i64, timeout_ms: i64 },
     /// `SORT`/`SORT_RO key [BY p] [LIMIT o c] [GET p...] [ASC|DESC] [ALPHA] [STORE d]`.
     Sort {
         key: Bytes,

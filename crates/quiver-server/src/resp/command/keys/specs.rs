@@ -1,7 +1,9 @@
 //! The keys commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{DENYOOM, FAST, LOADING, MOVABLE_KEYS, READONLY, STALE, WRITE};
+use crate::resp::table::flag::{
+    DENYOOM, FAST, LOADING, MOVABLE_KEYS, NOSCRIPT, READONLY, STALE, WRITE,
+};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -337,6 +339,29 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .dangerous()
     .with_key_flags(&[&["RO", "access"], &["RO", "access"]])
     .with_unknown_keys(&["For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"], false),
+    c(
+        "wait",
+        3,
+        NOSCRIPT,
+        (0, 0, 0),
+        "3.0.0",
+        "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
+        |a| {
+            let replicas = a.i64()?;
+            let timeout = quiver_resp::num::parse_i64(a.next_slice()?)
+                .ok_or(CommandError::Message("timeout is not an integer or out of range"))?;
+            if timeout < 0 {
+                return Err(CommandError::Message("timeout is negative"));
+            }
+            wrap(KeysCommand::Wait {
+                replicas,
+                timeout_ms: timeout,
+            })
+        },
+    )
+    .with_syntax("numreplicas timeout")
+    .with_acl_category("@connection")
+    .with_tips(&["request_policy:all_shards", "response_policy:agg_min"]),
     c(
         "move",
         3,

@@ -139,6 +139,7 @@ fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
         match execute_data(&mut ctx, command, out) {
             Ok(Outcome::Done) => {}
             Ok(Outcome::Block { .. }) => write::write_null_array(out, conn.session.protocol),
+            Ok(Outcome::Wait { .. }) => write::write_integer(out, 0),
             Err(SessionCommand::Transaction(TransactionCommand::Unwatch)) => {
                 write::write_simple(out, b"OK")
             }
