@@ -8,6 +8,7 @@ mod lcs;
 mod lists;
 mod sets;
 mod sort;
+mod stream_groups;
 mod streams;
 mod strings;
 mod zrange;
@@ -18,10 +19,10 @@ pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lcs::{Lcs, LcsMatch, lcs};
 pub use lists::ListEnd;
 pub use sort::{SortOptions, SortOutput};
-pub use streams::{
-    ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart, PendingInfo,
-    PendingSummary, StreamAddId, StreamInfo, StreamTrim,
+pub use stream_groups::{
+    ClaimOptions, Delivered, GroupRead, GroupStart, PendingInfo, PendingSummary,
 };
+pub use streams::{ConsumerInfo, GroupInfo, StreamAddId, StreamInfo, StreamTrim};
 pub use strings::{GetExExpiry, SetCondition, SetExpiry, SetOptions, SetOutcome};
 pub use zrange::{Aggregate, ZRangeBy, ZRangeSpec};
 pub use zsets::{ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZSetOp};
