@@ -106,7 +106,7 @@ struct Native {
     sender: mpsc::Sender<Vec<Message>>,
 }
 
-/// One event: its database, key and name.
+/// The name of the event `change` publishes under `classes`, if it publishes one.
 fn event_of(change: &Change, classes: EventClasses) -> Option<&'static str> {
     match change.kind {
         ChangeKind::Event(event) => Some(event.name),
