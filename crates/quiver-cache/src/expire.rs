@@ -31,7 +31,12 @@ impl Keyspace {
         let mut idle_shards = 0;
         while report.sampled < budget && idle_shards < shards {
             let idx = self.next_shard_hint();
-            let mut s = self.lock_shard(idx);
+            // A shard held by a transaction or a script is left for a later round: the
+            // background must not wait on it (a script may hold it for long).
+            let Some(mut s) = self.try_lock_shard(idx) else {
+                idle_shards += 1;
+                continue;
+            };
             let before = report;
             for db in 0..s.dbs.len() {
                 expire_db(&mut s, db, now_ms, budget, &mut report);

@@ -369,8 +369,13 @@ impl Keyspace {
         self.expire_cursor.fetch_add(1, Ordering::Relaxed) & self.shard_mask
     }
 
-    pub(crate) fn lock_shard(&self, idx: usize) -> MutexGuard<'_, Shard> {
-        lock(&self.shards[idx].lock)
+    /// The shard, unless another thread holds it.
+    pub(crate) fn try_lock_shard(&self, idx: usize) -> Option<MutexGuard<'_, Shard>> {
+        match self.shards[idx].lock.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     pub(crate) fn publish_mem(&self, idx: usize, mem: usize) {

@@ -60,6 +60,8 @@ pub(super) enum Flow {
     Block(Box<Blocked>),
     /// Wait for a publish to a stream-named channel, then reply.
     Publish(Box<PendingPublish>),
+    /// EVAL, EVALSHA or FCALL running on the script thread: its reply comes here.
+    Script(tokio::sync::oneshot::Receiver<BytesMut>),
 }
 
 /// A blocking command waiting for data.
@@ -224,6 +226,10 @@ impl Connection {
                     continue;
                 }
                 served += 1;
+                if self.shared.scripts.running() {
+                    // Waits here, not on the keyspace the script holds.
+                    self.shared.scripts.settled().await;
+                }
                 match self.handle_request(&request, &mut output) {
                     Flow::Continue => {}
                     Flow::Close => {
@@ -239,6 +245,10 @@ impl Connection {
                         };
                         self.block(*blocked, parked, &mut output).await?;
                     }
+                    Flow::Script(reply) => match reply.await {
+                        Ok(reply) => output.extend_from_slice(&reply),
+                        Err(_) => write::write_error(&mut output, b"ERR the script engine stopped"),
+                    },
                     Flow::Publish(pending) => {
                         let result = pending.publish.await;
                         super::command::pubsub::exec::publish_reply(
@@ -391,6 +401,13 @@ impl Connection {
         };
         if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
             return self.refuse(Some(spec), &CommandError::NoAuth, out);
+        }
+        if self.shared.scripts.busy() && !spec.has(flag::ALLOW_BUSY) {
+            let error = CommandError::Other {
+                code: ErrorCode::Busy,
+                message: self.shared.scripts.busy_error()["BUSY ".len()..].into(),
+            };
+            return self.refuse(Some(spec), &error, out);
         }
         if self.session.subscribed()
             && self.session.protocol == Protocol::Resp2

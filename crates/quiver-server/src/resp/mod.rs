@@ -9,6 +9,7 @@ mod clients;
 pub mod command;
 mod connection;
 mod info;
+pub(crate) mod script;
 mod session;
 mod stats;
 pub mod table;
@@ -64,6 +65,8 @@ pub struct RespShared {
     pub listen_addr: SocketAddr,
     /// The listener's connection limit (`maxclients`).
     pub max_clients: u32,
+    /// Lua scripts and function libraries.
+    pub scripts: script::Scripts,
     clients: Clients,
     stats: CommandStats,
 }
@@ -85,6 +88,7 @@ impl RespShared {
             started: Instant::now(),
             listen_addr,
             max_clients,
+            scripts: script::Scripts::new(script::DEFAULT_BUSY_THRESHOLD_MS),
             clients: Clients::default(),
             stats: CommandStats::new(),
         }

@@ -21,8 +21,9 @@ use quiver_resp::encode::{
 use quiver_resp::num::MAX_I64_DIGITS;
 
 use crate::resp::command::{
-    Command, ConnectionCommand, PubSubCommand, ServerCommand, TransactionCommand, bitmap,
-    connection, hash, keys, list, pubsub, server, set, stream, string, transaction, zset,
+    Command, ConnectionCommand, PubSubCommand, ScriptingCommand, ServerCommand, TransactionCommand,
+    bitmap, connection, hash, keys, list, pubsub, scripting, server, set, stream, string,
+    transaction, zset,
 };
 use crate::resp::connection::{Connection, Flow};
 
@@ -40,6 +41,7 @@ pub(in crate::resp) fn execute_session(
             server::exec::execute(conn, command, out);
             Flow::Continue
         }
+        SessionCommand::Scripting(command) => scripting::exec::execute(conn, command, None, out),
     }
 }
 
@@ -103,6 +105,7 @@ pub enum SessionCommand {
     Connection(ConnectionCommand),
     PubSub(PubSubCommand),
     Server(ServerCommand),
+    Scripting(ScriptingCommand),
 }
 
 /// Runs a data-family command (strings, keys, hashes, lists, sets, sorted
@@ -130,6 +133,7 @@ pub fn execute_data(
         Command::Connection(c) => return Err(SessionCommand::Connection(c)),
         Command::PubSub(c) => return Err(SessionCommand::PubSub(c)),
         Command::Server(c) => return Err(SessionCommand::Server(c)),
+        Command::Scripting(c) => return Err(SessionCommand::Scripting(c)),
     }
     Ok(done)
 }
@@ -282,6 +286,7 @@ mod tests {
             &["SELECT", "1"],
             &["INFO"],
             &["PUBLISH", "c", "m"],
+            &["EVAL", "return 1", "0"],
         ] {
             let command = Command::parse(&quiver_resp::Request::from_args(line)).unwrap();
             let mut out = BytesMut::new();
@@ -291,6 +296,7 @@ mod tests {
                 SessionCommand::Connection(c) => Command::Connection(c),
                 SessionCommand::PubSub(c) => Command::PubSub(c),
                 SessionCommand::Server(c) => Command::Server(c),
+                SessionCommand::Scripting(c) => Command::Scripting(c),
             };
             assert_eq!(back, command, "{line:?}");
             assert!(out.is_empty());

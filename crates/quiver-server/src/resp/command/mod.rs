@@ -14,6 +14,7 @@ pub mod hash;
 pub mod keys;
 pub mod list;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod stream;
@@ -29,6 +30,7 @@ pub use hash::HashCommand;
 pub use keys::KeysCommand;
 pub use list::ListCommand;
 pub use pubsub::PubSubCommand;
+pub use scripting::ScriptingCommand;
 pub use server::ServerCommand;
 pub use set::SetCommand;
 pub use stream::StreamCommand;
@@ -42,7 +44,7 @@ use quiver_resp::num::{parse_f64, parse_i64};
 use quiver_resp::request::Request;
 
 /// Every family's table entries.
-pub(crate) const FAMILIES: [&[CommandSpec]; 12] = [
+pub(crate) const FAMILIES: [&[CommandSpec]; 13] = [
     string::SPECS,
     bitmap::SPECS,
     keys::SPECS,
@@ -55,6 +57,7 @@ pub(crate) const FAMILIES: [&[CommandSpec]; 12] = [
     transaction::SPECS,
     connection::SPECS,
     server::SPECS,
+    scripting::SPECS,
 ];
 
 /// A parsed command, by family.
@@ -84,6 +87,8 @@ pub enum Command {
     Connection(ConnectionCommand),
     /// Server commands.
     Server(ServerCommand),
+    /// Scripts and functions.
+    Scripting(ScriptingCommand),
 }
 
 impl Command {

@@ -53,9 +53,13 @@ pub mod flag {
     pub const SUBSCRIBED_OK: u32 = 1 << 14;
     /// Refused while a replica loads its data asynchronously (kept for `COMMAND INFO`).
     pub const NO_ASYNC_LOADING: u32 = 1 << 15;
+    /// Not shown to MONITOR (the scripting commands).
+    pub const SKIP_MONITOR: u32 = 1 << 16;
+    /// May be called with no key at all though it takes keys (EVAL's `numkeys` 0).
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
 
     /// Every flag with its `COMMAND INFO` name, in Redis's order.
-    pub const NAMES: [(u32, &str); 15] = [
+    pub const NAMES: [(u32, &str); 17] = [
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
@@ -65,9 +69,11 @@ pub mod flag {
         (BLOCKING, "blocking"),
         (LOADING, "loading"),
         (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_ASYNC_LOADING, "no_async_loading"),
         (ALLOW_BUSY, "allow_busy"),
         (MOVABLE_KEYS, "movablekeys"),
@@ -101,6 +107,8 @@ pub enum Group {
     Connection,
     /// Server management.
     Server,
+    /// Scripts and functions.
+    Scripting,
 }
 
 impl Group {
@@ -119,6 +127,7 @@ impl Group {
             Group::Transactions => "transactions",
             Group::Connection => "connection",
             Group::Server => "server",
+            Group::Scripting => "scripting",
         }
     }
 
@@ -137,6 +146,7 @@ impl Group {
             Group::Transactions => "@transaction",
             Group::Connection => "@connection",
             Group::Server => "@admin",
+            Group::Scripting => "@scripting",
         }
     }
 }
@@ -573,9 +583,9 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
 fn bucket(name: &[u8]) -> usize {
     let first = name.first().map_or(0, u8::to_ascii_lowercase);
     let last = name.last().map_or(0, u8::to_ascii_lowercase);
-    (name.len().wrapping_mul(31)
-        ^ usize::from(first).wrapping_mul(7)
-        ^ usize::from(last).wrapping_mul(131))
+    (name.len().wrapping_mul(19)
+        ^ usize::from(first).wrapping_mul(3)
+        ^ usize::from(last).wrapping_mul(189))
         % BUCKETS
 }
 

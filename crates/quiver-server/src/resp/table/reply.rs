@@ -196,7 +196,8 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if spec.has(flag::WRITE) {
         categories.push("@write");
     }
-    if spec.has(flag::READONLY) {
+    // Redis files the read-only scripting commands in `@scripting` alone.
+    if spec.has(flag::READONLY) && spec.group != super::Group::Scripting {
         categories.push("@read");
     }
     let group = match spec.acl_category {

@@ -96,7 +96,8 @@ fn every_row_runs_and_writes_one_reply() {
                     SessionCommand::Transaction(_)
                     | SessionCommand::Connection(_)
                     | SessionCommand::PubSub(_)
-                    | SessionCommand::Server(_),
+                    | SessionCommand::Server(_)
+                    | SessionCommand::Scripting(_),
                 ) => assert!(out.is_empty(), "{words:?} wrote before it came back"),
             }
         }

@@ -10,6 +10,7 @@ use quiver_core::streams::{Ack, PublishError, Receipt};
 use quiver_resp::Protocol;
 use quiver_resp::encode as write;
 
+use crate::resp::RespShared;
 use crate::resp::command::exec::{container_help, error};
 use crate::resp::command::pubsub::PubSubCommand;
 use crate::resp::connection::{Connection, Flow};
@@ -101,8 +102,51 @@ pub(in crate::resp) fn execute(
             let receivers = conn.shared.pubsub.spublish(channel, message);
             published(conn, out, receivers);
         }
+        other => execute_detached(&conn.shared, other, protocol, out),
+    }
+    Flow::Continue
+}
+
+/// Runs a pub/sub command that needs no connection (a script's PUBLISH and PUBSUB):
+/// a publish that would have to wait for room in its stream is not made.
+pub(in crate::resp) fn execute_detached(
+    shared: &RespShared,
+    command: PubSubCommand,
+    protocol: Protocol,
+    out: &mut BytesMut,
+) {
+    let count = |out: &mut BytesMut, n: u64| {
+        write::write_integer(out, i64::try_from(n).unwrap_or(i64::MAX))
+    };
+    match command {
+        PubSubCommand::Publish { channel, message } => {
+            match shared.pubsub.publish(channel, message) {
+                Ok(Route::Delivered(receivers)) => count(out, receivers),
+                Ok(Route::Stream {
+                    stream,
+                    message,
+                    receivers,
+                }) => {
+                    let publish = stream.publish(vec![message], Ack::Accepted, None);
+                    let mut publish = std::pin::pin!(publish);
+                    let mut cx = Context::from_waker(Waker::noop());
+                    match publish.as_mut().poll(&mut cx) {
+                        Poll::Ready(Ok(_)) => count(out, receivers),
+                        Poll::Ready(Err(err)) => error(out, &format!("ERR {err}")),
+                        Poll::Pending => error(
+                            out,
+                            &"ERR publish would wait for room in the stream (policy block or in-flight budget); not published inside a script",
+                        ),
+                    }
+                }
+                Err(err) => error(out, &format!("ERR {err}")),
+            }
+        }
+        PubSubCommand::SPublish { channel, message } => {
+            count(out, shared.pubsub.spublish(channel, message))
+        }
         PubSubCommand::Channels { space, pattern } => {
-            let names = conn.shared.pubsub.channels(space, pattern.as_deref());
+            let names = shared.pubsub.channels(space, pattern.as_deref());
             write::write_array_len(out, names.len());
             for name in names {
                 write::write_bulk(out, &name);
@@ -111,18 +155,15 @@ pub(in crate::resp) fn execute(
         PubSubCommand::NumSub { space, channels } => {
             write::write_array_len(out, channels.len() * 2);
             for channel in channels {
-                let count = conn.shared.pubsub.numsub(space, &channel);
+                let subscribers = shared.pubsub.numsub(space, &channel);
                 write::write_bulk(out, &channel);
-                write::write_integer(out, i64::try_from(count).unwrap_or(i64::MAX));
+                count(out, subscribers);
             }
         }
-        PubSubCommand::NumPat => {
-            let patterns = conn.shared.pubsub.stats().patterns;
-            write::write_integer(out, i64::try_from(patterns).unwrap_or(i64::MAX));
-        }
+        PubSubCommand::NumPat => count(out, shared.pubsub.stats().patterns),
         PubSubCommand::Help => container_help("pubsub", protocol, out),
+        _ => error(out, &"ERR This Redis command is not allowed from script"),
     }
-    Flow::Continue
 }
 
 /// The reply of a publish to a stream-named channel, once the broker took it.

@@ -12,6 +12,14 @@ use crate::resp::info;
 use crate::resp::table::command_reply;
 use quiver_core::pubsub::OutputLimits;
 
+/// TIME's reply: seconds and microseconds.
+pub(in crate::resp) fn write_time(out: &mut BytesMut) {
+    let micros = crate::clock::unix_micros();
+    write::write_array_len(out, 2);
+    write::write_bulk(out, (micros / 1_000_000).to_string().as_bytes());
+    write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
+}
+
 /// Runs a server command.
 pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
     let protocol = conn.session.protocol;
@@ -25,12 +33,7 @@ pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, ou
             .encode(protocol, out);
         }
         ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
-        ServerCommand::Time => {
-            let micros = crate::clock::unix_micros();
-            write::write_array_len(out, 2);
-            write::write_bulk(out, (micros / 1_000_000).to_string().as_bytes());
-            write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
-        }
+        ServerCommand::Time => write_time(out),
         ServerCommand::Config(command) => config(conn, command, out),
         ServerCommand::Role => {
             write::write_array_len(out, 3);

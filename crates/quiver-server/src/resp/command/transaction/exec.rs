@@ -123,6 +123,16 @@ fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
             other => other,
         };
         let held = transaction.get_or_insert_with(|| cache.transaction());
+        if let Command::Scripting(command) = command {
+            // Inside EXEC the script runs in place, in the transaction.
+            crate::resp::command::scripting::exec::execute(
+                conn,
+                command,
+                Some((&cache, held)),
+                out,
+            );
+            continue;
+        }
         let db_index = conn.session.db;
         let mut db = held
             .db(db_index)

@@ -1,0 +1,459 @@
+//! Running the scripting commands. EVAL, EVALSHA and FCALL run on the engine's script
+//! thread, which holds every shard of the keyspace for the whole script, while the
+//! connection awaits the reply and its thread serves other clients (inside EXEC they run
+//! in place, in the transaction EXEC holds). Each `redis.call` goes through the command
+//! table, as a client's command would.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use quiver_core::cache::{Cache, ChangeOrigin, Transaction, glob_match};
+use quiver_resp::Protocol;
+use quiver_resp::encode::{self as write, Reply};
+use quiver_resp::error::CommandError;
+use quiver_resp::request::Request;
+
+use super::{Callee, ScriptingCommand};
+use crate::clock::unix_ms;
+use tokio::sync::oneshot;
+
+use crate::resp::RespShared;
+use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
+use crate::resp::command::server::exec::write_time;
+use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
+use crate::resp::connection::{Connection, Flow};
+use crate::resp::script::{Dispatch, Flags, Target};
+use crate::resp::table::{self, command_reply, flag};
+
+/// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
+pub(in crate::resp) fn execute<'k>(
+    conn: &mut Connection,
+    command: ScriptingCommand,
+    held: Option<(&'k Cache, &mut Transaction<'k>)>,
+    out: &mut BytesMut,
+) -> Flow {
+    let shared = Arc::clone(&conn.shared);
+    let scripts = &shared.scripts;
+    let protocol = conn.session.protocol;
+    let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
+    match command {
+        ScriptingCommand::Run {
+            callee,
+            keys,
+            args,
+            read_only,
+            request,
+        } => {
+            let target = match callee {
+                Callee::Body(body) => scripts.script(&body),
+                Callee::Sha(sha) => scripts
+                    .by_sha(&sha)
+                    .ok_or_else(|| "NOSCRIPT No matching script. Please use EVAL.".to_owned()),
+                Callee::Function(name) => scripts
+                    .function(&name)
+                    .ok_or_else(|| "ERR Function not found".to_owned()),
+            };
+            let target = match target {
+                Ok(target) => target,
+                Err(message) => {
+                    fail(out, &message);
+                    return Flow::Continue;
+                }
+            };
+            let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
+            if read_only && target.declared && may_write {
+                fail(
+                    out,
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                );
+                return Flow::Continue;
+            }
+            let read_only = read_only || !may_write;
+            let (db, client) = (conn.session.db, conn.session.id);
+            let Some((cache, tx)) = held else {
+                let (reply, receiver) = oneshot::channel();
+                let shared = Arc::clone(&conn.shared);
+                scripts.submit(Box::new(move || {
+                    let cache = Arc::clone(&shared.cache);
+                    let mut tx = cache.transaction();
+                    let _origin = ChangeOrigin::enter(client);
+                    let mut out = BytesMut::new();
+                    let script = Script {
+                        target: &target,
+                        request: &request,
+                        keys: &keys,
+                        args: &args,
+                        read_only,
+                    };
+                    run(&shared, script, (&cache, &mut tx), (db, protocol), &mut out);
+                    drop(tx);
+                    cache.after_command();
+                    let _ = reply.send(out);
+                }));
+                return Flow::Script(receiver);
+            };
+            let script = Script {
+                target: &target,
+                request: &request,
+                keys: &keys,
+                args: &args,
+                read_only,
+            };
+            run(&shared, script, (cache, tx), (db, protocol), out);
+        }
+        ScriptingCommand::ScriptLoad { body } => match scripts.load(&body) {
+            Ok(sha) => write::write_bulk(out, sha.as_bytes()),
+            Err(message) => fail(out, &message),
+        },
+        ScriptingCommand::ScriptExists { shas } => {
+            write::write_array_len(out, shas.len());
+            for sha in shas {
+                write::write_integer(out, i64::from(scripts.exists(&sha)));
+            }
+        }
+        ScriptingCommand::ScriptFlush => {
+            scripts.flush_scripts();
+            write::write_simple(out, b"OK");
+        }
+        ScriptingCommand::ScriptKill | ScriptingCommand::FunctionKill => {
+            let function = matches!(command, ScriptingCommand::FunctionKill);
+            match scripts.kill(function) {
+                Ok(()) => write::write_simple(out, b"OK"),
+                Err(message) => fail(out, message),
+            }
+        }
+        ScriptingCommand::ScriptDebug => fail(
+            out,
+            "ERR SCRIPT DEBUG is not supported: Quiver has no Lua debugger; scripts run as with SCRIPT DEBUG NO",
+        ),
+        ScriptingCommand::ScriptHelp => help(SCRIPT_HELP, out),
+        ScriptingCommand::FunctionHelp => help(FUNCTION_HELP, out),
+        ScriptingCommand::FunctionLoad { code, replace } => {
+            match scripts.load_library(&code, replace) {
+                Ok(name) => write::write_bulk(out, name.as_bytes()),
+                Err(message) => fail(out, &message),
+            }
+        }
+        ScriptingCommand::FunctionDelete { library } => match scripts.delete_library(&library) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(message) => fail(out, message),
+        },
+        ScriptingCommand::FunctionFlush => {
+            scripts.flush_libraries();
+            write::write_simple(out, b"OK");
+        }
+        ScriptingCommand::FunctionList { pattern, with_code } => {
+            list_reply(scripts.libraries(), pattern.as_deref(), with_code).encode(protocol, out)
+        }
+        ScriptingCommand::FunctionDump => write::write_bulk(out, &scripts.dump()),
+        ScriptingCommand::FunctionRestore { payload, policy } => {
+            match scripts.restore(&payload, policy) {
+                Ok(()) => write::write_simple(out, b"OK"),
+                Err(message) => fail(out, &message),
+            }
+        }
+        ScriptingCommand::FunctionStats => {
+            let (running, libraries, functions) = match scripts.stats() {
+                Ok(stats) => stats,
+                Err(message) => {
+                    fail(out, message);
+                    return Flow::Continue;
+                }
+            };
+            let running = match running {
+                None => Reply::Null,
+                Some((name, command, ms)) => Reply::Map(vec![
+                    (Reply::bulk_static("name"), Reply::bulk(name)),
+                    (
+                        Reply::bulk_static("command"),
+                        Reply::Array(command.into_iter().map(Reply::Bulk).collect()),
+                    ),
+                    (
+                        Reply::bulk_static("duration_ms"),
+                        Reply::Integer(i64::try_from(ms).unwrap_or(i64::MAX)),
+                    ),
+                ]),
+            };
+            let counts = Reply::Map(vec![
+                (
+                    Reply::bulk_static("libraries_count"),
+                    Reply::Integer(libraries as i64),
+                ),
+                (
+                    Reply::bulk_static("functions_count"),
+                    Reply::Integer(functions as i64),
+                ),
+            ]);
+            Reply::Map(vec![
+                (Reply::bulk_static("running_script"), running),
+                (
+                    Reply::bulk_static("engines"),
+                    Reply::Map(vec![(Reply::bulk_static("LUA"), counts)]),
+                ),
+            ])
+            .encode(protocol, out);
+        }
+    }
+    Flow::Continue
+}
+
+/// SCRIPT HELP's lines, as Redis words them.
+const SCRIPT_HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// FUNCTION HELP's lines, as Redis words them.
+const FUNCTION_HELP: &[&str] = &[
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn help(lines: &[&str], out: &mut BytesMut) {
+    write::write_array_len(out, lines.len());
+    for line in lines {
+        write::write_simple(out, line.as_bytes());
+    }
+}
+
+/// One script or function to run, with what it was called with.
+struct Script<'a> {
+    target: &'a Target,
+    request: &'a [Bytes],
+    keys: &'a [Bytes],
+    args: &'a [Bytes],
+    read_only: bool,
+}
+
+/// Runs `script` with the keyspace held, writing its reply into `out`.
+fn run<'k>(
+    shared: &RespShared,
+    script: Script<'_>,
+    (cache, tx): (&'k Cache, &mut Transaction<'k>),
+    (db, protocol): (usize, Protocol),
+    out: &mut BytesMut,
+) {
+    let mut dispatch = ScriptDispatch {
+        shared,
+        tx,
+        cache,
+        db,
+        read_only: script.read_only,
+        now_ms: unix_ms(),
+    };
+    shared.scripts.run(
+        script.target,
+        script.request,
+        script.keys,
+        script.args,
+        protocol,
+        &mut dispatch,
+        out,
+    );
+}
+
+/// FUNCTION LIST's reply.
+fn list_reply(
+    libraries: Vec<crate::resp::script::Library>,
+    pattern: Option<&[u8]>,
+    with_code: bool,
+) -> Reply {
+    let entries = libraries
+        .into_iter()
+        .filter(|library| pattern.is_none_or(|p| glob_match(p, library.name.as_bytes())))
+        .map(|library| {
+            let functions = library
+                .functions
+                .into_iter()
+                .map(|(name, description, flags)| {
+                    Reply::Map(vec![
+                        (Reply::bulk_static("name"), Reply::bulk(name)),
+                        (
+                            Reply::bulk_static("description"),
+                            description.map_or(Reply::Null, Reply::Bulk),
+                        ),
+                        (
+                            Reply::bulk_static("flags"),
+                            Reply::Set(
+                                flags
+                                    .names()
+                                    .map(|name| Reply::Simple(Bytes::from_static(name.as_bytes())))
+                                    .collect(),
+                            ),
+                        ),
+                    ])
+                })
+                .collect();
+            let mut fields = vec![
+                (
+                    Reply::bulk_static("library_name"),
+                    Reply::bulk(library.name),
+                ),
+                (Reply::bulk_static("engine"), Reply::bulk_static("LUA")),
+                (Reply::bulk_static("functions"), Reply::Array(functions)),
+            ];
+            if with_code {
+                fields.push((
+                    Reply::bulk_static("library_code"),
+                    Reply::Bulk(library.code),
+                ));
+            }
+            Reply::Map(fields)
+        })
+        .collect();
+    Reply::Array(entries)
+}
+
+/// Where a running script's `redis.call` goes: the command table, then the held
+/// keyspace (or, for the few server commands scripts may send, the shared state).
+struct ScriptDispatch<'c, 'k> {
+    shared: &'c RespShared,
+    tx: &'c mut Transaction<'k>,
+    cache: &'k Cache,
+    /// The script's database: SELECT inside a script changes it, not the client's.
+    db: usize,
+    /// EVAL_RO, FCALL_RO, or a script that declares `no-writes`.
+    read_only: bool,
+    now_ms: u64,
+}
+
+impl Dispatch for ScriptDispatch<'_, '_> {
+    fn dispatch(&mut self, args: Vec<Bytes>, protocol: Protocol, out: &mut BytesMut) {
+        let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
+        let request = Request::from_args(args);
+        let spec = match table::resolve(&request) {
+            Ok(spec) => spec,
+            Err(CommandError::WrongArity { .. }) => {
+                return fail(
+                    out,
+                    "ERR Wrong number of args calling Redis command from script",
+                );
+            }
+            Err(_) => return fail(out, "ERR Unknown Redis command called from script"),
+        };
+        if spec.has(flag::NOSCRIPT) {
+            return fail(out, "ERR This Redis command is not allowed from script");
+        }
+        if spec.has(flag::WRITE) && self.read_only {
+            return fail(
+                out,
+                "ERR Write commands are not allowed from read-only scripts.",
+            );
+        }
+        let command = match Command::parse_resolved(spec, &request) {
+            Ok(command) => command,
+            Err(error) => return write::write_error(out, error.to_string().as_bytes()),
+        };
+        if spec.has(flag::WRITE) {
+            self.shared.scripts.state().wrote();
+        }
+        let mut db = self
+            .tx
+            .db(self.db)
+            .expect("SELECT only accepts existing databases");
+        let mut ctx = DataCtx {
+            cache: self.cache,
+            db: &mut db,
+            db_index: self.db,
+            now_ms: self.now_ms,
+            protocol,
+            in_transaction: true,
+            max_bulk_len: self.shared.settings.limits.max_bulk_len_bytes as u64,
+        };
+        let session = match execute_data(&mut ctx, command, out) {
+            Ok(Outcome::Done) => return,
+            Ok(Outcome::Block { .. }) => return write::write_null_array(out, protocol),
+            Ok(Outcome::Wait { .. }) => return write::write_integer(out, 0),
+            Err(session) => session,
+        };
+        match session {
+            SessionCommand::Connection(ConnectionCommand::Select { db }) => {
+                match self.cache.select(db.into()) {
+                    Ok(db) => {
+                        self.db = db;
+                        write::write_simple(out, b"OK");
+                    }
+                    Err(_) => write::write_error(
+                        out,
+                        CommandError::DbIndexOutOfRange.to_string().as_bytes(),
+                    ),
+                }
+            }
+            SessionCommand::Connection(ConnectionCommand::Ping { message: None }) => {
+                write::write_simple(out, b"PONG")
+            }
+            SessionCommand::Connection(
+                ConnectionCommand::Ping {
+                    message: Some(message),
+                }
+                | ConnectionCommand::Echo { message },
+            ) => write::write_bulk(out, &message),
+            SessionCommand::Server(ServerCommand::Time) => write_time(out),
+            SessionCommand::Server(ServerCommand::Command(command)) => {
+                command_reply(&command).encode(protocol, out)
+            }
+            // INFO reads every shard, which the script holds.
+            SessionCommand::Server(ServerCommand::Info { .. }) => fail(
+                out,
+                "ERR INFO cannot run inside a script on Quiver: the script holds the keyspace INFO reads",
+            ),
+            SessionCommand::PubSub(command) => {
+                pubsub::exec::execute_detached(self.shared, command, protocol, out)
+            }
+            _ => fail(out, "ERR This Redis command is not allowed from script"),
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Scripting commands: EVAL EVALSHA EVAL_RO EVALSHA_RO FCALL FCALL_RO, SCRIPT (LOAD
+//! EXISTS FLUSH KILL DEBUG HELP) and FUNCTION (LOAD DELETE FLUSH LIST DUMP RESTORE STATS
+//! KILL HELP). They run on the connection (`exec.rs`) with the engine in
+//! `resp/script`.
+
+pub(crate) mod exec;
+mod specs;
+
+use bytes::Bytes;
+use quiver_resp::error::CommandError;
+use quiver_resp::num::parse_i64;
+
+use super::{Args, Command, is};
+use crate::resp::script::RestorePolicy;
+
+pub(crate) use specs::SPECS;
+
+fn wrap(command: ScriptingCommand) -> Result<Command, CommandError> {
+    Ok(Command::Scripting(command))
+}
+
+/// What EVAL and FCALL run: a script's body, a loaded script's SHA1, or a function's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Body(Bytes),
+    Sha(Bytes),
+    Function(Bytes),
+}
+
+/// A scripting command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptingCommand {
+    /// `EVAL`, `EVALSHA`, `FCALL` and their `_RO` forms.
+    Run {
+        callee: Callee,
+        keys: Vec<Bytes>,
+        args: Vec<Bytes>,
+        read_only: bool,
+        /// The whole request, for FUNCTION STATS.
+        request: Vec<Bytes>,
+    },
+    ScriptLoad {
+        body: Bytes,
+    },
+    ScriptExists {
+        shas: Vec<Bytes>,
+    },
+    ScriptFlush,
+    ScriptKill,
+    ScriptDebug,
+    ScriptHelp,
+    FunctionLoad {
+        code: Bytes,
+        replace: bool,
+    },
+    FunctionDelete {
+        library: Bytes,
+    },
+    FunctionFlush,
+    FunctionList {
+        pattern: Option<Bytes>,
+        with_code: bool,
+    },
+    FunctionDump,
+    FunctionRestore {
+        payload: Bytes,
+        policy: RestorePolicy,
+    },
+    FunctionStats,
+    FunctionKill,
+    FunctionHelp,
+}
+
+/// `<callee> numkeys key... arg...` with Redis's checks of `numkeys`.
+fn parse_run(
+    a: &mut Args<'_>,
+    make: fn(Bytes) -> Callee,
+    read_only: bool,
+) -> Result<Command, CommandError> {
+    let request: Vec<Bytes> = (0..a.argc())
+        .filter_map(|i| a.request.arg_bytes(i))
+        .collect();
+    let callee = make(a.next()?);
+    let numkeys = parse_i64(a.next_slice()?).ok_or(CommandError::NotInteger)?;
+    if numkeys < 0 {
+        return Err(CommandError::Message("Number of keys can't be negative"));
+    }
+    if numkeys as u64 > a.remaining() as u64 {
+        return Err(CommandError::Message(
+            "Number of keys can't be greater than number of args",
+        ));
+    }
+    let keys = a.take(numkeys as usize)?;
+    let args = a.rest();
+    wrap(ScriptingCommand::Run {
+        callee,
+        keys,
+        args,
+        read_only,
+        request,
+    })
+}
+
+fn parse_flush(a: &mut Args<'_>, message: &'static str) -> Result<(), CommandError> {
+    match a.remaining() {
+        0 => Ok(()),
+        1 if is(a.peek().unwrap_or_default(), "async")
+            || is(a.peek().unwrap_or_default(), "sync") =>
+        {
+            a.next()?;
+            Ok(())
+        }
+        _ => Err(CommandError::Message(message)),
+    }
+}
+
+fn parse_function_load(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let mut replace = false;
+    while a.remaining() > 1 {
+        let option = a.next_slice()?;
+        if is(option, "replace") {
+            replace = true;
+        } else {
+            return Err(CommandError::Other {
+                code: quiver_resp::error::ErrorCode::Err,
+                message: format!("Unknown option given: {}", String::from_utf8_lossy(option))
+                    .into(),
+            });
+        }
+    }
+    let code = a.next()?;
+    wrap(ScriptingCommand::FunctionLoad { code, replace })
+}
+
+fn parse_function_list(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let mut pattern = None;
+    let mut with_code = false;
+    while a.remaining() > 0 {
+        let option = a.next_slice()?;
+        if is(option, "withcode") && !with_code {
+            with_code = true;
+        } else if is(option, "libraryname") && pattern.is_none() {
+            if a.remaining() == 0 {
+                return Err(CommandError::Message("library name argument was not given"));
+            }
+            pattern = Some(a.next()?);
+        } else {
+            return Err(CommandError::Other {
+                code: quiver_resp::error::ErrorCode::Err,
+                message: format!("Unknown argument {}", String::from_utf8_lossy(option)).into(),
+            });
+        }
+    }
+    wrap(ScriptingCommand::FunctionList { pattern, with_code })
+}
+
+fn parse_function_restore(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let payload = a.next()?;
+    let policy = match a.remaining() {
+        0 => RestorePolicy::Append,
+        1 => {
+            let word = a.next_slice()?;
+            if is(word, "flush") {
+                RestorePolicy::Flush
+            } else if is(word, "append") {
+                RestorePolicy::Append
+            } else if is(word, "replace") {
+                RestorePolicy::Replace
+            } else {
+                return Err(CommandError::Message(
+                    "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+                ));
+            }
+        }
+        _ => return Err(CommandError::Message("Unknown argument given")),
+    };
+    wrap(ScriptingCommand::FunctionRestore { payload, policy })
+}

@@ -1,0 +1,488 @@
+//! Lua scripting: EVAL's scripts and FUNCTION's libraries on one embedded Lua 5.1 VM
+//! (the language Redis embeds), with Redis's `redis` library, `bit` and `cjson`.
+//!
+//! A script runs atomically on the script thread: it takes every shard lock of the
+//! keyspace (as EXEC does), then the engine's lock, and each `redis.call` runs on that
+//! held keyspace. The calling connection awaits the reply, so its connection thread keeps
+//! serving other clients. Those wait without holding their thread while a script runs
+//! (see [`Scripts::settled`]); once it has run longer than `busy-reply-threshold` they
+//! are answered `BUSY`, and SCRIPT KILL or FUNCTION KILL stop it unless it has written.
+
+mod convert;
+mod functions;
+mod libs;
+mod vm;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use mlua::{Function, VmState};
+use quiver_resp::Protocol;
+use tokio::sync::Notify;
+
+pub use functions::RestorePolicy;
+pub(in crate::resp) use functions::{Flags, Library};
+use vm::{Call, Vm};
+
+/// `busy-reply-threshold`'s default, as in Redis: 5 seconds.
+pub const DEFAULT_BUSY_THRESHOLD_MS: u64 = 5_000;
+
+/// Runs the commands a script sends with `redis.call`: writes exactly one reply (or
+/// error) in `protocol` into `out`.
+pub(in crate::resp) trait Dispatch {
+    fn dispatch(&mut self, args: Vec<Bytes>, protocol: Protocol, out: &mut BytesMut);
+}
+
+/// The scripting engine of a server, shared by its connections.
+pub struct Scripts {
+    engine: Mutex<Engine>,
+    state: Arc<RunState>,
+    /// The script thread's queue.
+    jobs: mpsc::Sender<Job>,
+}
+
+/// FUNCTION STATS: the running function (name, command, milliseconds so far), the
+/// number of libraries and of functions.
+pub(in crate::resp) type FunctionStats = (Option<(String, Vec<Bytes>, u64)>, usize, usize);
+
+/// A script to run on the script thread.
+pub(in crate::resp) type Job = Box<dyn FnOnce() + Send>;
+
+impl std::fmt::Debug for Scripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scripts").finish_non_exhaustive()
+    }
+}
+
+/// What the running script is doing, readable without the engine's lock.
+pub(in crate::resp) struct RunState {
+    running: AtomicBool,
+    busy: AtomicBool,
+    kill: AtomicBool,
+    /// The running script has sent a write command: it can no longer be killed.
+    wrote: AtomicBool,
+    /// The running one is a function (FUNCTION KILL stops it, not SCRIPT KILL).
+    function: AtomicBool,
+    base: Instant,
+    /// When the running script started, in nanoseconds after `base`.
+    started_ns: AtomicU64,
+    /// `busy-reply-threshold` in milliseconds.
+    threshold_ms: AtomicU64,
+    /// Fired when a script ends or becomes busy.
+    changed: Notify,
+    /// The running script's name and command, for FUNCTION STATS.
+    current: Mutex<Option<(String, Vec<Bytes>)>>,
+    libraries: AtomicUsize,
+    functions: AtomicUsize,
+}
+
+impl RunState {
+    /// Called by the VM every few thousand instructions.
+    fn tick(&self) -> mlua::Result<VmState> {
+        if self.kill.load(Ordering::Relaxed) {
+            // Redis says SCRIPT KILL for functions too.
+            return Err(mlua::Error::runtime(
+                "Script killed by user with SCRIPT KILL...",
+            ));
+        }
+        if !self.busy.load(Ordering::Relaxed)
+            && self.elapsed_ms() >= self.threshold_ms.load(Ordering::Relaxed)
+        {
+            self.busy.store(true, Ordering::Release);
+            self.changed.notify_waiters();
+        }
+        Ok(VmState::Continue)
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        now.saturating_sub(self.started_ns.load(Ordering::Relaxed)) / 1_000_000
+    }
+
+    /// Notes that the running script sent a write command.
+    pub(in crate::resp) fn wrote(&self) {
+        self.wrote.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A script or function ready to run.
+pub(in crate::resp) struct Target {
+    function: Function,
+    /// The SHA1 of a script, the name of a function.
+    pub name: String,
+    pub flags: Flags,
+    /// A script that declares its flags (`#!lua flags=...`), or a function: its flags
+    /// decide whether it may write. A plain script may, unless run by EVAL_RO.
+    pub declared: bool,
+    pub is_function: bool,
+}
+
+struct Engine {
+    vm: Vm,
+    /// EVAL's scripts by SHA1 (lower-case hex).
+    scripts: HashMap<String, (Function, Flags, bool)>,
+    functions: functions::Registry,
+}
+
+/// The lower-case hex SHA1 of `data` (script names, `redis.sha1hex`).
+pub(in crate::resp) fn sha1_hex(data: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Answers to SCRIPT KILL and FUNCTION KILL that are not `OK`.
+pub(in crate::resp) const NOT_BUSY: &str = "NOTBUSY No scripts in execution right now.";
+const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+
+impl Scripts {
+    /// An engine whose scripts become busy after `threshold_ms`.
+    pub fn new(threshold_ms: u64) -> Scripts {
+        let state = Arc::new(RunState {
+            running: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            kill: AtomicBool::new(false),
+            wrote: AtomicBool::new(false),
+            function: AtomicBool::new(false),
+            base: Instant::now(),
+            started_ns: AtomicU64::new(0),
+            threshold_ms: AtomicU64::new(threshold_ms),
+            changed: Notify::new(),
+            current: Mutex::new(None),
+            libraries: AtomicUsize::new(0),
+            functions: AtomicUsize::new(0),
+        });
+        let vm = Vm::new(Arc::clone(&state)).expect("the Lua VM starts with its sandbox");
+        let (jobs, queue) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("quiver-script".into())
+            .spawn(move || {
+                // Ends when the engine (the queue's sender) is dropped.
+                while let Ok(job) = queue.recv() {
+                    job();
+                }
+            })
+            .expect("the script thread starts");
+        Scripts {
+            jobs,
+            engine: Mutex::new(Engine {
+                vm,
+                scripts: HashMap::new(),
+                functions: functions::Registry::default(),
+            }),
+            state,
+        }
+    }
+
+    /// Runs `job` on the script thread, after those before it.
+    pub(in crate::resp) fn submit(&self, job: Job) {
+        // The thread only stops once `self` is gone.
+        let _ = self.jobs.send(job);
+    }
+
+    fn engine(&self) -> MutexGuard<'_, Engine> {
+        self.engine.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `busy-reply-threshold` in milliseconds.
+    pub fn busy_threshold_ms(&self) -> u64 {
+        self.state.threshold_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn set_busy_threshold_ms(&self, ms: u64) {
+        self.state.threshold_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// A script has run past `busy-reply-threshold`: other commands are answered BUSY.
+    pub(in crate::resp) fn busy(&self) -> bool {
+        self.state.busy.load(Ordering::Acquire)
+    }
+
+    /// The BUSY error for the running script.
+    pub(in crate::resp) fn busy_error(&self) -> &'static str {
+        if self.state.function.load(Ordering::Relaxed) {
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        } else {
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        }
+    }
+
+    /// Whether a script is running now (one atomic load: checked before every command).
+    pub(in crate::resp) fn running(&self) -> bool {
+        self.state.running.load(Ordering::Acquire)
+    }
+
+    /// Resolves when no script runs or the running one is busy: a connection waits here
+    /// instead of on the keyspace the script holds, so its thread keeps serving others
+    /// (among them, the client that will send SCRIPT KILL).
+    pub(in crate::resp) async fn settled(&self) {
+        loop {
+            let changed = self.state.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if !self.running() || self.busy() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// SCRIPT KILL (`function` false) or FUNCTION KILL. The other kind of kill while a
+    /// script runs is answered with the BUSY error that names the right one.
+    pub(in crate::resp) fn kill(&self, function: bool) -> Result<(), &'static str> {
+        let state = &self.state;
+        if !self.running() {
+            return Err(NOT_BUSY);
+        }
+        if state.function.load(Ordering::Relaxed) != function {
+            return Err(self.busy_error());
+        }
+        if state.wrote.load(Ordering::Relaxed) {
+            return Err(UNKILLABLE);
+        }
+        state.kill.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The script with this body, compiled and remembered on first use (EVAL).
+    pub(in crate::resp) fn script(&self, body: &[u8]) -> Result<Target, String> {
+        let sha = sha1_hex(body);
+        let mut engine = self.engine();
+        if !engine.scripts.contains_key(&sha) {
+            let (flags, declared, code) = functions::script_shebang(body)?;
+            let function = engine.vm.compile(&code, false).map_err(|message| {
+                format!("ERR Error compiling script (new function): {message}")
+            })?;
+            engine
+                .scripts
+                .insert(sha.clone(), (function, flags, declared));
+        }
+        let (function, flags, declared) = engine.scripts[&sha].clone();
+        Ok(Target {
+            function,
+            name: sha,
+            flags,
+            declared,
+            is_function: false,
+        })
+    }
+
+    /// SCRIPT LOAD: the script's SHA1.
+    pub(in crate::resp) fn load(&self, body: &[u8]) -> Result<String, String> {
+        self.script(body).map(|target| target.name)
+    }
+
+    /// The script with this SHA1, if loaded (EVALSHA).
+    pub(in crate::resp) fn by_sha(&self, sha: &[u8]) -> Option<Target> {
+        let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
+        let engine = self.engine();
+        let (function, flags, declared) = engine.scripts.get(&sha)?.clone();
+        Some(Target {
+            function,
+            name: sha,
+            flags,
+            declared,
+            is_function: false,
+        })
+    }
+
+    pub(in crate::resp) fn exists(&self, sha: &[u8]) -> bool {
+        std::str::from_utf8(sha).is_ok_and(|sha| {
+            self.engine()
+                .scripts
+                .contains_key(&sha.to_ascii_lowercase())
+        })
+    }
+
+    /// SCRIPT FLUSH.
+    pub(in crate::resp) fn flush_scripts(&self) {
+        self.engine().scripts.clear();
+    }
+
+    /// The function with this name (FCALL).
+    pub(in crate::resp) fn function(&self, name: &[u8]) -> Option<Target> {
+        let engine = self.engine();
+        let (function, flags) = engine.functions.find(name)?;
+        Some(Target {
+            function,
+            name: String::from_utf8_lossy(name).into_owned(),
+            flags,
+            declared: true,
+            is_function: true,
+        })
+    }
+
+    /// FUNCTION LOAD: the library's name.
+    pub(in crate::resp) fn load_library(
+        &self,
+        code: &Bytes,
+        replace: bool,
+    ) -> Result<String, String> {
+        let mut engine = self.engine();
+        let Engine { vm, functions, .. } = &mut *engine;
+        let name = functions.load(vm, code, replace)?;
+        self.count(functions);
+        Ok(name)
+    }
+
+    /// FUNCTION DELETE.
+    pub(in crate::resp) fn delete_library(&self, name: &[u8]) -> Result<(), &'static str> {
+        let mut engine = self.engine();
+        engine.functions.delete(name)?;
+        self.count(&engine.functions);
+        Ok(())
+    }
+
+    /// FUNCTION FLUSH.
+    pub(in crate::resp) fn flush_libraries(&self) {
+        let mut engine = self.engine();
+        engine.functions = functions::Registry::default();
+        self.count(&engine.functions);
+    }
+
+    /// The libraries, by name (FUNCTION LIST).
+    pub(in crate::resp) fn libraries(&self) -> Vec<Library> {
+        self.engine().functions.libraries()
+    }
+
+    /// FUNCTION DUMP's payload.
+    pub(in crate::resp) fn dump(&self) -> Vec<u8> {
+        self.engine().functions.dump()
+    }
+
+    /// FUNCTION RESTORE.
+    pub(in crate::resp) fn restore(
+        &self,
+        payload: &[u8],
+        policy: RestorePolicy,
+    ) -> Result<(), String> {
+        let mut engine = self.engine();
+        let Engine { vm, functions, .. } = &mut *engine;
+        functions.restore(vm, payload, policy)?;
+        self.count(functions);
+        Ok(())
+    }
+
+    fn count(&self, functions: &functions::Registry) {
+        let (libraries, count) = functions.counts();
+        self.state.libraries.store(libraries, Ordering::Relaxed);
+        self.state.functions.store(count, Ordering::Relaxed);
+    }
+
+    /// FUNCTION STATS: the running function (name, command, milliseconds so far), and
+    /// the counts of libraries and functions. Never waits for the engine. While a
+    /// script (not a function) is busy, the BUSY error, as Redis answers.
+    pub(in crate::resp) fn stats(&self) -> Result<FunctionStats, &'static str> {
+        let state = &self.state;
+        if self.busy() && !state.function.load(Ordering::Relaxed) {
+            return Err(self.busy_error());
+        }
+        let current = state
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .filter(|_| state.function.load(Ordering::Relaxed))
+            .map(|(name, command)| (name, command, state.elapsed_ms()));
+        Ok((
+            current,
+            state.libraries.load(Ordering::Relaxed),
+            state.functions.load(Ordering::Relaxed),
+        ))
+    }
+
+    /// Runs `target` with `keys` and `args`, its commands going to `dispatch`, and writes
+    /// its reply in `protocol` into `out`. The caller holds the keyspace.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::resp) fn run(
+        &self,
+        target: &Target,
+        command: &[Bytes],
+        keys: &[Bytes],
+        args: &[Bytes],
+        protocol: Protocol,
+        dispatch: &mut dyn Dispatch,
+        out: &mut BytesMut,
+    ) {
+        let engine = self.engine();
+        let state = &self.state;
+        let now = u64::try_from(state.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        state.started_ns.store(now, Ordering::Relaxed);
+        state.kill.store(false, Ordering::Relaxed);
+        state.wrote.store(false, Ordering::Relaxed);
+        state.function.store(target.is_function, Ordering::Relaxed);
+        if target.is_function {
+            *state.current.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((target.name.clone(), command.to_vec()));
+        }
+        state.running.store(true, Ordering::Release);
+        let call = Call {
+            function: &target.function,
+            name: &target.name,
+            keys,
+            args,
+            is_function: target.is_function,
+            protocol,
+        };
+        engine.vm.run(call, dispatch, out);
+        state.running.store(false, Ordering::Release);
+        state.busy.store(false, Ordering::Release);
+        state.kill.store(false, Ordering::Relaxed);
+        *state.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        state.changed.notify_waiters();
+    }
+
+    /// The state `redis.call` reports writes to.
+    pub(in crate::resp) fn state(&self) -> &RunState {
+        &self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoCommands;
+
+    impl Dispatch for NoCommands {
+        fn dispatch(&mut self, _: Vec<Bytes>, _: Protocol, out: &mut BytesMut) {
+            quiver_resp::encode::write_error(out, b"ERR no commands here");
+        }
+    }
+
+    #[test]
+    fn a_long_script_becomes_busy_and_is_killed() {
+        let scripts = Arc::new(Scripts::new(20));
+        let target = scripts.script(b"while true do end").unwrap();
+        let runner = {
+            let scripts = Arc::clone(&scripts);
+            std::thread::spawn(move || {
+                let mut out = BytesMut::new();
+                scripts.run(
+                    &target,
+                    &[],
+                    &[],
+                    &[],
+                    Protocol::Resp2,
+                    &mut NoCommands,
+                    &mut out,
+                );
+                out
+            })
+        };
+        while !scripts.busy() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(scripts.kill(true), Err(scripts.busy_error()));
+        assert_eq!(scripts.kill(false), Ok(()));
+        let out = runner.join().unwrap();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.starts_with("-ERR Script killed by user with SCRIPT KILL..."),
+            "{text}"
+        );
+        assert!(!scripts.running() && !scripts.busy());
+    }
+}

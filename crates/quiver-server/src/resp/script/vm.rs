@@ -1,0 +1,440 @@
+//! The Lua 5.1 VM scripts and functions run on: its sandbox, the `redis` library, and
+//! one run of a script or function with the command dispatcher in reach.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use quiver_resp::Protocol;
+use quiver_resp::num::{MAX_DOUBLE_CHARS, format_double};
+
+use super::convert::{self, write_error_text};
+use super::{Dispatch, RunState, libs};
+use crate::resp::info::REDIS_VERSION;
+
+/// Instructions between two looks at the clock and at SCRIPT KILL.
+const HOOK_EVERY: u32 = 10_000;
+
+/// Stack frames the error handler looks through for the script's own line.
+const MAX_FRAMES: usize = 64;
+
+/// The sandbox, run once per VM.
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// A Lua VM set up for scripts.
+pub(super) struct Vm {
+    pub(super) lua: Lua,
+    /// The environment scripts run in (read-only globals).
+    env: Table,
+    /// The environment functions run in: the same, but for the load of their library.
+    function_env: Table,
+    /// The real `redis` table, where each run puts its `call`, `pcall` and `setresp`.
+    redis: Table,
+    /// The real globals, where KEYS and ARGV go.
+    globals: Table,
+    /// What the prelude's functions reach: `register` and `loading` while a library
+    /// loads.
+    pub(super) bridge: Table,
+    run: Function,
+    handler: Function,
+}
+
+/// What one run calls.
+pub(super) struct Call<'a> {
+    pub function: &'a Function,
+    /// For the error trace: the script's SHA1 or the function's name.
+    pub name: &'a str,
+    pub keys: &'a [Bytes],
+    pub args: &'a [Bytes],
+    /// A function takes `(keys, args)`; a script reads the globals KEYS and ARGV.
+    pub is_function: bool,
+    /// The client's protocol, for the reply.
+    pub protocol: Protocol,
+}
+
+impl Vm {
+    pub(super) fn new(state: Arc<RunState>) -> mlua::Result<Vm> {
+        let lua = Lua::new_with(
+            StdLib::TABLE | StdLib::STRING | StdLib::MATH,
+            LuaOptions::default(),
+        )?;
+        let globals = lua.globals();
+        libs::install(&lua, &globals)?;
+        let bridge = lua.create_table()?;
+        bridge.raw_set(
+            "reply_error",
+            lua.create_function(|lua, value: Value| {
+                let text = match &value {
+                    Value::Error(error) => reply_error(error),
+                    Value::Table(table) => match table.raw_get::<Value>("err")? {
+                        Value::String(text) => Some(text.as_bytes().to_vec()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match text {
+                    Some(text) => Ok(Value::String(lua.create_string(text)?)),
+                    None => Ok(value),
+                }
+            })?,
+        )?;
+        let redis = redis_library(&lua)?;
+        let (env, function_env, run): (Table, Table, Function) = lua
+            .load(PRELUDE)
+            .set_name("=prelude")
+            .call((bridge.clone(), globals.clone(), redis.clone()))?;
+        let handler = lua.create_function(error_handler)?;
+        lua.set_global_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| state.tick(),
+        )?;
+        Ok(Vm {
+            lua,
+            env,
+            function_env,
+            redis,
+            globals,
+            bridge,
+            run,
+            handler,
+        })
+    }
+
+    /// Compiles a script (`@user_script`) or a function library (`@user_function`) in
+    /// the sandbox.
+    pub(super) fn compile(&self, code: &[u8], library: bool) -> Result<Function, String> {
+        let (name, env) = if library {
+            ("@user_function", &self.function_env)
+        } else {
+            ("@user_script", &self.env)
+        };
+        self.lua
+            .load(code)
+            .set_name(name)
+            .set_environment(env.clone())
+            .into_function()
+            .map_err(|error| match error {
+                mlua::Error::SyntaxError { message, .. } => message,
+                other => other.to_string(),
+            })
+    }
+
+    /// Runs `call`, sending its commands to `dispatch`, and writes the reply into `out`.
+    pub(super) fn run(&self, call: Call<'_>, dispatch: &mut dyn Dispatch, out: &mut BytesMut) {
+        let session = RefCell::new(Session {
+            dispatch,
+            protocol: Protocol::Resp2,
+            scratch: BytesMut::new(),
+        });
+        let run_call = |lua: &Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
+            let (value, failed) = session.borrow_mut().call(lua, args)?;
+            match value {
+                Value::Table(table) if failed && raise => {
+                    let text = table.raw_get::<mlua::String>("err")?;
+                    Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
+                }
+                value => Ok(value),
+            }
+        };
+        let run_call = &run_call;
+        let result = self.lua.scope(|scope| {
+            let lua = &self.lua;
+            self.redis.raw_set(
+                "call",
+                scope.create_function(move |lua, args: MultiValue| run_call(lua, args, true))?,
+            )?;
+            self.redis.raw_set(
+                "pcall",
+                scope.create_function(move |lua, args: MultiValue| run_call(lua, args, false))?,
+            )?;
+            self.redis.raw_set(
+                "setresp",
+                scope.create_function(|_, version: Value| {
+                    session.borrow_mut().set_protocol(version)
+                })?,
+            )?;
+            let keys = strings(lua, call.keys)?;
+            let args = strings(lua, call.args)?;
+            let (ok, value): (bool, Value) = if call.is_function {
+                self.run.call((call.function, &self.handler, keys, args))?
+            } else {
+                self.globals.raw_set("KEYS", keys)?;
+                self.globals.raw_set("ARGV", args)?;
+                let result = self.run.call((call.function, &self.handler));
+                self.globals.raw_set("KEYS", Value::Nil)?;
+                self.globals.raw_set("ARGV", Value::Nil)?;
+                result?
+            };
+            if ok {
+                let script_protocol = session.borrow().protocol;
+                convert::write_value(&value, call.protocol, script_protocol, out);
+            } else {
+                write_failure(&value, call.name, out)?;
+            }
+            Ok(())
+        });
+        for name in ["call", "pcall", "setresp"] {
+            let _ = self.redis.raw_set(name, Value::Nil);
+        }
+        if let Err(error) = result {
+            quiver_resp::encode::write_error(out, format!("ERR {}", error_text(&error)).as_bytes());
+        }
+    }
+}
+
+/// What `redis.call` and `redis.setresp` work with during one run.
+struct Session<'d> {
+    dispatch: &'d mut dyn Dispatch,
+    /// The protocol replies reach the script in (`redis.setresp`).
+    protocol: Protocol,
+    scratch: BytesMut,
+}
+
+impl Session<'_> {
+    /// Runs one command; returns its reply as a Lua value and whether it is an error
+    /// (which `redis.call` raises and `redis.pcall` returns).
+    fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
+        let failure = |text: &str| -> mlua::Result<(Value, bool)> {
+            let table = lua.create_table()?;
+            table.raw_set("err", text)?;
+            Ok((Value::Table(table), true))
+        };
+        if args.is_empty() {
+            return failure("ERR Please specify at least one argument for this redis lib call");
+        }
+        let mut words = Vec::with_capacity(args.len());
+        let mut digits = [0u8; MAX_DOUBLE_CHARS];
+        for arg in args {
+            // Numbers as Redis writes them (`%.17g`).
+            let number = match arg {
+                Value::String(s) => {
+                    words.push(Bytes::copy_from_slice(&s.as_bytes()));
+                    continue;
+                }
+                Value::Integer(n) => n as f64,
+                Value::Number(n) => n,
+                _ => {
+                    return failure(
+                        "ERR Lua redis lib command arguments must be strings or integers",
+                    );
+                }
+            };
+            words.push(Bytes::copy_from_slice(format_double(number, &mut digits)));
+        }
+        self.scratch.clear();
+        self.dispatch
+            .dispatch(words, self.protocol, &mut self.scratch);
+        let failed = self.scratch.first() == Some(&b'-');
+        Ok((convert::reply_to_lua(lua, &self.scratch)?, failed))
+    }
+
+    fn set_protocol(&mut self, version: Value) -> mlua::Result<()> {
+        let version = match version {
+            Value::Integer(n) => Some(n),
+            Value::Number(n) if n.fract() == 0.0 => Some(n as i64),
+            _ => None,
+        };
+        self.protocol = match version.and_then(Protocol::from_version) {
+            Some(protocol) => protocol,
+            None => return Err(mlua::Error::runtime("RESP version must be 2 or 3.")),
+        };
+        Ok(())
+    }
+}
+
+fn strings(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let table = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        table.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(table)
+}
+
+/// The reply to a script that raised an error: its message, then where it was raised.
+fn write_failure(value: &Value, name: &str, out: &mut BytesMut) -> mlua::Result<()> {
+    let Value::Table(table) = value else {
+        write_error_text(out, b"ERR unknown error");
+        return Ok(());
+    };
+    let message = table.raw_get::<mlua::String>("err")?;
+    let source = table.raw_get::<Option<mlua::String>>("source")?;
+    let line = table.raw_get::<Option<i64>>("line")?;
+    let mut text = message.as_bytes().to_vec();
+    text.extend_from_slice(format!(" script: {name}, on ").as_bytes());
+    match source {
+        Some(source) => text.extend_from_slice(&source.as_bytes()),
+        None => text.push(b'?'),
+    }
+    text.extend_from_slice(format!(":{}.", line.unwrap_or(0)).as_bytes());
+    write_error_text(out, &text);
+    Ok(())
+}
+
+/// The handler a run's errors go through, at the point they were raised: the message
+/// as Redis words it, and the script's own source and line from the stack.
+fn error_handler(lua: &Lua, error: Value) -> mlua::Result<Table> {
+    let message: Vec<u8> = match &error {
+        Value::Table(table) => match table.raw_get::<Value>("err")? {
+            Value::String(s) => s.as_bytes().to_vec(),
+            _ => b"ERR unknown error".to_vec(),
+        },
+        Value::String(s) => [b"ERR ".as_slice(), &s.as_bytes()].concat(),
+        Value::Error(error) => match reply_error(error) {
+            Some(text) => text,
+            None => format!("ERR {}", error_text(error)).into_bytes(),
+        },
+        Value::Nil => b"ERR nil".to_vec(),
+        other => {
+            let text = lua.coerce_string(other.clone())?;
+            match text {
+                Some(text) => [b"ERR ".as_slice(), &text.as_bytes()].concat(),
+                None => format!("ERR {}", other.type_name()).into_bytes(),
+            }
+        }
+    };
+    let table = lua.create_table()?;
+    table.raw_set("err", lua.create_string(message)?)?;
+    for level in 1..MAX_FRAMES {
+        let Some(frame) = lua.inspect_stack(level, |debug| {
+            let source = debug.source().source.map(|s| s.into_owned());
+            (source, debug.current_line())
+        }) else {
+            break;
+        };
+        if let (Some(source), line) = frame
+            && source.starts_with("@user_")
+        {
+            table.raw_set("source", source)?;
+            table.raw_set("line", line.unwrap_or(0))?;
+            break;
+        }
+    }
+    Ok(table)
+}
+
+/// The error `redis.call` raises: a command's error reply.
+#[derive(Debug)]
+struct ReplyError(Vec<u8>);
+
+impl std::fmt::Display for ReplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl std::error::Error for ReplyError {}
+
+/// The reply error inside `error`, if it is one `redis.call` raised.
+fn reply_error(error: &mlua::Error) -> Option<Vec<u8>> {
+    match error {
+        mlua::Error::ExternalError(inner) => {
+            inner.downcast_ref::<ReplyError>().map(|e| e.0.clone())
+        }
+        mlua::Error::CallbackError { cause, .. } => reply_error(cause),
+        _ => None,
+    }
+}
+
+/// The message of a Lua error seen from Rust, without the traceback mlua adds.
+pub(super) fn error_text(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::RuntimeError(message) => message
+            .split_once("\nstack traceback:")
+            .map_or(message.as_str(), |(text, _)| text)
+            .to_owned(),
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
+}
+
+/// The `redis` library, less what the prelude adds (call, pcall, setresp,
+/// register_function).
+fn redis_library(lua: &Lua) -> mlua::Result<Table> {
+    let redis = lua.create_table()?;
+    redis.raw_set(
+        "sha1hex",
+        lua.create_function(|_, text: mlua::String| Ok(super::sha1_hex(&text.as_bytes())))?,
+    )?;
+    redis.raw_set(
+        "error_reply",
+        lua.create_function(|lua, text: mlua::String| {
+            let table = lua.create_table()?;
+            table.raw_set(
+                "err",
+                lua.create_string(error_reply_text(&text.as_bytes()))?,
+            )?;
+            Ok(table)
+        })?,
+    )?;
+    redis.raw_set(
+        "status_reply",
+        lua.create_function(|lua, text: mlua::String| {
+            let table = lua.create_table()?;
+            table.raw_set("ok", text)?;
+            Ok(table)
+        })?,
+    )?;
+    redis.raw_set(
+        "log",
+        lua.create_function(|lua, (level, parts): (i64, MultiValue)| {
+            let mut line = String::new();
+            for part in parts {
+                if let Some(text) = lua.coerce_string(part)? {
+                    if !line.is_empty() {
+                        line.push(' ');
+                    }
+                    line.push_str(&text.to_string_lossy());
+                }
+            }
+            match level {
+                0 => tracing::debug!(target: "quiver::script", "{line}"),
+                1 | 2 => tracing::info!(target: "quiver::script", "{line}"),
+                3 => tracing::warn!(target: "quiver::script", "{line}"),
+                _ => return Err(mlua::Error::runtime("Invalid debug level.")),
+            }
+            Ok(())
+        })?,
+    )?;
+    // Replication is not Quiver's: the calls are accepted and change nothing.
+    redis.raw_set("set_repl", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
+    redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
+    redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    for (name, value) in [
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+    ] {
+        redis.raw_set(name, value)?;
+    }
+    redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
+    redis.raw_set("REDIS_VERSION_NUM", version_number(REDIS_VERSION))?;
+    Ok(redis)
+}
+
+/// `redis.error_reply`'s text: a leading `-` dropped, and `ERR` added unless the text
+/// starts with its own code (a word followed by a space).
+fn error_reply_text(text: &[u8]) -> Vec<u8> {
+    let text = text.strip_prefix(b"-").unwrap_or(text);
+    if text.contains(&b' ') {
+        text.to_vec()
+    } else {
+        [b"ERR ".as_slice(), text].concat()
+    }
+}
+
+/// `7.0.15` as `0x07000f`.
+fn version_number(version: &str) -> i64 {
+    version
+        .split('.')
+        .take(3)
+        .fold(0, |acc, part| (acc << 8) | part.parse::<i64>().unwrap_or(0))
+}
