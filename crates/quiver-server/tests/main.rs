@@ -12,6 +12,7 @@ mod resp;
 mod resp_commands;
 mod resp_data;
 mod resp_pubsub;
+mod resp_scripting;
 mod resp_vectors;
 mod serve;
 mod support;

@@ -223,6 +223,15 @@ pub const KEYS: &[Key] = &[
         doc: "Keyspace events published (Redis `notify-keyspace-events`): `K` on `__keyspace@<db>__:<key>`, `E` on `__keyevent@<db>__:<event>`, for the classes `g$lshzxetdnm` (`A` is `g$lshzxetd`); empty is off. They also reach native subscribers of the stream `quiver/cache/keyspace`.",
     },
     Key {
+        name: "resp.busy_reply_threshold",
+        kind: Kind::Duration {
+            max: Duration::from_secs(31_536_000),
+        },
+        default: "5s",
+        profiles: &[],
+        doc: "How long a Lua script or function runs before other clients are answered `BUSY` and SCRIPT KILL or FUNCTION KILL may stop it (Redis `busy-reply-threshold`, also `lua-time-limit`, in milliseconds there).",
+    },
+    Key {
         name: "resp.max_query_buffer",
         kind: Kind::Size {
             min: 0,

@@ -84,6 +84,9 @@ pub struct RespConfig {
     pub pubsub_output: quiver_core::pubsub::OutputLimits,
     /// Redis's `notify-keyspace-events`.
     pub notify_keyspace_events: quiver_core::cache::EventClasses,
+    /// How long a script runs before other clients are answered BUSY (Redis's
+    /// `busy-reply-threshold`).
+    pub busy_reply_threshold: Duration,
     pub max_query_buffer_bytes: u64,
     pub max_bulk_len_bytes: u64,
     /// Connection threads; 0: one per core.
@@ -288,6 +291,7 @@ impl Config {
                     "resp.notify_keyspace_events",
                 ))
                 .expect("checked when read"),
+                busy_reply_threshold: duration("resp.busy_reply_threshold"),
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
                 io_threads: small("resp.io_threads"),

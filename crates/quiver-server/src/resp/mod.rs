@@ -9,6 +9,7 @@ mod clients;
 pub mod command;
 mod connection;
 mod info;
+mod rdb;
 pub(crate) mod script;
 mod session;
 mod stats;

@@ -114,6 +114,9 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         resp_listener.stats().addr,
         config.resp.listener.max_connections.get(),
     ));
+    resp_shared.scripts.set_busy_threshold_ms(
+        u64::try_from(config.resp.busy_reply_threshold.as_millis()).unwrap_or(u64::MAX),
+    );
     let state = Arc::new(ServerState {
         started: Instant::now(),
         profile: config.profile,

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use mlua::{Function, MultiValue, Value};
 
 use super::vm::{Vm, error_text};
+use crate::resp::rdb;
 
 /// A script's or function's flags (`#!lua flags=...`, `register_function{flags=...}`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -402,11 +403,10 @@ impl Registry {
         let mut out = Vec::new();
         for loaded in self.libraries.values() {
             out.push(RDB_OPCODE_FUNCTION2);
-            write_rdb_length(&mut out, loaded.code.len() as u64);
-            out.extend_from_slice(&loaded.code);
+            rdb::write_string(&mut out, &loaded.code);
         }
         out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-        let crc = crc64(0, &out);
+        let crc = rdb::crc64(0, &out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
     }
@@ -444,39 +444,6 @@ const RDB_OPCODE_FUNCTION2: u8 = 245;
 /// The RDB version Redis 7.0 writes.
 const RDB_VERSION: u16 = 10;
 
-/// RDB's length encoding.
-fn write_rdb_length(out: &mut Vec<u8>, len: u64) {
-    if len < 1 << 6 {
-        out.push(len as u8);
-    } else if len < 1 << 14 {
-        out.push(0x40 | (len >> 8) as u8);
-        out.push(len as u8);
-    } else if len <= u64::from(u32::MAX) {
-        out.push(0x80);
-        out.extend((0..4).rev().map(|i| (len >> (8 * i)) as u8));
-    } else {
-        out.push(0x81);
-        out.extend((0..8).rev().map(|i| (len >> (8 * i)) as u8));
-    }
-}
-
-fn read_rdb_length(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let first = *data.get(*pos)?;
-    *pos += 1;
-    let mut big_endian = |n: usize| -> Option<u64> {
-        let bytes = data.get(*pos..*pos + n)?;
-        *pos += n;
-        Some(bytes.iter().fold(0, |acc, b| (acc << 8) | u64::from(*b)))
-    };
-    match first >> 6 {
-        0 => Some(u64::from(first & 0x3f)),
-        1 => Some((u64::from(first & 0x3f) << 8) | big_endian(1)?),
-        _ if first == 0x80 => big_endian(4),
-        _ if first == 0x81 => big_endian(8),
-        _ => None,
-    }
-}
-
 /// The library codes in a FUNCTION DUMP payload, its version and checksum checked.
 fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     const WRONG: &str = "ERR DUMP payload version or checksum are wrong";
@@ -487,7 +454,9 @@ fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let mut crc = [0u8; 8];
     crc.copy_from_slice(&footer[2..]);
-    if version > RDB_VERSION || crc64(0, &payload[..payload.len() - 8]) != u64::from_le_bytes(crc) {
+    if version > RDB_VERSION
+        || rdb::crc64(0, &payload[..payload.len() - 8]) != u64::from_le_bytes(crc)
+    {
         return Err(WRONG.into());
     }
     let mut codes = Vec::new();
@@ -497,30 +466,11 @@ fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
             return Err("ERR given type is not a function".into());
         }
         pos += 1;
-        let len = read_rdb_length(body, &mut pos)
-            .and_then(|len| usize::try_from(len).ok())
-            .filter(|len| pos + len <= body.len())
-            .ok_or("ERR payload is not a valid function dump (bad length)")?;
-        codes.push(body[pos..pos + len].to_vec());
-        pos += len;
+        let code = rdb::read_string(body, &mut pos)
+            .map_err(|reason| format!("ERR payload is not a valid function dump ({reason})"))?;
+        codes.push(code);
     }
     Ok(codes)
-}
-
-/// Redis's CRC64 (Jones polynomial, reflected, no final xor).
-pub(in crate::resp) fn crc64(mut crc: u64, data: &[u8]) -> u64 {
-    const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
-    for &byte in data {
-        crc ^= u64::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ POLY
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 #[cfg(test)]
@@ -528,35 +478,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn crc64_matches_redis_test_vector() {
-        assert_eq!(crc64(0, b"123456789"), 0xe9c6_d914_c4b8_d9ca);
-    }
-
-    #[test]
-    fn rdb_lengths_round_trip() {
-        for len in [
-            0,
-            63,
-            64,
-            16_383,
-            16_384,
-            u64::from(u32::MAX),
-            u64::from(u32::MAX) + 1,
-        ] {
-            let mut out = Vec::new();
-            write_rdb_length(&mut out, len);
-            let mut pos = 0;
-            assert_eq!(read_rdb_length(&out, &mut pos), Some(len));
-            assert_eq!(pos, out.len());
-        }
-    }
-
-    #[test]
     fn dump_payload_is_checked() {
         assert!(parse_dump(b"short").is_err());
         let mut payload = vec![RDB_OPCODE_FUNCTION2, 3, b'a', b'b', b'c'];
         payload.extend_from_slice(&RDB_VERSION.to_le_bytes());
-        let crc = crc64(0, &payload);
+        let crc = rdb::crc64(0, &payload);
         payload.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(parse_dump(&payload).unwrap(), vec![b"abc".to_vec()]);
         let last = payload.len() - 1;

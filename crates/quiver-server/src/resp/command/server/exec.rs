@@ -100,6 +100,14 @@ fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
         ("port", conn.shared.listen_addr.port().to_string()),
         ("bind", conn.shared.listen_addr.ip().to_string()),
         ("notify-keyspace-events", cache.notify_events().to_string()),
+        (
+            "busy-reply-threshold",
+            conn.shared.scripts.busy_threshold_ms().to_string(),
+        ),
+        (
+            "lua-time-limit",
+            conn.shared.scripts.busy_threshold_ms().to_string(),
+        ),
         ("save", String::new()),
         ("appendonly", "no".to_owned()),
     ]
@@ -143,6 +151,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
         ProtectedMode(bool),
         PubSubLimits(OutputLimits),
         KeyspaceEvents(EventClasses),
+        BusyThreshold(u64),
     }
     let mut changes = Vec::with_capacity(pairs.len());
     for (name, value) in pairs {
@@ -166,6 +175,9 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
             "notify-keyspace-events" => Change::KeyspaceEvents(
                 EventClasses::parse(&value_text).ok_or_else(|| invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'."))?,
             ),
+            "busy-reply-threshold" | "lua-time-limit" => Change::BusyThreshold(
+                value_text.parse().map_err(|_| invalid("argument couldn't be parsed into an integer"))?,
+            ),
             _ => return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_text}'")),
         };
         changes.push(change);
@@ -183,6 +195,7 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
             }
             Change::PubSubLimits(limits) => conn.shared.pubsub.set_limits(limits),
             Change::KeyspaceEvents(classes) => conn.shared.pubsub.set_notify_events(classes),
+            Change::BusyThreshold(ms) => conn.shared.scripts.set_busy_threshold_ms(ms),
             Change::ProtectedMode(on) => {
                 conn.shared
                     .runtime

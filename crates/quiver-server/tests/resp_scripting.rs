@@ -1,0 +1,190 @@
+//! Lua scripting through real sockets with the `redis` crate: the lock-release pattern
+//! clients use (EVALSHA, NOSCRIPT, then EVAL), atomicity against concurrent clients,
+//! and a long script answered BUSY and stopped by SCRIPT KILL from a client on the
+//! same connection thread. (Replies and errors against redis-server are the
+//! differential test's part.)
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::support::{Server, redis_connection};
+
+/// A connection to a RESP address (a `Server` stays on the test's thread).
+fn connect(resp: SocketAddr) -> redis::Connection {
+    let client = redis::Client::open(format!("redis://{resp}/")).expect("redis url");
+    client
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .expect("connect")
+}
+
+const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+#[test]
+fn lock_release_script_with_evalsha_fallback() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), &[]);
+    let mut conn = redis_connection(&server);
+    let acquired: Option<String> = redis::cmd("SET")
+        .arg("lock")
+        .arg("token-1")
+        .arg("NX")
+        .arg("PX")
+        .arg(30_000)
+        .query(&mut conn)
+        .expect("SET NX PX");
+    assert_eq!(acquired.as_deref(), Some("OK"));
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(RELEASE)
+        .query(&mut conn)
+        .expect("SCRIPT LOAD");
+    redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .exec(&mut conn)
+        .expect("SCRIPT FLUSH");
+    let missing = redis::cmd("EVALSHA")
+        .arg(&sha)
+        .arg(1)
+        .arg("lock")
+        .arg("token-1")
+        .query::<i64>(&mut conn)
+        .expect_err("flushed");
+    assert_eq!(missing.code(), Some("NOSCRIPT"), "{missing}");
+    // Someone else's token does not release the lock; the holder's does, once.
+    let other: i64 = redis::cmd("EVAL")
+        .arg(RELEASE)
+        .arg(1)
+        .arg("lock")
+        .arg("token-2")
+        .query(&mut conn)
+        .expect("EVAL");
+    assert_eq!(other, 0);
+    for expected in [1, 0] {
+        let released: i64 = redis::cmd("EVALSHA")
+            .arg(&sha)
+            .arg(1)
+            .arg("lock")
+            .arg("token-1")
+            .query(&mut conn)
+            .expect("EVALSHA after EVAL cached it");
+        assert_eq!(released, expected);
+    }
+}
+
+/// Scripts that read, compute and write run whole: concurrent increments through a
+/// GET-then-SET script lose nothing.
+#[test]
+fn scripts_are_atomic_across_clients() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), &[]);
+    let script = "local v = tonumber(redis.call('get', KEYS[1]) or '0') redis.call('set', KEYS[1], v + 1) return v + 1";
+    let clients = 4;
+    let rounds = 250;
+    let resp = server.resp;
+    std::thread::scope(|scope| {
+        for _ in 0..clients {
+            scope.spawn(move || {
+                let mut conn = connect(resp);
+                for _ in 0..rounds {
+                    let _: i64 = redis::cmd("EVAL")
+                        .arg(script)
+                        .arg(1)
+                        .arg("counter")
+                        .query(&mut conn)
+                        .expect("EVAL");
+                }
+            });
+        }
+    });
+    let mut conn = redis_connection(&server);
+    let total: i64 = redis::cmd("GET")
+        .arg("counter")
+        .query(&mut conn)
+        .expect("GET");
+    assert_eq!(total, clients * rounds);
+}
+
+#[test]
+fn busy_script_is_killed_from_the_same_connection_thread() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // One connection thread: the killer shares it with the client running the script.
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--resp-io-threads",
+            "1",
+            "--resp-busy-reply-threshold",
+            "100ms",
+        ],
+    );
+    let mut admin = redis_connection(&server);
+    let resp = server.resp;
+    let runner = std::thread::scope(|scope| {
+        let runner = scope.spawn(move || {
+            let mut conn = connect(resp);
+            redis::cmd("EVAL")
+                .arg("local i = 0 while true do i = i + 1 end")
+                .arg(0)
+                .query::<i64>(&mut conn)
+                .expect_err("killed")
+                .to_string()
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let busy = loop {
+            assert!(Instant::now() < deadline, "never answered BUSY");
+            match redis::cmd("PING").query::<String>(&mut admin) {
+                Err(error) if error.code() == Some("BUSY") => break error.to_string(),
+                _ => std::thread::sleep(Duration::from_millis(20)),
+            }
+        };
+        assert!(busy.contains("SCRIPT KILL"), "{busy}");
+        let stats = redis::cmd("FUNCTION")
+            .arg("KILL")
+            .query::<String>(&mut admin)
+            .expect_err("not a function");
+        assert_eq!(stats.code(), Some("BUSY"));
+        let killed: String = redis::cmd("SCRIPT")
+            .arg("KILL")
+            .query(&mut admin)
+            .expect("SCRIPT KILL");
+        assert_eq!(killed, "OK");
+        runner.join().expect("runner")
+    });
+    assert!(
+        runner.contains("Script killed by user with SCRIPT KILL"),
+        "{runner}"
+    );
+    let pong: String = redis::cmd("PING")
+        .query(&mut admin)
+        .expect("PING after kill");
+    assert_eq!(pong, "PONG");
+    let not_busy = redis::cmd("SCRIPT")
+        .arg("KILL")
+        .query::<String>(&mut admin)
+        .expect_err("nothing runs");
+    assert_eq!(not_busy.code(), Some("NOTBUSY"));
+}
+
+#[test]
+fn a_script_that_wrote_cannot_be_killed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), &["--resp-busy-reply-threshold", "50ms"]);
+    let mut admin = redis_connection(&server);
+    let resp = server.resp;
+    // The script never ends: its client is left behind; dropping the server ends it.
+    std::thread::spawn(move || {
+        let mut conn = connect(resp);
+        let _ = redis::cmd("EVAL")
+            .arg("redis.call('set', 'x', '1') while true do end")
+            .arg(0)
+            .query::<i64>(&mut conn);
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "never answered UNKILLABLE");
+        match redis::cmd("SCRIPT").arg("KILL").query::<String>(&mut admin) {
+            Err(error) if error.code() == Some("UNKILLABLE") => break,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
