@@ -202,6 +202,8 @@ impl Connection {
         seat: &Seat,
     ) -> Result<(), End> {
         let mut output = BytesMut::with_capacity(READ_CHUNK_BYTES);
+        // Replies of script calls still running, in the order they were sent.
+        let mut scripts = VecDeque::new();
         // Whether the last read filled all the room it had: more input is
         // likely waiting in the socket.
         let mut filled = false;
@@ -213,6 +215,7 @@ impl Connection {
                     Ok(Some(request)) => request,
                     Ok(None) => break,
                     Err(error) => {
+                        drain_scripts(&mut scripts, &mut output).await;
                         if error.replies() {
                             write::write_error(&mut output, error.to_string().as_bytes());
                         } else {
@@ -226,8 +229,15 @@ impl Connection {
                     continue;
                 }
                 served += 1;
-                if self.shared.scripts.running() {
-                    // Waits here, not on the keyspace the script holds.
+                // Script calls queue behind this client's earlier ones on the script
+                // thread without waiting for their replies (the replies are written in
+                // order); anything else waits for them first, and for the script thread
+                // to let the keyspace go, here rather than on the keyspace.
+                let script_call = is_script_call(&request);
+                if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
+                    drain_scripts(&mut scripts, &mut output).await;
+                }
+                if !script_call && self.shared.scripts.holding() {
                     self.shared.scripts.settled().await;
                 }
                 match self.handle_request(&request, &mut output) {
@@ -245,10 +255,7 @@ impl Connection {
                         };
                         self.block(*blocked, parked, &mut output).await?;
                     }
-                    Flow::Script(reply) => match reply.await {
-                        Ok(reply) => output.extend_from_slice(&reply),
-                        Err(_) => write::write_error(&mut output, b"ERR the script engine stopped"),
-                    },
+                    Flow::Script(reply) => scripts.push_back(reply),
                     Flow::Publish(pending) => {
                         let result = pending.publish.await;
                         super::command::pubsub::exec::publish_reply(
@@ -273,6 +280,7 @@ impl Connection {
                     flush(&mut writer, &mut output, &self.session).await?;
                 }
             }
+            drain_scripts(&mut scripts, &mut output).await;
             flush(&mut writer, &mut output, &self.session).await?;
             seat.served(served);
             self.handle.update(&self.session);
@@ -647,6 +655,34 @@ fn runs_inside_multi(command: &Command) -> bool {
                 | TransactionCommand::Watch { .. }
         ) | Command::Connection(ConnectionCommand::Quit | ConnectionCommand::Reset)
     )
+}
+
+/// EVAL, EVALSHA, FCALL and their read-only forms, by name.
+fn is_script_call(request: &Request) -> bool {
+    const CALLS: [&[u8]; 6] = [
+        b"eval",
+        b"evalsha",
+        b"eval_ro",
+        b"evalsha_ro",
+        b"fcall",
+        b"fcall_ro",
+    ];
+    request.name().is_some_and(|name| {
+        (4..=10).contains(&name.len()) && CALLS.iter().any(|call| name.eq_ignore_ascii_case(call))
+    })
+}
+
+/// Writes the replies of this client's script calls, in order, once they come.
+async fn drain_scripts(
+    scripts: &mut VecDeque<tokio::sync::oneshot::Receiver<BytesMut>>,
+    output: &mut BytesMut,
+) {
+    while let Some(reply) = scripts.pop_front() {
+        match reply.await {
+            Ok(reply) => output.extend_from_slice(&reply),
+            Err(_) => write::write_error(output, b"ERR the script engine stopped"),
+        }
+    }
 }
 
 /// Writes `output` out. A subscriber that an output limit disconnects meanwhile ends

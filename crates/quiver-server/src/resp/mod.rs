@@ -81,6 +81,7 @@ impl RespShared {
         listen_addr: SocketAddr,
         max_clients: u32,
     ) -> RespShared {
+        let scripts = script::Scripts::new(Arc::clone(&cache), script::DEFAULT_BUSY_THRESHOLD_MS);
         RespShared {
             cache,
             pubsub,
@@ -89,7 +90,7 @@ impl RespShared {
             started: Instant::now(),
             listen_addr,
             max_clients,
-            scripts: script::Scripts::new(script::DEFAULT_BUSY_THRESHOLD_MS),
+            scripts,
             clients: Clients::default(),
             stats: CommandStats::new(),
         }

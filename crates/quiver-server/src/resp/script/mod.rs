@@ -3,8 +3,9 @@
 //!
 //! A script runs atomically on the script thread: it takes every shard lock of the
 //! keyspace (as EXEC does), then the engine's lock, and each `redis.call` runs on that
-//! held keyspace. The calling connection awaits the reply, so its connection thread keeps
-//! serving other clients. Those wait without holding their thread while a script runs
+//! held keyspace. Every command that uses the engine runs there (inside EXEC, in place),
+//! and the calling connection awaits the reply, so its connection thread keeps serving
+//! other clients. Those wait without holding their thread while a script runs
 //! (see [`Scripts::settled`]); once it has run longer than `busy-reply-threshold` they
 //! are answered `BUSY`, and SCRIPT KILL or FUNCTION KILL stop it unless it has written.
 
@@ -20,8 +21,9 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use mlua::{Function, VmState};
+use quiver_core::cache::{Cache, Transaction};
 use quiver_resp::Protocol;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, oneshot};
 
 pub use functions::RestorePolicy;
 pub(in crate::resp) use functions::{Flags, Library};
@@ -48,8 +50,16 @@ pub struct Scripts {
 /// number of libraries and of functions.
 pub(in crate::resp) type FunctionStats = (Option<(String, Vec<Bytes>, u64)>, usize, usize);
 
-/// A script to run on the script thread.
-pub(in crate::resp) type Job = Box<dyn FnOnce() + Send>;
+/// Work for the script thread: it runs with every shard of the keyspace held and
+/// returns its reply and where it goes (sent once the batch's changes are published).
+pub(in crate::resp) type Job =
+    Box<dyn for<'k> FnOnce(&'k Cache, &mut Transaction<'k>) -> JobReply + Send>;
+
+/// A job's reply and the connection waiting for it.
+pub(in crate::resp) type JobReply = (oneshot::Sender<BytesMut>, BytesMut);
+
+/// Jobs one batch runs under one hold of the keyspace.
+const MAX_BATCH: usize = 64;
 
 impl std::fmt::Debug for Scripts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,6 +69,8 @@ impl std::fmt::Debug for Scripts {
 
 /// What the running script is doing, readable without the engine's lock.
 pub(in crate::resp) struct RunState {
+    /// The script thread holds the keyspace (a batch of jobs is running).
+    holding: AtomicBool,
     running: AtomicBool,
     busy: AtomicBool,
     kill: AtomicBool,
@@ -71,7 +83,8 @@ pub(in crate::resp) struct RunState {
     started_ns: AtomicU64,
     /// `busy-reply-threshold` in milliseconds.
     threshold_ms: AtomicU64,
-    /// Fired when a script ends or becomes busy.
+    /// Fired when the script thread lets the keyspace go, and when a script becomes
+    /// busy.
     changed: Notify,
     /// The running script's name and command, for FUNCTION STATS.
     current: Mutex<Option<(String, Vec<Bytes>)>>,
@@ -138,9 +151,10 @@ pub(in crate::resp) const NOT_BUSY: &str = "NOTBUSY No scripts in execution righ
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
 impl Scripts {
-    /// An engine whose scripts become busy after `threshold_ms`.
-    pub fn new(threshold_ms: u64) -> Scripts {
+    /// An engine for `cache` whose scripts become busy after `threshold_ms`.
+    pub fn new(cache: Arc<Cache>, threshold_ms: u64) -> Scripts {
         let state = Arc::new(RunState {
+            holding: AtomicBool::new(false),
             running: AtomicBool::new(false),
             busy: AtomicBool::new(false),
             kill: AtomicBool::new(false),
@@ -156,12 +170,29 @@ impl Scripts {
         });
         let vm = Vm::new(Arc::clone(&state)).expect("the Lua VM starts with its sandbox");
         let (jobs, queue) = mpsc::channel::<Job>();
+        let thread_state = Arc::clone(&state);
         std::thread::Builder::new()
             .name("quiver-script".into())
             .spawn(move || {
-                // Ends when the engine (the queue's sender) is dropped.
-                while let Ok(job) = queue.recv() {
-                    job();
+                // Ends when the engine (the queue's sender) is dropped. Jobs queued
+                // together run under one hold of the keyspace.
+                while let Ok(first) = queue.recv() {
+                    let mut replies = Vec::new();
+                    {
+                        let mut tx = cache.transaction();
+                        thread_state.holding.store(true, Ordering::Release);
+                        replies.push(first(&cache, &mut tx));
+                        while replies.len() < MAX_BATCH {
+                            let Ok(job) = queue.try_recv() else { break };
+                            replies.push(job(&cache, &mut tx));
+                        }
+                        thread_state.holding.store(false, Ordering::Release);
+                    }
+                    thread_state.changed.notify_waiters();
+                    cache.after_command();
+                    for (waiting, reply) in replies {
+                        let _ = waiting.send(reply);
+                    }
                 }
             })
             .expect("the script thread starts");
@@ -176,7 +207,8 @@ impl Scripts {
         }
     }
 
-    /// Runs `job` on the script thread, after those before it.
+    /// Runs `job` on the script thread, after those before it. Every command that uses
+    /// the engine goes there (outside EXEC), so a connection thread never waits for it.
     pub(in crate::resp) fn submit(&self, job: Job) {
         // The thread only stops once `self` is gone.
         let _ = self.jobs.send(job);
@@ -209,20 +241,26 @@ impl Scripts {
         }
     }
 
-    /// Whether a script is running now (one atomic load: checked before every command).
+    /// Whether a script is running now.
     pub(in crate::resp) fn running(&self) -> bool {
         self.state.running.load(Ordering::Acquire)
     }
 
-    /// Resolves when no script runs or the running one is busy: a connection waits here
-    /// instead of on the keyspace the script holds, so its thread keeps serving others
-    /// (among them, the client that will send SCRIPT KILL).
+    /// Whether the script thread holds the keyspace (one atomic load: checked before
+    /// every command that is not a script call).
+    pub(in crate::resp) fn holding(&self) -> bool {
+        self.state.holding.load(Ordering::Acquire)
+    }
+
+    /// Resolves when the script thread lets the keyspace go or its script is busy: a
+    /// connection waits here instead of on the keyspace, so its thread keeps serving
+    /// others (among them, the client that will send SCRIPT KILL).
     pub(in crate::resp) async fn settled(&self) {
         loop {
             let changed = self.state.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if !self.running() || self.busy() {
+            if !self.holding() || self.busy() {
                 return;
             }
             changed.await;
@@ -428,10 +466,11 @@ impl Scripts {
         };
         engine.vm.run(call, dispatch, out);
         state.running.store(false, Ordering::Release);
-        state.busy.store(false, Ordering::Release);
         state.kill.store(false, Ordering::Relaxed);
         *state.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        state.changed.notify_waiters();
+        if state.busy.swap(false, Ordering::AcqRel) {
+            state.changed.notify_waiters();
+        }
     }
 
     /// The state `redis.call` reports writes to.
@@ -454,7 +493,8 @@ mod tests {
 
     #[test]
     fn a_long_script_becomes_busy_and_is_killed() {
-        let scripts = Arc::new(Scripts::new(20));
+        let cache = quiver_core::cache::Cache::new(Default::default()).unwrap();
+        let scripts = Arc::new(Scripts::new(Arc::new(cache), 20));
         let target = scripts.script(b"while true do end").unwrap();
         let runner = {
             let scripts = Arc::clone(&scripts);

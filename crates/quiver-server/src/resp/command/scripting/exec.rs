@@ -13,19 +13,22 @@ use quiver_resp::encode::{self as write, Reply};
 use quiver_resp::error::CommandError;
 use quiver_resp::request::Request;
 
-use super::{Callee, ScriptingCommand};
-use crate::clock::unix_ms;
 use tokio::sync::oneshot;
 
+use super::{Callee, ScriptingCommand};
+use crate::clock::unix_ms;
 use crate::resp::RespShared;
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
 use crate::resp::command::server::exec::write_time;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
-use crate::resp::script::{Dispatch, Flags, Target};
+use crate::resp::script::{Dispatch, Flags, FunctionStats, Target};
 use crate::resp::table::{self, command_reply, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
+/// Outside EXEC, whatever uses the engine is handed to the script thread and the
+/// connection awaits its reply; SCRIPT KILL, FUNCTION KILL, FUNCTION STATS and the
+/// HELPs answer at once.
 pub(in crate::resp) fn execute<'k>(
     conn: &mut Connection,
     command: ScriptingCommand,
@@ -34,8 +37,63 @@ pub(in crate::resp) fn execute<'k>(
 ) -> Flow {
     let shared = Arc::clone(&conn.shared);
     let scripts = &shared.scripts;
-    let protocol = conn.session.protocol;
-    let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
+    let caller = Caller {
+        db: conn.session.db,
+        client: conn.session.id,
+        protocol: conn.session.protocol,
+    };
+    match command {
+        ScriptingCommand::ScriptKill | ScriptingCommand::FunctionKill => {
+            let function = matches!(command, ScriptingCommand::FunctionKill);
+            match scripts.kill(function) {
+                Ok(()) => write::write_simple(out, b"OK"),
+                Err(message) => fail(out, message),
+            }
+        }
+        ScriptingCommand::ScriptHelp => help(SCRIPT_HELP, out),
+        ScriptingCommand::FunctionHelp => help(FUNCTION_HELP, out),
+        ScriptingCommand::FunctionStats => match scripts.stats() {
+            Ok(stats) => stats_reply(stats).encode(caller.protocol, out),
+            Err(message) => fail(out, message),
+        },
+        command => match held {
+            Some(held) => on_engine(&shared, command, caller, held, out),
+            None => {
+                let (waiting, reply) = oneshot::channel();
+                let job_shared = Arc::clone(&shared);
+                scripts.submit(Box::new(move |cache, tx| {
+                    let mut out = BytesMut::new();
+                    on_engine(&job_shared, command, caller, (cache, tx), &mut out);
+                    (waiting, out)
+                }));
+                return Flow::Script(reply);
+            }
+        },
+    }
+    Flow::Continue
+}
+
+fn fail(out: &mut BytesMut, text: &str) {
+    write::write_error(out, text.as_bytes());
+}
+
+/// Who runs a command: the session's database, client id and protocol.
+#[derive(Clone, Copy)]
+struct Caller {
+    db: usize,
+    client: u64,
+    protocol: Protocol,
+}
+
+/// Runs a command that uses the engine, with the keyspace held.
+fn on_engine<'k>(
+    shared: &RespShared,
+    command: ScriptingCommand,
+    caller: Caller,
+    held: (&'k Cache, &mut Transaction<'k>),
+    out: &mut BytesMut,
+) {
+    let scripts = &shared.scripts;
     match command {
         ScriptingCommand::Run {
             callee,
@@ -55,51 +113,24 @@ pub(in crate::resp) fn execute<'k>(
             };
             let target = match target {
                 Ok(target) => target,
-                Err(message) => {
-                    fail(out, &message);
-                    return Flow::Continue;
-                }
+                Err(message) => return fail(out, &message),
             };
             let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
             if read_only && target.declared && may_write {
-                fail(
+                return fail(
                     out,
                     "ERR Can not execute a script with write flag using *_ro command.",
                 );
-                return Flow::Continue;
             }
-            let read_only = read_only || !may_write;
-            let (db, client) = (conn.session.db, conn.session.id);
-            let Some((cache, tx)) = held else {
-                let (reply, receiver) = oneshot::channel();
-                let shared = Arc::clone(&conn.shared);
-                scripts.submit(Box::new(move || {
-                    let cache = Arc::clone(&shared.cache);
-                    let mut tx = cache.transaction();
-                    let _origin = ChangeOrigin::enter(client);
-                    let mut out = BytesMut::new();
-                    let script = Script {
-                        target: &target,
-                        request: &request,
-                        keys: &keys,
-                        args: &args,
-                        read_only,
-                    };
-                    run(&shared, script, (&cache, &mut tx), (db, protocol), &mut out);
-                    drop(tx);
-                    cache.after_command();
-                    let _ = reply.send(out);
-                }));
-                return Flow::Script(receiver);
-            };
+            let _origin = ChangeOrigin::enter(caller.client);
             let script = Script {
                 target: &target,
                 request: &request,
                 keys: &keys,
                 args: &args,
-                read_only,
+                read_only: read_only || !may_write,
             };
-            run(&shared, script, (cache, tx), (db, protocol), out);
+            run(shared, script, held, (caller.db, caller.protocol), out);
         }
         ScriptingCommand::ScriptLoad { body } => match scripts.load(&body) {
             Ok(sha) => write::write_bulk(out, sha.as_bytes()),
@@ -115,19 +146,10 @@ pub(in crate::resp) fn execute<'k>(
             scripts.flush_scripts();
             write::write_simple(out, b"OK");
         }
-        ScriptingCommand::ScriptKill | ScriptingCommand::FunctionKill => {
-            let function = matches!(command, ScriptingCommand::FunctionKill);
-            match scripts.kill(function) {
-                Ok(()) => write::write_simple(out, b"OK"),
-                Err(message) => fail(out, message),
-            }
-        }
         ScriptingCommand::ScriptDebug => fail(
             out,
             "ERR SCRIPT DEBUG is not supported: Quiver has no Lua debugger; scripts run as with SCRIPT DEBUG NO",
         ),
-        ScriptingCommand::ScriptHelp => help(SCRIPT_HELP, out),
-        ScriptingCommand::FunctionHelp => help(FUNCTION_HELP, out),
         ScriptingCommand::FunctionLoad { code, replace } => {
             match scripts.load_library(&code, replace) {
                 Ok(name) => write::write_bulk(out, name.as_bytes()),
@@ -143,7 +165,8 @@ pub(in crate::resp) fn execute<'k>(
             write::write_simple(out, b"OK");
         }
         ScriptingCommand::FunctionList { pattern, with_code } => {
-            list_reply(scripts.libraries(), pattern.as_deref(), with_code).encode(protocol, out)
+            list_reply(scripts.libraries(), pattern.as_deref(), with_code)
+                .encode(caller.protocol, out)
         }
         ScriptingCommand::FunctionDump => write::write_bulk(out, &scripts.dump()),
         ScriptingCommand::FunctionRestore { payload, policy } => {
@@ -152,49 +175,47 @@ pub(in crate::resp) fn execute<'k>(
                 Err(message) => fail(out, &message),
             }
         }
-        ScriptingCommand::FunctionStats => {
-            let (running, libraries, functions) = match scripts.stats() {
-                Ok(stats) => stats,
-                Err(message) => {
-                    fail(out, message);
-                    return Flow::Continue;
-                }
-            };
-            let running = match running {
-                None => Reply::Null,
-                Some((name, command, ms)) => Reply::Map(vec![
-                    (Reply::bulk_static("name"), Reply::bulk(name)),
-                    (
-                        Reply::bulk_static("command"),
-                        Reply::Array(command.into_iter().map(Reply::Bulk).collect()),
-                    ),
-                    (
-                        Reply::bulk_static("duration_ms"),
-                        Reply::Integer(i64::try_from(ms).unwrap_or(i64::MAX)),
-                    ),
-                ]),
-            };
-            let counts = Reply::Map(vec![
-                (
-                    Reply::bulk_static("libraries_count"),
-                    Reply::Integer(libraries as i64),
-                ),
-                (
-                    Reply::bulk_static("functions_count"),
-                    Reply::Integer(functions as i64),
-                ),
-            ]);
-            Reply::Map(vec![
-                (Reply::bulk_static("running_script"), running),
-                (
-                    Reply::bulk_static("engines"),
-                    Reply::Map(vec![(Reply::bulk_static("LUA"), counts)]),
-                ),
-            ])
-            .encode(protocol, out);
-        }
+        ScriptingCommand::ScriptKill
+        | ScriptingCommand::FunctionKill
+        | ScriptingCommand::FunctionStats
+        | ScriptingCommand::ScriptHelp
+        | ScriptingCommand::FunctionHelp => unreachable!("answered without the engine"),
     }
-    Flow::Continue
+}
+
+/// FUNCTION STATS's reply.
+fn stats_reply((running, libraries, functions): FunctionStats) -> Reply {
+    let running = match running {
+        None => Reply::Null,
+        Some((name, command, ms)) => Reply::Map(vec![
+            (Reply::bulk_static("name"), Reply::bulk(name)),
+            (
+                Reply::bulk_static("command"),
+                Reply::Array(command.into_iter().map(Reply::Bulk).collect()),
+            ),
+            (
+                Reply::bulk_static("duration_ms"),
+                Reply::Integer(i64::try_from(ms).unwrap_or(i64::MAX)),
+            ),
+        ]),
+    };
+    let counts = Reply::Map(vec![
+        (
+            Reply::bulk_static("libraries_count"),
+            Reply::Integer(libraries as i64),
+        ),
+        (
+            Reply::bulk_static("functions_count"),
+            Reply::Integer(functions as i64),
+        ),
+    ]);
+    Reply::Map(vec![
+        (Reply::bulk_static("running_script"), running),
+        (
+            Reply::bulk_static("engines"),
+            Reply::Map(vec![(Reply::bulk_static("LUA"), counts)]),
+        ),
+    ])
 }
 
 /// SCRIPT HELP's lines, as Redis words them.
