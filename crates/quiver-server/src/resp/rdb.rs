@@ -3,7 +3,7 @@
 //! and LZF-compressed), and the CRC64 that closes a payload.
 
 /// RDB's length encoding.
-pub(crate) fn write_length(out: &mut Vec<u8>, len: u64) {
+pub fn write_length(out: &mut Vec<u8>, len: u64) {
     if len < 1 << 6 {
         out.push(len as u8);
     } else if len < 1 << 14 {
@@ -19,7 +19,7 @@ pub(crate) fn write_length(out: &mut Vec<u8>, len: u64) {
 }
 
 /// A length-prefixed string, written plain.
-pub(crate) fn write_string(out: &mut Vec<u8>, data: &[u8]) {
+pub fn write_string(out: &mut Vec<u8>, data: &[u8]) {
     write_length(out, data.len() as u64);
     out.extend_from_slice(data);
 }
@@ -51,7 +51,7 @@ fn read_length_or_encoding(data: &[u8], pos: &mut usize) -> Option<Length> {
 }
 
 /// A plain length.
-pub(crate) fn read_length(data: &[u8], pos: &mut usize) -> Option<u64> {
+pub fn read_length(data: &[u8], pos: &mut usize) -> Option<u64> {
     match read_length_or_encoding(data, pos)? {
         Length::Plain(len) => Some(len),
         Length::Encoded(_) => None,
@@ -62,7 +62,7 @@ pub(crate) fn read_length(data: &[u8], pos: &mut usize) -> Option<u64> {
 const MAX_STRING: usize = 512 << 20;
 
 /// A string in any of RDB's encodings: plain, an integer (8, 16 or 32 bits), or LZF.
-pub(crate) fn read_string(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, &'static str> {
+pub fn read_string(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, &'static str> {
     const BAD: &str = "bad length";
     let take = |pos: &mut usize, n: usize| -> Result<&[u8], &'static str> {
         let end = pos.checked_add(n).ok_or(BAD)?;
@@ -98,7 +98,7 @@ pub(crate) fn read_string(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, &'sta
 }
 
 /// LZF decompression to exactly `len` bytes (what Redis compresses strings with).
-pub(crate) fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
+pub fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(len);
     let mut ip = 0;
     while ip < input.len() {
@@ -130,7 +130,7 @@ pub(crate) fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
 }
 
 /// Redis's CRC64 (Jones polynomial, reflected, no final xor).
-pub(crate) fn crc64(mut crc: u64, data: &[u8]) -> u64 {
+pub fn crc64(mut crc: u64, data: &[u8]) -> u64 {
     const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
     for &byte in data {
         crc ^= u64::from(byte);

@@ -72,6 +72,16 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
     if words.len() > 1 && rng.chance(3) {
         words.pop();
     }
+    // Now and then the same command from a script: its reply converted to Lua and back,
+    // its errors as `redis.pcall` returns them, its events fired from inside the script.
+    if rng.chance(8) {
+        let script = rng.pick(&[
+            "return redis.pcall(unpack(ARGV))",
+            "redis.setresp(3) return redis.pcall(unpack(ARGV))",
+        ]);
+        let wrapped = ["EVAL", script, "0"].map(str::to_owned);
+        words.splice(0..0, wrapped);
+    }
     (words.into_iter().map(String::into_bytes).collect(), compare)
 }
 

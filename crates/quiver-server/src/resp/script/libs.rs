@@ -1,7 +1,8 @@
 //! The libraries Redis gives scripts beyond Lua's own: `bit` (LuaBitOp's operations on
-//! 32-bit integers) and `cjson` (JSON to and from Lua values).
+//! 32-bit integers), `cjson` (JSON to and from Lua values) and `cmsgpack` (MessagePack
+//! to and from Lua values, as lua-cmsgpack writes it).
 
-use mlua::{Lua, Table, Value, Variadic};
+use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
 /// Deepest nesting `cjson` encodes or decodes (its default limit).
 const MAX_JSON_DEPTH: usize = 1000;
@@ -10,6 +11,7 @@ const MAX_JSON_DEPTH: usize = 1000;
 pub(super) fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.raw_set("bit", bit(lua)?)?;
     globals.raw_set("cjson", cjson(lua)?)?;
+    globals.raw_set("cmsgpack", cmsgpack(lua)?)?;
     Ok(())
 }
 
@@ -227,4 +229,226 @@ fn decode(lua: &Lua, json: &serde_json::Value, depth: usize) -> mlua::Result<Val
             Value::Table(table)
         }
     })
+}
+
+/// Deepest nesting `cmsgpack.pack` descends into (deeper tables are packed as nil).
+const MAX_MSGPACK_NESTING: usize = 16;
+
+fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "pack",
+        lua.create_function(|lua, values: MultiValue| {
+            if values.is_empty() {
+                return Err(mlua::Error::runtime(
+                    "bad argument #0 to 'pack' (MessagePack pack needs input.)",
+                ));
+            }
+            let mut out = Vec::new();
+            for value in values.iter() {
+                msgpack_encode(value, &mut out, 0)?;
+            }
+            lua.create_string(out)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack",
+        lua.create_function(|lua, data: mlua::String| {
+            let data = data.as_bytes();
+            let mut pos = 0;
+            let mut values = Vec::new();
+            while pos < data.len() {
+                values.push(msgpack_decode(lua, &data, &mut pos, 0)?);
+            }
+            Ok(MultiValue::from_vec(values))
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn msgpack_encode(value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
+    match value {
+        Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+        Value::Integer(n) => msgpack_integer(*n, out),
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.2e18 => msgpack_integer(*n as i64, out),
+        Value::Number(n) => {
+            let single = *n as f32;
+            if f64::from(single) == *n {
+                out.push(0xca);
+                put_be(out, u64::from(single.to_bits()), 4);
+            } else {
+                out.push(0xcb);
+                put_be(out, n.to_bits(), 8);
+            }
+        }
+        Value::String(s) => {
+            let bytes = s.as_bytes();
+            let len = bytes.len();
+            if len < 32 {
+                out.push(0xa0 | len as u8);
+            } else if len <= 0xff {
+                out.extend_from_slice(&[0xd9, len as u8]);
+            } else if len <= 0xffff {
+                out.push(0xda);
+                put_be(out, len as u64, 2);
+            } else {
+                out.push(0xdb);
+                put_be(out, len as u64, 4);
+            }
+            out.extend_from_slice(&bytes);
+        }
+        Value::Table(table) if depth < MAX_MSGPACK_NESTING => {
+            let pairs: Vec<(Value, Value)> =
+                table.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
+            // An array when its keys are exactly 1..n (an empty table is one).
+            let len = pairs.len();
+            let array = pairs.iter().all(|(key, _)| match key {
+                Value::Integer(i) => *i >= 1 && (*i as usize) <= len,
+                Value::Number(f) => f.fract() == 0.0 && *f >= 1.0 && (*f as usize) <= len,
+                _ => false,
+            });
+            let header = |out: &mut Vec<u8>, fix: u8, short: u8, long: u8| {
+                if len < 16 {
+                    out.push(fix | len as u8);
+                } else if len <= 0xffff {
+                    out.push(short);
+                    put_be(out, len as u64, 2);
+                } else {
+                    out.push(long);
+                    put_be(out, len as u64, 4);
+                }
+            };
+            if array {
+                header(out, 0x90, 0xdc, 0xdd);
+                for i in 1..=len {
+                    msgpack_encode(&table.raw_get::<Value>(i)?, out, depth + 1)?;
+                }
+            } else {
+                header(out, 0x80, 0xde, 0xdf);
+                for (key, value) in &pairs {
+                    msgpack_encode(key, out, depth + 1)?;
+                    msgpack_encode(value, out, depth + 1)?;
+                }
+            }
+        }
+        _ => out.push(0xc0),
+    }
+    Ok(())
+}
+
+/// The low `bytes` bytes of `value`, most significant first (MessagePack's order).
+fn put_be(out: &mut Vec<u8>, value: u64, bytes: usize) {
+    out.extend((0..bytes).rev().map(|i| (value >> (8 * i)) as u8));
+}
+
+fn msgpack_integer(n: i64, out: &mut Vec<u8>) {
+    if n >= 0 {
+        let n = n as u64;
+        if n < 128 {
+            out.push(n as u8);
+        } else if n <= 0xff {
+            out.extend_from_slice(&[0xcc, n as u8]);
+        } else if n <= 0xffff {
+            out.push(0xcd);
+            put_be(out, n, 2);
+        } else if n <= 0xffff_ffff {
+            out.push(0xce);
+            put_be(out, n, 4);
+        } else {
+            out.push(0xcf);
+            put_be(out, n, 8);
+        }
+    } else if n >= -32 {
+        out.push(n as i8 as u8);
+    } else if n >= -128 {
+        out.extend_from_slice(&[0xd0, n as i8 as u8]);
+    } else if n >= -32768 {
+        out.push(0xd1);
+        put_be(out, n as u64, 2);
+    } else if n >= -2_147_483_648 {
+        out.push(0xd2);
+        put_be(out, n as u64, 4);
+    } else {
+        out.push(0xd3);
+        put_be(out, n as u64, 8);
+    }
+}
+
+fn msgpack_decode(lua: &Lua, data: &[u8], pos: &mut usize, depth: usize) -> mlua::Result<Value> {
+    let missing = || mlua::Error::runtime("Missing bytes in input.");
+    if depth > MAX_JSON_DEPTH {
+        return Err(mlua::Error::runtime("Bad data format in input."));
+    }
+    let mut take = |n: usize| -> mlua::Result<&[u8]> {
+        let end = pos.checked_add(n).ok_or_else(missing)?;
+        let bytes = data.get(*pos..end).ok_or_else(missing)?;
+        *pos = end;
+        Ok(bytes)
+    };
+    let be = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+    let first = take(1)?[0];
+    let (kind, len) = match first {
+        0x00..=0x7f => return Ok(Value::Integer(i64::from(first))),
+        0xe0..=0xff => return Ok(Value::Integer(i64::from(first as i8))),
+        0xc0 => return Ok(Value::Nil),
+        0xc2 => return Ok(Value::Boolean(false)),
+        0xc3 => return Ok(Value::Boolean(true)),
+        0xcc..=0xcf => {
+            let n = be(take(1 << (first - 0xcc))?);
+            return Ok(match i64::try_from(n) {
+                Ok(n) => Value::Integer(n),
+                Err(_) => Value::Number(n as f64),
+            });
+        }
+        0xd0..=0xd3 => {
+            let bytes = 1usize << (first - 0xd0);
+            let raw = be(take(bytes)?);
+            let shift = 64 - 8 * bytes as u32;
+            return Ok(Value::Integer(((raw << shift) as i64) >> shift));
+        }
+        0xca => {
+            let bits = be(take(4)?) as u32;
+            return Ok(Value::Number(f64::from(f32::from_bits(bits))));
+        }
+        0xcb => return Ok(Value::Number(f64::from_bits(be(take(8)?)))),
+        0xa0..=0xbf => (b's', usize::from(first & 0x1f)),
+        0xd9 | 0xc4 => (b's', be(take(1)?) as usize),
+        0xda | 0xc5 => (b's', be(take(2)?) as usize),
+        0xdb | 0xc6 => (b's', be(take(4)?) as usize),
+        0x90..=0x9f => (b'a', usize::from(first & 0x0f)),
+        0xdc => (b'a', be(take(2)?) as usize),
+        0xdd => (b'a', be(take(4)?) as usize),
+        0x80..=0x8f => (b'm', usize::from(first & 0x0f)),
+        0xde => (b'm', be(take(2)?) as usize),
+        0xdf => (b'm', be(take(4)?) as usize),
+        _ => return Err(mlua::Error::runtime("Bad data format in input.")),
+    };
+    match kind {
+        b's' => Ok(Value::String(lua.create_string(take(len)?)?)),
+        b'a' => {
+            // Each element takes at least a byte: a count beyond what is left is truncated input.
+            if len > data.len() - *pos {
+                return Err(missing());
+            }
+            let table = lua.create_table_with_capacity(len, 0)?;
+            for i in 1..=len {
+                table.raw_set(i, msgpack_decode(lua, data, pos, depth + 1)?)?;
+            }
+            Ok(Value::Table(table))
+        }
+        _ => {
+            if len > (data.len() - *pos) / 2 {
+                return Err(missing());
+            }
+            let table = lua.create_table_with_capacity(0, len)?;
+            for _ in 0..len {
+                let key = msgpack_decode(lua, data, pos, depth + 1)?;
+                let value = msgpack_decode(lua, data, pos, depth + 1)?;
+                if !key.is_nil() {
+                    table.raw_set(key, value)?;
+                }
+            }
+            Ok(Value::Table(table))
+        }
+    }
 }

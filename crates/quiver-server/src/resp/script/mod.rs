@@ -58,6 +58,9 @@ pub(in crate::resp) type Job =
 /// A job's reply and the connection waiting for it.
 pub(in crate::resp) type JobReply = (oneshot::Sender<BytesMut>, BytesMut);
 
+/// Longest a library's code may run while it loads (Redis's 500 ms).
+const LOAD_TIMEOUT_NS: u64 = 500_000_000;
+
 /// Jobs one batch runs under one hold of the keyspace.
 const MAX_BATCH: usize = 64;
 
@@ -83,6 +86,9 @@ pub(in crate::resp) struct RunState {
     started_ns: AtomicU64,
     /// `busy-reply-threshold` in milliseconds.
     threshold_ms: AtomicU64,
+    /// While a library loads: when its load must have ended, in nanoseconds after
+    /// `base` (0: no load running).
+    load_deadline_ns: AtomicU64,
     /// Fired when the script thread lets the keyspace go, and when a script becomes
     /// busy.
     changed: Notify,
@@ -95,6 +101,10 @@ pub(in crate::resp) struct RunState {
 impl RunState {
     /// Called by the VM every few thousand instructions.
     fn tick(&self) -> mlua::Result<VmState> {
+        let deadline = self.load_deadline_ns.load(Ordering::Relaxed);
+        if deadline != 0 && self.now_ns() > deadline {
+            return Err(mlua::Error::runtime("FUNCTION LOAD timeout"));
+        }
         if self.kill.load(Ordering::Relaxed) {
             // Redis says SCRIPT KILL for functions too.
             return Err(mlua::Error::runtime(
@@ -110,9 +120,23 @@ impl RunState {
         Ok(VmState::Continue)
     }
 
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
     fn elapsed_ms(&self) -> u64 {
-        let now = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        now.saturating_sub(self.started_ns.load(Ordering::Relaxed)) / 1_000_000
+        self.now_ns()
+            .saturating_sub(self.started_ns.load(Ordering::Relaxed))
+            / 1_000_000
+    }
+
+    /// Runs `load` (a library's code) with Redis's limit on its time.
+    fn loading<T>(&self, load: impl FnOnce() -> T) -> T {
+        let deadline = self.now_ns().saturating_add(LOAD_TIMEOUT_NS).max(1);
+        self.load_deadline_ns.store(deadline, Ordering::Relaxed);
+        let result = load();
+        self.load_deadline_ns.store(0, Ordering::Relaxed);
+        result
     }
 
     /// Notes that the running script sent a write command.
@@ -163,6 +187,7 @@ impl Scripts {
             base: Instant::now(),
             started_ns: AtomicU64::new(0),
             threshold_ms: AtomicU64::new(threshold_ms),
+            load_deadline_ns: AtomicU64::new(0),
             changed: Notify::new(),
             current: Mutex::new(None),
             libraries: AtomicUsize::new(0),
@@ -360,7 +385,7 @@ impl Scripts {
     ) -> Result<String, String> {
         let mut engine = self.engine();
         let Engine { vm, functions, .. } = &mut *engine;
-        let name = functions.load(vm, code, replace)?;
+        let name = self.state.loading(|| functions.load(vm, code, replace))?;
         self.count(functions);
         Ok(name)
     }
@@ -380,6 +405,11 @@ impl Scripts {
         self.count(&engine.functions);
     }
 
+    /// The number of libraries loaded.
+    pub fn library_count(&self) -> usize {
+        self.state.libraries.load(Ordering::Relaxed)
+    }
+
     /// The libraries, by name (FUNCTION LIST).
     pub(in crate::resp) fn libraries(&self) -> Vec<Library> {
         self.engine().functions.libraries()
@@ -391,14 +421,11 @@ impl Scripts {
     }
 
     /// FUNCTION RESTORE.
-    pub(in crate::resp) fn restore(
-        &self,
-        payload: &[u8],
-        policy: RestorePolicy,
-    ) -> Result<(), String> {
+    pub fn restore(&self, payload: &[u8], policy: RestorePolicy) -> Result<(), String> {
         let mut engine = self.engine();
         let Engine { vm, functions, .. } = &mut *engine;
-        functions.restore(vm, payload, policy)?;
+        self.state
+            .loading(|| functions.restore(vm, payload, policy))?;
         self.count(functions);
         Ok(())
     }

@@ -237,7 +237,7 @@ impl Session<'_> {
         };
         self.protocol = match version.and_then(Protocol::from_version) {
             Some(protocol) => protocol,
-            None => return Err(mlua::Error::runtime("RESP version must be 2 or 3.")),
+            None => return Err(raised("ERR RESP version must be 2 or 3.")),
         };
         Ok(())
     }
@@ -274,6 +274,22 @@ fn write_failure(value: &Value, name: &str, out: &mut BytesMut) -> mlua::Result<
 /// The handler a run's errors go through, at the point they were raised: the message
 /// as Redis words it, and the script's own source and line from the stack.
 fn error_handler(lua: &Lua, error: Value) -> mlua::Result<Table> {
+    // The script's own frame: where the error was raised.
+    let mut place = None;
+    for level in 1..MAX_FRAMES {
+        let Some(frame) = lua.inspect_stack(level, |debug| {
+            let source = debug.source().source.map(|s| s.into_owned());
+            (source, debug.current_line())
+        }) else {
+            break;
+        };
+        if let (Some(source), line) = frame
+            && source.starts_with("@user_")
+        {
+            place = Some((source, line.unwrap_or(0)));
+            break;
+        }
+    }
     let message: Vec<u8> = match &error {
         Value::Table(table) => match table.raw_get::<Value>("err")? {
             Value::String(s) => s.as_bytes().to_vec(),
@@ -282,6 +298,13 @@ fn error_handler(lua: &Lua, error: Value) -> mlua::Result<Table> {
         Value::String(s) => [b"ERR ".as_slice(), &s.as_bytes()].concat(),
         Value::Error(error) => match reply_error(error) {
             Some(text) => text,
+            // A library function's error names where it was called, as `luaL_error` does.
+            None if matches!(**error, mlua::Error::CallbackError { .. }) => {
+                let at = place.as_ref().map_or(String::new(), |(source, line)| {
+                    format!("{}:{line}: ", source.trim_start_matches('@'))
+                });
+                format!("ERR {at}{}", error_text(error)).into_bytes()
+            }
             None => format!("ERR {}", error_text(error)).into_bytes(),
         },
         Value::Nil => b"ERR nil".to_vec(),
@@ -295,25 +318,15 @@ fn error_handler(lua: &Lua, error: Value) -> mlua::Result<Table> {
     };
     let table = lua.create_table()?;
     table.raw_set("err", lua.create_string(message)?)?;
-    for level in 1..MAX_FRAMES {
-        let Some(frame) = lua.inspect_stack(level, |debug| {
-            let source = debug.source().source.map(|s| s.into_owned());
-            (source, debug.current_line())
-        }) else {
-            break;
-        };
-        if let (Some(source), line) = frame
-            && source.starts_with("@user_")
-        {
-            table.raw_set("source", source)?;
-            table.raw_set("line", line.unwrap_or(0))?;
-            break;
-        }
+    if let Some((source, line)) = place {
+        table.raw_set("source", source)?;
+        table.raw_set("line", line)?;
     }
     Ok(table)
 }
 
-/// The error `redis.call` raises: a command's error reply.
+/// The error `redis.call` raises (a command's error reply), and the `redis` library's
+/// own errors.
 #[derive(Debug)]
 struct ReplyError(Vec<u8>);
 
@@ -324,6 +337,12 @@ impl std::fmt::Display for ReplyError {
 }
 
 impl std::error::Error for ReplyError {}
+
+/// An error raised from the `redis` library as Redis raises its own: the text as it
+/// stands, without the caller's position.
+fn raised(text: &str) -> mlua::Error {
+    mlua::Error::external(ReplyError(text.as_bytes().to_vec()))
+}
 
 /// The reply error inside `error`, if it is one `redis.call` raised.
 fn reply_error(error: &mlua::Error) -> Option<Vec<u8>> {
@@ -392,7 +411,7 @@ fn redis_library(lua: &Lua) -> mlua::Result<Table> {
                 0 => tracing::debug!(target: "quiver::script", "{line}"),
                 1 | 2 => tracing::info!(target: "quiver::script", "{line}"),
                 3 => tracing::warn!(target: "quiver::script", "{line}"),
-                _ => return Err(mlua::Error::runtime("Invalid debug level.")),
+                _ => return Err(raised("ERR Invalid debug level.")),
             }
             Ok(())
         })?,
