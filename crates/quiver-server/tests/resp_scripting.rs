@@ -165,10 +165,20 @@ fn busy_script_is_killed_from_the_same_connection_thread() {
     assert_eq!(not_busy.code(), Some("NOTBUSY"));
 }
 
+/// A script that wrote answers UNKILLABLE; SHUTDOWN NOSAVE, allowed while it is busy,
+/// stops the server.
 #[test]
 fn a_script_that_wrote_cannot_be_killed() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = Server::start(dir.path(), &["--resp-busy-reply-threshold", "50ms"]);
+    let mut server = Server::start(
+        dir.path(),
+        &[
+            "--resp-busy-reply-threshold",
+            "50ms",
+            "--shutdown-drain-timeout",
+            "1s",
+        ],
+    );
     let mut admin = redis_connection(&server);
     let resp = server.resp;
     // The script never ends: its client is left behind; dropping the server ends it.
@@ -187,4 +197,7 @@ fn a_script_that_wrote_cannot_be_killed() {
             _ => std::thread::sleep(Duration::from_millis(20)),
         }
     }
+    let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").exec(&mut admin);
+    let status = server.wait_exit(Duration::from_secs(20));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }

@@ -410,6 +410,10 @@ impl Connection {
         if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
             return self.refuse(Some(spec), &CommandError::NoAuth, out);
         }
+        if self.session.multi.is_some() && spec.has(flag::NO_MULTI) {
+            let error = CommandError::Message("Command not allowed inside a transaction");
+            return self.refuse(Some(spec), &error, out);
+        }
         if self.shared.scripts.busy() && !spec.has(flag::ALLOW_BUSY) {
             let error = CommandError::Other {
                 code: ErrorCode::Busy,

@@ -68,6 +68,8 @@ pub struct RespShared {
     pub max_clients: u32,
     /// Lua scripts and function libraries.
     pub scripts: script::Scripts,
+    /// The server's shutdown, once serving starts (SHUTDOWN fires it).
+    stop: std::sync::OnceLock<Shutdown>,
     clients: Clients,
     stats: CommandStats,
 }
@@ -91,8 +93,16 @@ impl RespShared {
             listen_addr,
             max_clients,
             scripts,
+            stop: std::sync::OnceLock::new(),
             clients: Clients::default(),
             stats: CommandStats::new(),
+        }
+    }
+
+    /// Starts the server's shutdown (SHUTDOWN).
+    fn shut_down(&self) {
+        if let Some(stop) = self.stop.get() {
+            stop.trigger();
         }
     }
 
@@ -130,6 +140,7 @@ pub async fn serve_resp(
     shared: Arc<RespShared>,
     shutdown: Shutdown,
 ) {
+    let _ = shared.stop.set(shutdown.clone());
     let expiry = tokio::spawn(Arc::clone(&shared.cache).run_active_expiry(unix_ms));
     let handle = {
         let shutdown = shutdown.clone();

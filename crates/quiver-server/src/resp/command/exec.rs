@@ -37,10 +37,7 @@ pub(in crate::resp) fn execute_session(
         SessionCommand::Transaction(command) => transaction::exec::execute(conn, command, out),
         SessionCommand::Connection(command) => connection::exec::execute(conn, command, out),
         SessionCommand::PubSub(command) => pubsub::exec::execute(conn, command, out),
-        SessionCommand::Server(command) => {
-            server::exec::execute(conn, command, out);
-            Flow::Continue
-        }
+        SessionCommand::Server(command) => server::exec::execute(conn, command, out),
         SessionCommand::Scripting(command) => scripting::exec::execute(conn, command, None, out),
     }
 }

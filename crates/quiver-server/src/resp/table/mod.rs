@@ -57,9 +57,11 @@ pub mod flag {
     pub const SKIP_MONITOR: u32 = 1 << 16;
     /// May be called with no key at all though it takes keys (EVAL's `numkeys` 0).
     pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
+    /// Refused inside MULTI (SHUTDOWN).
+    pub const NO_MULTI: u32 = 1 << 18;
 
     /// Every flag with its `COMMAND INFO` name, in Redis's order.
-    pub const NAMES: [(u32, &str); 17] = [
+    pub const NAMES: [(u32, &str); 18] = [
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
@@ -75,6 +77,7 @@ pub mod flag {
         (NO_AUTH, "no_auth"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_ASYNC_LOADING, "no_async_loading"),
+        (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
         (MOVABLE_KEYS, "movablekeys"),
     ];

@@ -7,7 +7,7 @@ use quiver_resp::encode as write;
 
 use crate::resp::command::exec::container_help;
 use crate::resp::command::server::{ConfigCommand, ServerCommand};
-use crate::resp::connection::Connection;
+use crate::resp::connection::{Connection, Flow};
 use crate::resp::info;
 use crate::resp::table::command_reply;
 use quiver_core::pubsub::OutputLimits;
@@ -21,7 +21,11 @@ pub(in crate::resp) fn write_time(out: &mut BytesMut) {
 }
 
 /// Runs a server command.
-pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, out: &mut BytesMut) {
+pub(in crate::resp) fn execute(
+    conn: &mut Connection,
+    command: ServerCommand,
+    out: &mut BytesMut,
+) -> Flow {
     let protocol = conn.session.protocol;
     match command {
         ServerCommand::Info { sections } => {
@@ -52,7 +56,25 @@ pub(in crate::resp) fn execute(conn: &mut Connection, command: ServerCommand, ou
             )
             .as_bytes(),
         ),
+        ServerCommand::Shutdown { abort: true, .. } => {
+            write::write_error(out, b"ERR No shutdown in progress.")
+        }
+        ServerCommand::Shutdown {
+            save: Some(true), ..
+        } => {
+            tracing::warn!(
+                client = conn.session.id,
+                "SHUTDOWN SAVE refused: the cache does not write snapshots; the server keeps running"
+            );
+            write::write_error(out, b"ERR Errors trying to SHUTDOWN. Check logs.");
+        }
+        ServerCommand::Shutdown { .. } => {
+            tracing::info!(client = conn.session.id, peer = %conn.session.peer, "shutdown requested by a client (SHUTDOWN)");
+            conn.shared.shut_down();
+            return Flow::Close;
+        }
     }
+    Flow::Continue
 }
 
 /// The parameters `CONFIG GET` shows, with their current values.

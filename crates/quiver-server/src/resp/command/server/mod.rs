@@ -1,5 +1,5 @@
 //! Server commands: INFO, CONFIG (GET SET RESETSTAT HELP), COMMAND (COUNT
-//! INFO DOCS LIST HELP) and TIME. `DBSIZE`, `FLUSHDB` and `FLUSHALL` act on
+//! INFO DOCS LIST HELP), TIME, ROLE, REPLICAOF/SLAVEOF and SHUTDOWN. `DBSIZE`, `FLUSHDB` and `FLUSHALL` act on
 //! the keyspace and live with the key commands.
 
 pub(crate) mod exec;
@@ -40,6 +40,31 @@ pub enum ServerCommand {
     /// `REPLICAOF`/`SLAVEOF`: `NO ONE` (`None`), or a primary to follow (refused: the
     /// node does not replicate).
     ReplicaOf { primary: Option<(Bytes, u16)> },
+    /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`.
+    Shutdown { save: Option<bool>, abort: bool },
+}
+
+/// SHUTDOWN's options, with Redis's syntax error for anything else.
+fn parse_shutdown(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let (mut save, mut abort, mut other) = (None, false, false);
+    while a.remaining() > 0 {
+        let word = a.next_slice()?;
+        if is(word, "nosave") && save.is_none() {
+            save = Some(false);
+        } else if is(word, "save") && save.is_none() {
+            save = Some(true);
+        } else if is(word, "now") || is(word, "force") {
+            other = true;
+        } else if is(word, "abort") {
+            abort = true;
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    if abort && (save.is_some() || other) {
+        return Err(CommandError::Syntax);
+    }
+    wrap(ServerCommand::Shutdown { save, abort })
 }
 
 /// `CONFIG` subcommands.

@@ -1,7 +1,9 @@
 //! The server commands' entries in the command table.
 
 use super::*;
-use crate::resp::table::flag::{ADMIN, FAST, LOADING, NO_ASYNC_LOADING, NOSCRIPT, STALE};
+use crate::resp::table::flag::{
+    ADMIN, ALLOW_BUSY, FAST, LOADING, NO_ASYNC_LOADING, NO_MULTI, NOSCRIPT, STALE,
+};
 use crate::resp::table::{CommandSpec, Group, Parser};
 
 const fn c(
@@ -71,6 +73,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         |_| wrap(ServerCommand::Time),
     )
     .with_tips(&["nondeterministic_output"]),
+    c(
+        "shutdown",
+        -1,
+        ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
+        "1.0.0",
+        "Synchronously save the dataset to disk and then shut down the server",
+        parse_shutdown,
+    )
+    .with_syntax("[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"),
     c(
         "role",
         1,
