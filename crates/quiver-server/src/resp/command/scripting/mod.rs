@@ -36,7 +36,7 @@ pub enum ScriptingCommand {
         keys: Vec<Bytes>,
         args: Vec<Bytes>,
         read_only: bool,
-        /// The whole request, for FUNCTION STATS.
+        /// FCALL's whole request, for FUNCTION STATS (empty for a script).
         request: Vec<Bytes>,
     },
     ScriptLoad {
