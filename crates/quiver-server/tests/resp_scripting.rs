@@ -17,6 +17,22 @@ fn connect(resp: SocketAddr) -> redis::Connection {
         .expect("connect")
 }
 
+/// Sends `command` until it is answered with the error `code` (for at most 20 s).
+fn until_error(
+    conn: &mut redis::Connection,
+    command: &redis::Cmd,
+    code: &str,
+) -> redis::RedisError {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "never answered {code}");
+        match command.query::<redis::Value>(conn) {
+            Err(error) if error.code() == Some(code) => return error,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
 const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 #[test]
@@ -129,14 +145,7 @@ fn busy_script_is_killed_from_the_same_connection_thread() {
                 .expect_err("killed")
                 .to_string()
         });
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let busy = loop {
-            assert!(Instant::now() < deadline, "never answered BUSY");
-            match redis::cmd("PING").query::<String>(&mut admin) {
-                Err(error) if error.code() == Some("BUSY") => break error.to_string(),
-                _ => std::thread::sleep(Duration::from_millis(20)),
-            }
-        };
+        let busy = until_error(&mut admin, &redis::cmd("PING"), "BUSY").to_string();
         assert!(busy.contains("SCRIPT KILL"), "{busy}");
         let stats = redis::cmd("FUNCTION")
             .arg("KILL")
@@ -189,14 +198,8 @@ fn a_script_that_wrote_cannot_be_killed() {
             .arg(0)
             .query::<i64>(&mut conn);
     });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        assert!(Instant::now() < deadline, "never answered UNKILLABLE");
-        match redis::cmd("SCRIPT").arg("KILL").query::<String>(&mut admin) {
-            Err(error) if error.code() == Some("UNKILLABLE") => break,
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
+    let kill = redis::cmd("SCRIPT").arg("KILL").clone();
+    until_error(&mut admin, &kill, "UNKILLABLE");
     let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").exec(&mut admin);
     let status = server.wait_exit(Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");

@@ -1,6 +1,6 @@
 //! The libraries Redis gives scripts beyond Lua's own: `bit` (LuaBitOp's operations on
 //! 32-bit integers), `cjson` (JSON to and from Lua values) and `cmsgpack` (MessagePack
-//! to and from Lua values, as lua-cmsgpack writes it).
+//! to and from Lua values, as lua-cmsgpack writes it) and `struct` (binary records).
 
 use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
@@ -12,6 +12,7 @@ pub(super) fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.raw_set("bit", bit(lua)?)?;
     globals.raw_set("cjson", cjson(lua)?)?;
     globals.raw_set("cmsgpack", cmsgpack(lua)?)?;
+    globals.raw_set("struct", structs(lua)?)?;
     Ok(())
 }
 
@@ -450,5 +451,356 @@ fn msgpack_decode(lua: &Lua, data: &[u8], pos: &mut usize, depth: usize) -> mlua
             }
             Ok(Value::Table(table))
         }
+    }
+}
+
+/// The `struct` library (pack, unpack and size of binary records, as Roberto
+/// Ierusalimschy's struct.c that Redis embeds reads its formats).
+fn structs(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "pack",
+        lua.create_function(|lua, (format, values): (mlua::String, MultiValue)| {
+            let mut out = Vec::new();
+            let mut values = values.into_iter();
+            let mut next = |what: &str| -> mlua::Result<Value> {
+                values.next().ok_or_else(|| {
+                    mlua::Error::runtime(format!(
+                        "bad argument to 'pack' ({what} expected, got no value)"
+                    ))
+                })
+            };
+            for item in Format::new(&format.as_bytes(), "pack") {
+                let (op, size, align) = item?;
+                pad_to(&mut out, align);
+                match op {
+                    Op::Pad => out.push(0),
+                    Op::Int { little, .. } => {
+                        let n = number(&next("number")?)?;
+                        let bits = if n < 0.0 { n as i64 as u64 } else { n as u64 };
+                        let bytes =
+                            (0..size).map(|i| if i < 8 { (bits >> (8 * i)) as u8 } else { 0 });
+                        put_ordered(&mut out, bytes.collect(), little);
+                    }
+                    Op::Float { little } => {
+                        let n = number(&next("number")?)?;
+                        let bytes = if size == 4 {
+                            (n as f32).to_bits().to_le_bytes().to_vec()
+                        } else {
+                            n.to_bits().to_le_bytes().to_vec()
+                        };
+                        put_ordered(&mut out, bytes, little);
+                    }
+                    Op::Chars => {
+                        let text = text(lua, next("string")?)?;
+                        let take = if size == 0 { text.len() } else { size };
+                        if text.len() < take {
+                            return Err(mlua::Error::runtime(
+                                "bad argument to 'pack' (string too short)",
+                            ));
+                        }
+                        out.extend_from_slice(&text[..take]);
+                    }
+                    Op::ZeroTerminated => {
+                        let text = text(lua, next("string")?)?;
+                        if text.contains(&0) {
+                            return Err(mlua::Error::runtime(
+                                "bad argument to 'pack' (string contains zeros)",
+                            ));
+                        }
+                        out.extend_from_slice(&text);
+                        out.push(0);
+                    }
+                }
+            }
+            lua.create_string(out)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack",
+        lua.create_function(|lua, (format, data, start): (mlua::String, mlua::String, Option<i64>)| {
+            let data = data.as_bytes();
+            let start = start.unwrap_or(1);
+            if start < 1 {
+                return Err(mlua::Error::runtime("bad argument #3 to 'unpack' (offset must be 1 or greater)"));
+            }
+            let mut pos = usize::try_from(start - 1).unwrap_or(usize::MAX);
+            let mut values = Vec::new();
+            let short = || mlua::Error::runtime("bad argument #2 to 'unpack' (data string too short)");
+            let mut last_integer: Option<f64> = None;
+            for item in Format::new(&format.as_bytes(), "unpack") {
+                let (op, size, align) = item?;
+                let previous = last_integer.take();
+                if align > 1 {
+                    pos = pos.div_ceil(align) * align;
+                }
+                let field = |pos: usize, size: usize| {
+                    pos.checked_add(size)
+                        .and_then(|end| data.get(pos..end))
+                        .ok_or_else(short)
+                };
+                match op {
+                    Op::Pad => pos += 1,
+                    Op::Int { little, signed } => {
+                        let mut bytes = field(pos, size)?.to_vec();
+                        if !little {
+                            bytes.reverse();
+                        }
+                        let raw = bytes.iter().take(8).rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+                        let value = if signed && size < 8 && size > 0 {
+                            let shift = 64 - 8 * size as u32;
+                            (((raw << shift) as i64) >> shift) as f64
+                        } else if signed {
+                            raw as i64 as f64
+                        } else {
+                            raw as f64
+                        };
+                        last_integer = Some(value);
+                        values.push(Value::Number(value));
+                        pos += size;
+                    }
+                    Op::Float { little } => {
+                        let mut bytes = field(pos, size)?.to_vec();
+                        if !little {
+                            bytes.reverse();
+                        }
+                        let raw = bytes.iter().rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+                        let value = if size == 4 { f64::from(f32::from_bits(raw as u32)) } else { f64::from_bits(raw) };
+                        values.push(Value::Number(value));
+                        pos += size;
+                    }
+                    Op::Chars => {
+                        // `c0` takes its length from the number read just before, which
+                        // is not returned.
+                        let len = if size == 0 {
+                            match previous {
+                                Some(n) if n >= 0.0 => {
+                                    values.pop();
+                                    n as usize
+                                }
+                                _ => return Err(mlua::Error::runtime("bad argument to 'unpack' (format 'c0' needs a previous size)")),
+                            }
+                        } else {
+                            size
+                        };
+                        values.push(Value::String(lua.create_string(field(pos, len)?)?));
+                        pos += len;
+                    }
+                    Op::ZeroTerminated => {
+                        let rest = data.get(pos..).ok_or_else(short)?;
+                        let len = memchr::memchr(0, rest).ok_or_else(|| mlua::Error::runtime("bad argument #2 to 'unpack' (unfinished string in data)"))?;
+                        values.push(Value::String(lua.create_string(&rest[..len])?));
+                        pos += len + 1;
+                    }
+                }
+            }
+            values.push(Value::Integer(pos as i64 + 1));
+            Ok(MultiValue::from_vec(values))
+        })?,
+    )?;
+    t.raw_set(
+        "size",
+        lua.create_function(|_, format: mlua::String| {
+            let mut len = 0usize;
+            for item in Format::new(&format.as_bytes(), "size") {
+                let (op, size, align) = item?;
+                if align > 1 {
+                    len = len.div_ceil(align) * align;
+                }
+                match op {
+                    Op::ZeroTerminated => {
+                        return Err(mlua::Error::runtime(
+                            "bad argument #1 to 'size' (options 's' has no fixed size)",
+                        ));
+                    }
+                    Op::Chars if size == 0 => {
+                        return Err(mlua::Error::runtime(
+                            "bad argument #1 to 'size' (options 'c0' has no fixed size)",
+                        ));
+                    }
+                    Op::Pad => len += 1,
+                    _ => len += size,
+                }
+            }
+            Ok(len as i64)
+        })?,
+    )?;
+    Ok(t)
+}
+
+/// One field of a `struct` format.
+#[derive(Clone, Copy)]
+enum Op {
+    Pad,
+    Int {
+        little: bool,
+        signed: bool,
+    },
+    Float {
+        little: bool,
+    },
+    /// `cN`: N bytes (`c0`: the whole string, or the length read just before).
+    Chars,
+    /// `s`: a zero-terminated string.
+    ZeroTerminated,
+}
+
+/// The fields of a format, each with its size and the alignment it needs.
+struct Format<'a> {
+    spec: &'a [u8],
+    /// The library function reading it, for error messages.
+    function: &'static str,
+    pos: usize,
+    little: bool,
+    max_align: usize,
+}
+
+impl<'a> Format<'a> {
+    fn new(spec: &'a [u8], function: &'static str) -> Format<'a> {
+        Format {
+            spec,
+            function,
+            pos: 0,
+            little: true,
+            max_align: 1,
+        }
+    }
+
+    /// An error in the format, as `luaL_argerror` words it.
+    fn error(&self, reason: String) -> Option<mlua::Result<(Op, usize, usize)>> {
+        Some(Err(mlua::Error::runtime(format!(
+            "bad argument #1 to '{}' ({reason})",
+            self.function
+        ))))
+    }
+
+    fn number(&mut self, default: usize) -> usize {
+        let start = self.pos;
+        while self.spec.get(self.pos).is_some_and(u8::is_ascii_digit) {
+            self.pos += 1;
+        }
+        std::str::from_utf8(&self.spec[start..self.pos])
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    }
+}
+
+impl Iterator for Format<'_> {
+    type Item = mlua::Result<(Op, usize, usize)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let c = *self.spec.get(self.pos)?;
+            self.pos += 1;
+            let little = self.little;
+            let (op, size) = match c {
+                b' ' => continue,
+                b'>' => {
+                    self.little = false;
+                    continue;
+                }
+                b'<' | b'=' => {
+                    self.little = true;
+                    continue;
+                }
+                b'!' => {
+                    let align = self.number(8);
+                    if !align.is_power_of_two() {
+                        return self.error(format!("alignment {align} is not a power of 2"));
+                    }
+                    self.max_align = align;
+                    continue;
+                }
+                b'x' => (Op::Pad, 1),
+                b'b' | b'B' => (
+                    Op::Int {
+                        little,
+                        signed: c == b'b',
+                    },
+                    1,
+                ),
+                b'h' | b'H' => (
+                    Op::Int {
+                        little,
+                        signed: c == b'h',
+                    },
+                    2,
+                ),
+                b'l' | b'L' | b'T' => (
+                    Op::Int {
+                        little,
+                        signed: c == b'l',
+                    },
+                    8,
+                ),
+                b'i' | b'I' => {
+                    let size = self.number(4);
+                    if size > 8 {
+                        return self
+                            .error(format!("integral size {size} is larger than limit of 8"));
+                    }
+                    (
+                        Op::Int {
+                            little,
+                            signed: c == b'i',
+                        },
+                        size,
+                    )
+                }
+                b'f' => (Op::Float { little }, 4),
+                b'd' => (Op::Float { little }, 8),
+                b'c' => (Op::Chars, self.number(1)),
+                b's' => (Op::ZeroTerminated, 0),
+                other => {
+                    return self.error(format!("invalid format option '{}'", char::from(other)));
+                }
+            };
+            let align = match op {
+                Op::Int { .. } | Op::Float { .. } => size.min(self.max_align).max(1),
+                _ => 1,
+            };
+            return Some(Ok((op, size, align)));
+        }
+    }
+}
+
+fn pad_to(out: &mut Vec<u8>, align: usize) {
+    while align > 1 && !out.len().is_multiple_of(align) {
+        out.push(0);
+    }
+}
+
+/// Appends little-endian `bytes` in the requested order.
+fn put_ordered(out: &mut Vec<u8>, mut bytes: Vec<u8>, little: bool) {
+    if !little {
+        bytes.reverse();
+    }
+    out.extend_from_slice(&bytes);
+}
+
+fn number(value: &Value) -> mlua::Result<f64> {
+    match value {
+        Value::Integer(n) => Ok(*n as f64),
+        Value::Number(n) => Ok(*n),
+        Value::String(s) => std::str::from_utf8(&s.as_bytes())
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .ok_or_else(|| {
+                mlua::Error::runtime("bad argument to 'pack' (number expected, got string)")
+            }),
+        other => Err(mlua::Error::runtime(format!(
+            "bad argument to 'pack' (number expected, got {})",
+            other.type_name()
+        ))),
+    }
+}
+
+fn text(lua: &Lua, value: Value) -> mlua::Result<Vec<u8>> {
+    match lua.coerce_string(value)? {
+        Some(s) => Ok(s.as_bytes().to_vec()),
+        None => Err(mlua::Error::runtime(
+            "bad argument to 'pack' (string expected)",
+        )),
     }
 }
