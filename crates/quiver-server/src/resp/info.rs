@@ -87,12 +87,13 @@ fn clients(shared: &RespShared, out: &mut String) {
 }
 
 fn memory(shared: &RespShared, out: &mut String) {
+    let (scripts, functions, lua) = shared.scripts.info();
     let cache = &shared.cache;
     let stats = cache.stats();
     let rss = process::memory().resident_bytes.unwrap_or(0);
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\n",
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
         stats.used_memory,
         human(stats.used_memory as u64),
         stats.used_memory_peak,
@@ -102,6 +103,7 @@ fn memory(shared: &RespShared, out: &mut String) {
         human(cache.max_memory_bytes()),
         cache.policy().name(),
         cache.lazy_free_pending(),
+        human(lua as u64),
     );
 }
 

@@ -96,6 +96,9 @@ pub(in crate::resp) struct RunState {
     current: Mutex<Option<(String, Vec<Bytes>)>>,
     libraries: AtomicUsize,
     functions: AtomicUsize,
+    /// Scripts in the EVAL cache, and the VM's memory, for INFO.
+    cached_scripts: AtomicUsize,
+    vm_bytes: AtomicUsize,
 }
 
 impl RunState {
@@ -192,6 +195,8 @@ impl Scripts {
             current: Mutex::new(None),
             libraries: AtomicUsize::new(0),
             functions: AtomicUsize::new(0),
+            cached_scripts: AtomicUsize::new(0),
+            vm_bytes: AtomicUsize::new(0),
         });
         let vm = Vm::new(Arc::clone(&state)).expect("the Lua VM starts with its sandbox");
         let (jobs, queue) = mpsc::channel::<Job>();
@@ -361,7 +366,30 @@ impl Scripts {
 
     /// SCRIPT FLUSH.
     pub(in crate::resp) fn flush_scripts(&self) {
-        self.engine().scripts.clear();
+        let mut engine = self.engine();
+        engine.scripts.clear();
+        self.note(&engine);
+    }
+
+    /// Records the engine's figures INFO shows (read there without the engine).
+    fn note(&self, engine: &Engine) {
+        let state = &self.state;
+        state
+            .cached_scripts
+            .store(engine.scripts.len(), Ordering::Relaxed);
+        state
+            .vm_bytes
+            .store(engine.vm.lua.used_memory(), Ordering::Relaxed);
+    }
+
+    /// INFO's figures: scripts in the EVAL cache, functions, and the VM's bytes.
+    pub(in crate::resp) fn info(&self) -> (usize, usize, usize) {
+        let state = &self.state;
+        (
+            state.cached_scripts.load(Ordering::Relaxed),
+            state.functions.load(Ordering::Relaxed),
+            state.vm_bytes.load(Ordering::Relaxed),
+        )
     }
 
     /// The function with this name (FCALL).
@@ -492,6 +520,7 @@ impl Scripts {
             protocol,
         };
         engine.vm.run(call, dispatch, out);
+        self.note(&engine);
         state.running.store(false, Ordering::Release);
         state.kill.store(false, Ordering::Relaxed);
         *state.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
