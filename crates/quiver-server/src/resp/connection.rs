@@ -233,12 +233,14 @@ impl Connection {
                 // thread without waiting for their replies (the replies are written in
                 // order); anything else waits for them first, and for the script thread
                 // to let the keyspace go, here rather than on the keyspace.
-                let script_call = is_script_call(&request);
-                if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
-                    drain_scripts(&mut scripts, &mut output).await;
-                }
-                if !script_call && self.shared.scripts.holding() {
-                    self.shared.scripts.settled().await;
+                if !scripts.is_empty() || self.shared.scripts.holding() {
+                    let script_call = is_script_call(&request);
+                    if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
+                        drain_scripts(&mut scripts, &mut output).await;
+                    }
+                    if !script_call && self.shared.scripts.holding() {
+                        self.shared.scripts.settled().await;
+                    }
                 }
                 match self.handle_request(&request, &mut output) {
                     Flow::Continue => {}
@@ -280,7 +282,9 @@ impl Connection {
                     flush(&mut writer, &mut output, &self.session).await?;
                 }
             }
-            drain_scripts(&mut scripts, &mut output).await;
+            if !scripts.is_empty() {
+                drain_scripts(&mut scripts, &mut output).await;
+            }
             flush(&mut writer, &mut output, &self.session).await?;
             seat.served(served);
             self.handle.update(&self.session);

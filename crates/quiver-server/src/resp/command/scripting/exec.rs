@@ -15,7 +15,7 @@ use quiver_resp::request::Request;
 
 use tokio::sync::oneshot;
 
-use super::{Callee, ScriptingCommand};
+use super::{Callee, Run, ScriptingCommand};
 use crate::clock::unix_ms;
 use crate::resp::RespShared;
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
@@ -95,13 +95,14 @@ fn on_engine<'k>(
 ) {
     let scripts = &shared.scripts;
     match command {
-        ScriptingCommand::Run {
-            callee,
-            keys,
-            args,
-            read_only,
-            request,
-        } => {
+        ScriptingCommand::Run(call) => {
+            let Run {
+                callee,
+                keys,
+                args,
+                read_only,
+                request,
+            } = *call;
             let target = match callee {
                 Callee::Body(body) => scripts.script(&body),
                 Callee::Sha(sha) => scripts

@@ -27,18 +27,23 @@ pub enum Callee {
     Function(Bytes),
 }
 
+/// What EVAL, EVALSHA and FCALL run, with what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub callee: Callee,
+    pub keys: Vec<Bytes>,
+    pub args: Vec<Bytes>,
+    pub read_only: bool,
+    /// FCALL's whole request, for FUNCTION STATS (empty for a script).
+    pub request: Vec<Bytes>,
+}
+
 /// A scripting command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptingCommand {
-    /// `EVAL`, `EVALSHA`, `FCALL` and their `_RO` forms.
-    Run {
-        callee: Callee,
-        keys: Vec<Bytes>,
-        args: Vec<Bytes>,
-        read_only: bool,
-        /// FCALL's whole request, for FUNCTION STATS (empty for a script).
-        request: Vec<Bytes>,
-    },
+    /// `EVAL`, `EVALSHA`, `FCALL` and their `_RO` forms (boxed: the command enums stay
+    /// as small as their common commands).
+    Run(Box<Run>),
     ScriptLoad {
         body: Bytes,
     },
@@ -92,13 +97,13 @@ fn parse_run(
     }
     let keys = a.take(numkeys as usize)?;
     let args = a.rest();
-    wrap(ScriptingCommand::Run {
+    wrap(ScriptingCommand::Run(Box::new(Run {
         callee,
         keys,
         args,
         read_only,
         request,
-    })
+    })))
 }
 
 fn parse_flush(a: &mut Args<'_>, message: &'static str) -> Result<(), CommandError> {
