@@ -124,9 +124,8 @@ fn write_nested(
         Value::Number(n) => write::write_integer(out, truncate(*n)),
         Value::Boolean(b) if script == Protocol::Resp3 => write::write_bool(out, protocol, *b),
         Value::Boolean(true) => write::write_integer(out, 1),
-        Value::Table(table) if depth >= MAX_DEPTH => {
-            let _ = table;
-            write::write_error(out, b"ERR reached lua stack limit");
+        Value::Table(_) if depth >= MAX_DEPTH => {
+            write::write_error(out, b"ERR reached lua stack limit")
         }
         Value::Table(table) => write_table(table, protocol, script, out, depth)?,
         _ => write::write_null(out, protocol),

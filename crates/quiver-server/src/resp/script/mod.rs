@@ -25,6 +25,7 @@ use quiver_core::cache::{Cache, Transaction};
 use quiver_resp::Protocol;
 use tokio::sync::{Notify, oneshot};
 
+use crate::resp::command::scripting::Run;
 pub use functions::RestorePolicy;
 pub(in crate::resp) use functions::{Flags, Library};
 use vm::{Call, Vm};
@@ -486,15 +487,12 @@ impl Scripts {
         ))
     }
 
-    /// Runs `target` with `keys` and `args`, its commands going to `dispatch`, and writes
-    /// its reply in `protocol` into `out`. The caller holds the keyspace.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `target` with `call`'s keys and arguments, its commands going to `dispatch`,
+    /// and writes its reply in `protocol` into `out`. The caller holds the keyspace.
     pub(in crate::resp) fn run(
         &self,
         target: &Target,
-        command: &[Bytes],
-        keys: &[Bytes],
-        args: &[Bytes],
+        call: &Run,
         protocol: Protocol,
         dispatch: &mut dyn Dispatch,
         out: &mut BytesMut,
@@ -508,18 +506,18 @@ impl Scripts {
         state.function.store(target.is_function, Ordering::Relaxed);
         if target.is_function {
             *state.current.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((target.name.clone(), command.to_vec()));
+                Some((target.name.clone(), call.request.clone()));
         }
         state.running.store(true, Ordering::Release);
-        let call = Call {
+        let vm_call = Call {
             function: &target.function,
             name: &target.name,
-            keys,
-            args,
+            keys: &call.keys,
+            args: &call.args,
             is_function: target.is_function,
             protocol,
         };
-        engine.vm.run(call, dispatch, out);
+        engine.vm.run(vm_call, dispatch, out);
         self.note(&engine);
         state.running.store(false, Ordering::Release);
         state.kill.store(false, Ordering::Relaxed);
@@ -556,15 +554,14 @@ mod tests {
             let scripts = Arc::clone(&scripts);
             std::thread::spawn(move || {
                 let mut out = BytesMut::new();
-                scripts.run(
-                    &target,
-                    &[],
-                    &[],
-                    &[],
-                    Protocol::Resp2,
-                    &mut NoCommands,
-                    &mut out,
-                );
+                let call = Run {
+                    callee: crate::resp::command::scripting::Callee::Body(Bytes::new()),
+                    keys: Vec::new(),
+                    args: Vec::new(),
+                    read_only: false,
+                    request: Vec::new(),
+                };
+                scripts.run(&target, &call, Protocol::Resp2, &mut NoCommands, &mut out);
                 out
             })
         };

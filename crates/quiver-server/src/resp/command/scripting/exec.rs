@@ -15,14 +15,14 @@ use quiver_resp::request::Request;
 
 use tokio::sync::oneshot;
 
-use super::{Callee, Run, ScriptingCommand};
+use super::{Callee, ScriptingCommand};
 use crate::clock::unix_ms;
 use crate::resp::RespShared;
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
 use crate::resp::command::server::exec::write_time;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
-use crate::resp::script::{Dispatch, Flags, FunctionStats, Target};
+use crate::resp::script::{Dispatch, Flags, FunctionStats, Scripts};
 use crate::resp::table::{self, command_reply, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
@@ -36,12 +36,39 @@ pub(in crate::resp) fn execute<'k>(
     out: &mut BytesMut,
 ) -> Flow {
     let shared = Arc::clone(&conn.shared);
-    let scripts = &shared.scripts;
     let caller = Caller {
         db: conn.session.db,
         client: conn.session.id,
         protocol: conn.session.protocol,
     };
+    if answer_now(&shared.scripts, &command, caller.protocol, out) {
+        return Flow::Continue;
+    }
+    match held {
+        Some(held) => on_engine(&shared, command, caller, held, out),
+        None => {
+            let (waiting, reply) = oneshot::channel();
+            let job_shared = Arc::clone(&shared);
+            shared.scripts.submit(Box::new(move |cache, tx| {
+                let mut out = BytesMut::new();
+                on_engine(&job_shared, command, caller, (cache, tx), &mut out);
+                (waiting, out)
+            }));
+            return Flow::Script(reply);
+        }
+    }
+    Flow::Continue
+}
+
+/// Answers the commands that never wait for the engine (SCRIPT KILL, FUNCTION KILL and
+/// FUNCTION STATS read atomics; SCRIPT DEBUG and the HELPs need nothing); false for the
+/// others.
+fn answer_now(
+    scripts: &Scripts,
+    command: &ScriptingCommand,
+    protocol: Protocol,
+    out: &mut BytesMut,
+) -> bool {
     match command {
         ScriptingCommand::ScriptKill | ScriptingCommand::FunctionKill => {
             let function = matches!(command, ScriptingCommand::FunctionKill);
@@ -53,24 +80,16 @@ pub(in crate::resp) fn execute<'k>(
         ScriptingCommand::ScriptHelp => help(SCRIPT_HELP, out),
         ScriptingCommand::FunctionHelp => help(FUNCTION_HELP, out),
         ScriptingCommand::FunctionStats => match scripts.stats() {
-            Ok(stats) => stats_reply(stats).encode(caller.protocol, out),
+            Ok(stats) => stats_reply(stats).encode(protocol, out),
             Err(message) => fail(out, message),
         },
-        command => match held {
-            Some(held) => on_engine(&shared, command, caller, held, out),
-            None => {
-                let (waiting, reply) = oneshot::channel();
-                let job_shared = Arc::clone(&shared);
-                scripts.submit(Box::new(move |cache, tx| {
-                    let mut out = BytesMut::new();
-                    on_engine(&job_shared, command, caller, (cache, tx), &mut out);
-                    (waiting, out)
-                }));
-                return Flow::Script(reply);
-            }
-        },
+        ScriptingCommand::ScriptDebug => fail(
+            out,
+            "ERR SCRIPT DEBUG is not supported: Quiver has no Lua debugger; scripts run as with SCRIPT DEBUG NO",
+        ),
+        _ => return false,
     }
-    Flow::Continue
+    true
 }
 
 fn fail(out: &mut BytesMut, text: &str) {
@@ -96,20 +115,13 @@ fn on_engine<'k>(
     let scripts = &shared.scripts;
     match command {
         ScriptingCommand::Run(call) => {
-            let Run {
-                callee,
-                keys,
-                args,
-                read_only,
-                request,
-            } = *call;
-            let target = match callee {
-                Callee::Body(body) => scripts.script(&body),
+            let target = match &call.callee {
+                Callee::Body(body) => scripts.script(body),
                 Callee::Sha(sha) => scripts
-                    .by_sha(&sha)
+                    .by_sha(sha)
                     .ok_or_else(|| "NOSCRIPT No matching script. Please use EVAL.".to_owned()),
                 Callee::Function(name) => scripts
-                    .function(&name)
+                    .function(name)
                     .ok_or_else(|| "ERR Function not found".to_owned()),
             };
             let target = match target {
@@ -117,21 +129,23 @@ fn on_engine<'k>(
                 Err(message) => return fail(out, &message),
             };
             let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
-            if read_only && target.declared && may_write {
+            if call.read_only && target.declared && may_write {
                 return fail(
                     out,
                     "ERR Can not execute a script with write flag using *_ro command.",
                 );
             }
             let _origin = ChangeOrigin::enter(caller.client);
-            let script = Script {
-                target: &target,
-                request: &request,
-                keys: &keys,
-                args: &args,
-                read_only: read_only || !may_write,
+            let (tx_cache, tx) = held;
+            let mut dispatch = ScriptDispatch {
+                shared,
+                tx,
+                cache: tx_cache,
+                db: caller.db,
+                read_only: call.read_only || !may_write,
+                now_ms: unix_ms(),
             };
-            run(shared, script, held, (caller.db, caller.protocol), out);
+            scripts.run(&target, &call, caller.protocol, &mut dispatch, out);
         }
         ScriptingCommand::ScriptLoad { body } => match scripts.load(&body) {
             Ok(sha) => write::write_bulk(out, sha.as_bytes()),
@@ -147,10 +161,6 @@ fn on_engine<'k>(
             scripts.flush_scripts();
             write::write_simple(out, b"OK");
         }
-        ScriptingCommand::ScriptDebug => fail(
-            out,
-            "ERR SCRIPT DEBUG is not supported: Quiver has no Lua debugger; scripts run as with SCRIPT DEBUG NO",
-        ),
         ScriptingCommand::FunctionLoad { code, replace } => {
             match scripts.load_library(&code, replace) {
                 Ok(name) => write::write_bulk(out, name.as_bytes()),
@@ -176,11 +186,10 @@ fn on_engine<'k>(
                 Err(message) => fail(out, &message),
             }
         }
-        ScriptingCommand::ScriptKill
-        | ScriptingCommand::FunctionKill
-        | ScriptingCommand::FunctionStats
-        | ScriptingCommand::ScriptHelp
-        | ScriptingCommand::FunctionHelp => unreachable!("answered without the engine"),
+        // Answered without the engine, and the same way here.
+        other => {
+            answer_now(scripts, &other, caller.protocol, out);
+        }
     }
 }
 
@@ -289,42 +298,6 @@ fn help(lines: &[&str], out: &mut BytesMut) {
     for line in lines {
         write::write_simple(out, line.as_bytes());
     }
-}
-
-/// One script or function to run, with what it was called with.
-struct Script<'a> {
-    target: &'a Target,
-    request: &'a [Bytes],
-    keys: &'a [Bytes],
-    args: &'a [Bytes],
-    read_only: bool,
-}
-
-/// Runs `script` with the keyspace held, writing its reply into `out`.
-fn run<'k>(
-    shared: &RespShared,
-    script: Script<'_>,
-    (cache, tx): (&'k Cache, &mut Transaction<'k>),
-    (db, protocol): (usize, Protocol),
-    out: &mut BytesMut,
-) {
-    let mut dispatch = ScriptDispatch {
-        shared,
-        tx,
-        cache,
-        db,
-        read_only: script.read_only,
-        now_ms: unix_ms(),
-    };
-    shared.scripts.run(
-        script.target,
-        script.request,
-        script.keys,
-        script.args,
-        protocol,
-        &mut dispatch,
-        out,
-    );
 }
 
 /// FUNCTION LIST's reply.
