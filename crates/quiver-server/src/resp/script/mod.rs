@@ -315,7 +315,8 @@ impl Scripts {
         Ok(())
     }
 
-    /// The script with this body, compiled and remembered on first use (EVAL).
+    /// The script with this body, compiled and remembered on first use (EVAL, SCRIPT
+    /// LOAD).
     pub(in crate::resp) fn script(&self, body: &[u8]) -> Result<Target, String> {
         let sha = sha1_hex(body);
         let mut engine = self.engine();
@@ -336,11 +337,6 @@ impl Scripts {
             declared,
             is_function: false,
         })
-    }
-
-    /// SCRIPT LOAD: the script's SHA1.
-    pub(in crate::resp) fn load(&self, body: &[u8]) -> Result<String, String> {
-        self.script(body).map(|target| target.name)
     }
 
     /// The script with this SHA1, if loaded (EVALSHA).

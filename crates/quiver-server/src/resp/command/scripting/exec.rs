@@ -147,8 +147,8 @@ fn on_engine<'k>(
             };
             scripts.run(&target, &call, caller.protocol, &mut dispatch, out);
         }
-        ScriptingCommand::ScriptLoad { body } => match scripts.load(&body) {
-            Ok(sha) => write::write_bulk(out, sha.as_bytes()),
+        ScriptingCommand::ScriptLoad { body } => match scripts.script(&body) {
+            Ok(target) => write::write_bulk(out, target.name.as_bytes()),
             Err(message) => fail(out, &message),
         },
         ScriptingCommand::ScriptExists { shas } => {
