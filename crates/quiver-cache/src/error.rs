@@ -110,6 +110,18 @@ pub enum OpError {
     /// XADD after the largest possible ID.
     #[error("ERR The stream has exhausted the last possible ID, unable to add more items")]
     StreamExhausted,
+    /// A HyperLogLog command on a string that is not one.
+    #[error("WRONGTYPE Key is not a valid HyperLogLog string value.")]
+    NotHll,
+    /// A HyperLogLog whose registers do not add up.
+    #[error("INVALIDOBJ Corrupted HLL object detected")]
+    CorruptHll,
+    /// PFDEBUG of a missing key.
+    #[error("ERR The specified key does not exist")]
+    HllDebugNoKey,
+    /// PFDEBUG DECODE of a dense value.
+    #[error("ERR HLL encoding is not sparse")]
+    HllNotSparse,
 }
 
 /// Why a [`crate::CacheConfig`] was refused.

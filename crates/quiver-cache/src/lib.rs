@@ -78,6 +78,7 @@ pub mod evict;
 pub mod expire;
 pub mod glob;
 pub mod hashed_table;
+pub mod hll;
 pub mod keyspace;
 pub mod memory;
 pub mod rng;

@@ -3,6 +3,7 @@
 
 mod bits;
 mod hashes;
+mod hyperloglog;
 mod keys;
 mod lcs;
 mod lists;
@@ -15,6 +16,7 @@ mod zrange;
 mod zsets;
 
 pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
+pub use hyperloglog::{HllDebug, HllDebugReply};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lcs::{Lcs, LcsMatch, lcs};
 pub use lists::ListEnd;

@@ -83,6 +83,8 @@ pub struct Keyspace {
     max_memory_bytes: AtomicU64,
     policy: AtomicU8,
     samples: AtomicUsize,
+    /// `hll-sparse-max-bytes`.
+    hll_sparse_max: AtomicUsize,
     lfu_log_factor: AtomicU32,
     lfu_decay_time_min: AtomicU32,
     peak_bytes: AtomicUsize,
@@ -125,6 +127,7 @@ impl Keyspace {
             max_memory_bytes: AtomicU64::new(config.max_memory_bytes),
             policy: AtomicU8::new(config.policy.code()),
             samples: AtomicUsize::new(config.max_memory_samples),
+            hll_sparse_max: AtomicUsize::new(crate::hll::DEFAULT_SPARSE_MAX_BYTES),
             lfu_log_factor: AtomicU32::new(config.lfu_log_factor),
             lfu_decay_time_min: AtomicU32::new(config.lfu_decay_time_min),
             peak_bytes: AtomicUsize::new(0),
@@ -205,6 +208,16 @@ impl Keyspace {
         }
         self.samples.store(samples, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The size past which a sparse HyperLogLog turns dense (`hll-sparse-max-bytes`).
+    pub fn hll_sparse_max_bytes(&self) -> usize {
+        self.hll_sparse_max.load(Ordering::Relaxed)
+    }
+
+    /// Changes `hll-sparse-max-bytes`.
+    pub fn set_hll_sparse_max_bytes(&self, bytes: usize) {
+        self.hll_sparse_max.store(bytes, Ordering::Relaxed);
     }
 
     fn check_db(&self, db: usize) -> Result<(), OpError> {

@@ -27,15 +27,16 @@ use bytes::Bytes;
 use quiver_cache::Keyspace;
 use tokio::sync::Notify;
 
+pub use quiver_cache::hll::self_test as hll_self_test;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
     ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, Event, EventClasses, EvictionPolicy,
-    ExpireCondition, FieldAction, GetExExpiry, GroupRead, GroupStart, Lcs, LcsMatch, LexBound,
-    ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, SortOptions,
-    SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction,
-    ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy,
-    ZRangeSpec, ZSetOp, glob_match, lcs,
+    ExpireCondition, FieldAction, GetExExpiry, GroupRead, GroupStart, HllDebug, HllDebugReply, Lcs,
+    LcsMatch, LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry,
+    SetOptions, SortOptions, SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim,
+    StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions,
+    ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp, glob_match, lcs,
 };
 
 use blocking::Waiters;
@@ -293,6 +294,16 @@ impl Cache {
     /// `maxmemory-samples`.
     pub fn max_memory_samples(&self) -> usize {
         self.keyspace.max_memory_samples()
+    }
+
+    /// `hll-sparse-max-bytes`: the size past which a sparse HyperLogLog turns dense.
+    pub fn hll_sparse_max_bytes(&self) -> usize {
+        self.keyspace.hll_sparse_max_bytes()
+    }
+
+    /// Changes `hll-sparse-max-bytes`.
+    pub fn set_hll_sparse_max_bytes(&self, bytes: usize) {
+        self.keyspace.set_hll_sparse_max_bytes(bytes);
     }
 }
 

@@ -54,8 +54,9 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
     let key = rng.pick(KEYS);
     let other = rng.pick(KEYS);
     let mut compare = Compare::Exact;
-    let mut words: Vec<String> = match rng.below(70) {
+    let mut words: Vec<String> = match rng.below(73) {
         0..=9 => string(rng, key, other),
+        70..=72 => hyperloglog(rng, key, other),
         61..=64 => bitmap(rng, key),
         65..=69 => stream(rng, key),
         10..=19 => generic(rng, key, other, &mut compare),
@@ -131,6 +132,28 @@ fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
             }
             words
         }
+    }
+}
+
+/// HyperLogLog commands, with GET to compare the bytes they leave.
+fn hyperloglog<'a>(rng: &mut Rng, key: &'a str, other: &'a str) -> Vec<&'a str> {
+    match rng.below(5) {
+        0 | 1 => {
+            let mut words = vec!["PFADD", key];
+            for _ in 0..rng.below(5) {
+                words.push(rng.pick(MEMBERS));
+            }
+            words
+        }
+        2 => {
+            let mut words = vec!["PFCOUNT", key];
+            if rng.chance(40) {
+                words.push(other);
+            }
+            words
+        }
+        3 => vec!["PFMERGE", key, other, rng.pick(KEYS)],
+        _ => vec!["GET", key],
     }
 }
 

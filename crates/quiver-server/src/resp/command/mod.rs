@@ -11,6 +11,7 @@ pub mod bitmap;
 pub mod connection;
 pub mod exec;
 pub mod hash;
+pub mod hyperloglog;
 pub mod keys;
 pub mod list;
 pub mod pubsub;
@@ -27,6 +28,7 @@ use bytes::Bytes;
 pub use bitmap::BitmapCommand;
 pub use connection::ConnectionCommand;
 pub use hash::HashCommand;
+pub use hyperloglog::HyperLogLogCommand;
 pub use keys::KeysCommand;
 pub use list::ListCommand;
 pub use pubsub::PubSubCommand;
@@ -44,9 +46,10 @@ use quiver_resp::num::{parse_f64, parse_i64};
 use quiver_resp::request::Request;
 
 /// Every family's table entries.
-pub(crate) const FAMILIES: [&[CommandSpec]; 13] = [
+pub(crate) const FAMILIES: [&[CommandSpec]; 14] = [
     string::SPECS,
     bitmap::SPECS,
+    hyperloglog::SPECS,
     keys::SPECS,
     hash::SPECS,
     list::SPECS,
@@ -67,6 +70,8 @@ pub enum Command {
     String(StringCommand),
     /// Bitmap commands (on string values).
     Bitmap(BitmapCommand),
+    /// HyperLogLog commands (on string values).
+    HyperLogLog(HyperLogLogCommand),
     /// Commands on keys of any type.
     Keys(KeysCommand),
     /// Hash commands.

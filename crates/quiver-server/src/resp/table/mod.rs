@@ -112,6 +112,10 @@ pub enum Group {
     Server,
     /// Scripts and functions.
     Scripting,
+    /// HyperLogLog (on string values).
+    HyperLogLog,
+    /// Geospatial indexes (on sorted sets).
+    Geo,
 }
 
 impl Group {
@@ -131,6 +135,8 @@ impl Group {
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Scripting => "scripting",
+            Group::HyperLogLog => "hyperloglog",
+            Group::Geo => "geo",
         }
     }
 
@@ -150,6 +156,8 @@ impl Group {
             Group::Connection => "@connection",
             Group::Server => "@admin",
             Group::Scripting => "@scripting",
+            Group::HyperLogLog => "@hyperloglog",
+            Group::Geo => "@geo",
         }
     }
 }
