@@ -210,6 +210,21 @@ impl Keyspace {
         Ok(())
     }
 
+    /// Redis's `lfu-log-factor` and `lfu-decay-time` (minutes).
+    pub fn lfu_settings(&self) -> (u32, u32) {
+        (
+            self.lfu_log_factor.load(Ordering::Relaxed),
+            self.lfu_decay_time_min.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Changes `lfu-log-factor` and `lfu-decay-time`.
+    pub fn set_lfu_settings(&self, log_factor: u32, decay_time_min: u32) {
+        self.lfu_log_factor.store(log_factor, Ordering::Relaxed);
+        self.lfu_decay_time_min
+            .store(decay_time_min, Ordering::Relaxed);
+    }
+
     /// The size past which a sparse HyperLogLog turns dense (`hll-sparse-max-bytes`).
     pub fn hll_sparse_max_bytes(&self) -> usize {
         self.hll_sparse_max.load(Ordering::Relaxed)

@@ -4,11 +4,7 @@ use crate::hashed_table::HashedTable;
 use crate::memory::bytes_size;
 use crate::table::{Keyed, box_size};
 
-/// Redis's `hash-max-listpack-entries`: past this many fields OBJECT ENCODING says
-/// "hashtable".
-pub const HASH_LISTPACK_MAX_ENTRIES: usize = 128;
-/// Redis's `hash-max-listpack-value`: a field or value longer than this makes it "hashtable".
-pub const HASH_LISTPACK_MAX_VALUE_BYTES: usize = 64;
+use super::limits::{HASH_MAX_ENTRIES, HASH_MAX_VALUE};
 
 /// One field of a hash.
 #[derive(Debug, Clone)]
@@ -121,7 +117,7 @@ impl HashValue {
     }
 
     fn note_sizes(&mut self, elem_len: usize) {
-        if elem_len > HASH_LISTPACK_MAX_VALUE_BYTES || self.len() > HASH_LISTPACK_MAX_ENTRIES {
+        if elem_len > HASH_MAX_VALUE.get() || self.len() > HASH_MAX_ENTRIES.get() {
             self.big = true;
         }
     }

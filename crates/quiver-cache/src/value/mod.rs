@@ -2,6 +2,7 @@
 
 pub mod deque;
 pub mod hash;
+pub mod limits;
 pub mod list;
 pub mod set;
 pub mod stream;

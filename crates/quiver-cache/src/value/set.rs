@@ -5,10 +5,10 @@ use crate::memory::bytes_size;
 use crate::table::{Keyed, box_size};
 use crate::value::string::parse_i64;
 
-/// Redis's `set-max-intset-entries`: a set whose members have all been integers and
-/// that never grew past this size reports "intset"; any other set "hashtable", as in
-/// Redis 7.0, which never converts back.
-pub const SET_INTSET_MAX_ENTRIES: usize = 512;
+// A set whose members have all been integers and that never grew past
+// `set-max-intset-entries` reports "intset"; any other set "hashtable", as in Redis 7.0,
+// which never converts back.
+use super::limits::SET_MAX_INTSET_ENTRIES;
 
 impl Keyed for Box<[u8]> {
     fn key(&self) -> &[u8] {
@@ -54,7 +54,7 @@ impl SetValue {
         }
         self.heap_bytes += bytes_size(member.len());
         self.table.insert_new(member.into());
-        self.hashtable |= self.len() > SET_INTSET_MAX_ENTRIES || parse_i64(member).is_none();
+        self.hashtable |= self.len() > SET_MAX_INTSET_ENTRIES.get() || parse_i64(member).is_none();
         true
     }
 

@@ -16,10 +16,7 @@ use crate::value::string::parse_f64;
 /// Items per block before it splits in two: large enough that the block list stays short,
 /// small enough that inserting into a block (a memmove) stays cheap.
 pub const ZSET_BLOCK_MAX: usize = 256;
-/// Redis's `zset-max-listpack-entries`.
-pub const ZSET_LISTPACK_MAX_ENTRIES: usize = 128;
-/// Redis's `zset-max-listpack-value`.
-pub const ZSET_LISTPACK_MAX_VALUE_BYTES: usize = 64;
+use super::limits::{ZSET_MAX_ENTRIES, ZSET_MAX_VALUE};
 
 /// A member and its score in the member table.
 #[derive(Debug, Clone)]
@@ -184,8 +181,8 @@ impl ZSetValue {
                 Some(old)
             }
             None => {
-                self.big |= member.len() > ZSET_LISTPACK_MAX_VALUE_BYTES
-                    || self.len() + 1 > ZSET_LISTPACK_MAX_ENTRIES;
+                self.big |=
+                    member.len() > ZSET_MAX_VALUE.get() || self.len() + 1 > ZSET_MAX_ENTRIES.get();
                 self.heap_bytes += 2 * bytes_size(member.len());
                 self.dict.insert_new(Member {
                     name: member.into(),

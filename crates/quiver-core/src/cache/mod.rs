@@ -27,8 +27,10 @@ use bytes::Bytes;
 use quiver_cache::Keyspace;
 use tokio::sync::Notify;
 
+pub use quiver_cache::config::MAX_SAMPLES;
 pub use quiver_cache::hll::self_test as hll_self_test;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
+pub use quiver_cache::value::limits;
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
     ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, Event, EventClasses, EvictionPolicy,
@@ -294,6 +296,21 @@ impl Cache {
     /// `maxmemory-samples`.
     pub fn max_memory_samples(&self) -> usize {
         self.keyspace.max_memory_samples()
+    }
+
+    /// `lfu-log-factor` and `lfu-decay-time` (minutes).
+    pub fn lfu_settings(&self) -> (u32, u32) {
+        self.keyspace.lfu_settings()
+    }
+
+    /// Changes `lfu-log-factor` and `lfu-decay-time`.
+    pub fn set_lfu_settings(&self, log_factor: u32, decay_time_min: u32) {
+        self.keyspace.set_lfu_settings(log_factor, decay_time_min);
+    }
+
+    /// Changes `maxmemory-samples` (1 to 64).
+    pub fn set_max_memory_samples(&self, samples: usize) -> Result<(), ConfigError> {
+        self.keyspace.set_max_memory_samples(samples)
     }
 
     /// `hll-sparse-max-bytes`: the size past which a sparse HyperLogLog turns dense.

@@ -10,6 +10,7 @@ pub mod command;
 mod connection;
 mod info;
 pub mod rdb;
+pub mod redis_config;
 pub mod script;
 mod session;
 mod stats;
@@ -68,6 +69,8 @@ pub struct RespShared {
     pub max_clients: u32,
     /// Lua scripts and function libraries.
     pub scripts: script::Scripts,
+    /// Redis parameters kept without effect (CONFIG SET and GET).
+    pub stored_params: redis_config::StoredParams,
     /// The server's shutdown, once serving starts (SHUTDOWN fires it).
     stop: std::sync::OnceLock<Shutdown>,
     clients: Clients,
@@ -93,6 +96,7 @@ impl RespShared {
             listen_addr,
             max_clients,
             scripts,
+            stored_params: redis_config::StoredParams::default(),
             stop: std::sync::OnceLock::new(),
             clients: Clients::default(),
             stats: CommandStats::new(),

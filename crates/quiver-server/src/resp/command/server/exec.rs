@@ -9,7 +9,11 @@ use crate::resp::command::exec::container_help;
 use crate::resp::command::server::{ConfigCommand, ServerCommand};
 use crate::resp::connection::{Connection, Flow};
 use crate::resp::info;
+use crate::resp::redis_config::params::{HIDDEN, IMMUTABLE, PARAMS, PROTECTED, Param};
+use crate::resp::redis_config::{self};
 use crate::resp::table::command_reply;
+use quiver_core::cache::MAX_SAMPLES;
+use quiver_core::cache::limits;
 use quiver_core::pubsub::OutputLimits;
 
 /// TIME's reply: seconds and microseconds.
@@ -77,79 +81,168 @@ pub(in crate::resp) fn execute(
     Flow::Continue
 }
 
-/// The parameters `CONFIG GET` shows, with their current values.
-fn config_values(conn: &Connection) -> Vec<(&'static str, String)> {
-    let runtime = conn.shared.runtime();
-    let cache = &conn.shared.cache;
-    vec![
-        ("maxmemory", cache.max_memory_bytes().to_string()),
-        ("maxmemory-policy", cache.policy().name().to_owned()),
-        ("maxmemory-samples", cache.max_memory_samples().to_string()),
-        (
-            "requirepass",
-            runtime
-                .requirepass
-                .map(|pass| String::from_utf8_lossy(&pass).into_owned())
-                .unwrap_or_default(),
+/// The value of a parameter that acts on Quiver, read from the node; `None` for one kept
+/// without effect (see [`redis_config::StoredParams`]).
+fn live_value(conn: &Connection, name: &str) -> Option<String> {
+    let shared = &conn.shared;
+    let cache = &shared.cache;
+    let runtime = || shared.runtime();
+    let yes_no = |on: bool| if on { "yes" } else { "no" }.to_owned();
+    Some(match name {
+        "maxmemory" => cache.max_memory_bytes().to_string(),
+        "maxmemory-policy" => cache.policy().name().to_owned(),
+        "maxmemory-samples" => cache.max_memory_samples().to_string(),
+        "lfu-log-factor" => cache.lfu_settings().0.to_string(),
+        "lfu-decay-time" => cache.lfu_settings().1.to_string(),
+        "hll-sparse-max-bytes" => cache.hll_sparse_max_bytes().to_string(),
+        "hash-max-listpack-entries" => limits::HASH_MAX_ENTRIES.get().to_string(),
+        "hash-max-listpack-value" => limits::HASH_MAX_VALUE.get().to_string(),
+        "zset-max-listpack-entries" => limits::ZSET_MAX_ENTRIES.get().to_string(),
+        "zset-max-listpack-value" => limits::ZSET_MAX_VALUE.get().to_string(),
+        "set-max-intset-entries" => limits::SET_MAX_INTSET_ENTRIES.get().to_string(),
+        "requirepass" => runtime()
+            .requirepass
+            .map(|pass| String::from_utf8_lossy(&pass).into_owned())
+            .unwrap_or_default(),
+        "protected-mode" => yes_no(runtime().protected_mode),
+        "databases" => cache.databases().to_string(),
+        "maxclients" => shared.max_clients.to_string(),
+        "timeout" => shared
+            .settings
+            .idle_timeout
+            .map_or(0, |idle| idle.as_secs())
+            .to_string(),
+        "proto-max-bulk-len" => shared.settings.limits.max_bulk_len_bytes.to_string(),
+        "client-query-buffer-limit" => shared.settings.limits.max_query_buffer_bytes.to_string(),
+        "client-output-buffer-limit" => output_limits(conn),
+        "port" => shared.listen_addr.port().to_string(),
+        "bind" => shared.listen_addr.ip().to_string(),
+        "notify-keyspace-events" => cache.notify_events().to_string(),
+        "busy-reply-threshold" => shared.scripts.busy_threshold_ms().to_string(),
+        // The cache writes no snapshots and keeps no append-only file (yet).
+        "save" => String::new(),
+        "appendonly" => yes_no(false),
+        _ => return None,
+    })
+}
+
+/// The current value of `param`, as CONFIG GET shows it.
+fn param_value(conn: &Connection, param: &Param) -> String {
+    let primary = redis_config::primary(param);
+    live_value(conn, primary).unwrap_or_else(|| conn.shared.stored_params.get(primary))
+}
+
+/// Why Quiver refuses a value Redis would take (`None`: it is applied or kept).
+fn refusal(conn: &Connection, name: &str, value: &str) -> Option<String> {
+    let current = live_value(conn, name)?;
+    match name {
+        "maxmemory"
+        | "maxmemory-policy"
+        | "lfu-log-factor"
+        | "lfu-decay-time"
+        | "hll-sparse-max-bytes"
+        | "hash-max-listpack-entries"
+        | "hash-max-listpack-value"
+        | "zset-max-listpack-entries"
+        | "zset-max-listpack-value"
+        | "set-max-intset-entries"
+        | "requirepass"
+        | "protected-mode"
+        | "notify-keyspace-events"
+        | "busy-reply-threshold" => None,
+        "maxmemory-samples" => value
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= MAX_SAMPLES)
+            .is_none()
+            .then(|| format!("Quiver samples at most {MAX_SAMPLES} keys per eviction round")),
+        "client-output-buffer-limit" => {
+            let classes = redis_config::parse_output_limits(value).ok()?;
+            classes.iter().find(|(class, _)| *class != "pubsub").map(|(class, _)| {
+                format!(
+                    "Quiver sets only the pubsub class at run time; normal clients are bounded by resp.max_output_buffer in the configuration file, and there are no replicas (got class {class})"
+                )
+            })
+        }
+        "save" if !value.is_empty() => Some(
+            "Quiver's cache writes no snapshots yet; only an empty save is accepted".to_owned(),
         ),
-        (
-            "protected-mode",
-            if runtime.protected_mode { "yes" } else { "no" }.to_owned(),
-        ),
-        ("databases", cache.databases().to_string()),
-        ("maxclients", conn.shared.max_clients.to_string()),
-        (
-            "timeout",
-            conn.shared
-                .settings
-                .idle_timeout
-                .map_or(0, |idle| idle.as_secs())
-                .to_string(),
-        ),
-        (
-            "proto-max-bulk-len",
-            conn.shared.settings.limits.max_bulk_len_bytes.to_string(),
-        ),
-        (
-            "client-query-buffer-limit",
-            conn.shared
-                .settings
-                .limits
-                .max_query_buffer_bytes
-                .to_string(),
-        ),
-        ("client-output-buffer-limit", output_limits(conn)),
-        ("port", conn.shared.listen_addr.port().to_string()),
-        ("bind", conn.shared.listen_addr.ip().to_string()),
-        ("notify-keyspace-events", cache.notify_events().to_string()),
-        (
-            "busy-reply-threshold",
-            conn.shared.scripts.busy_threshold_ms().to_string(),
-        ),
-        (
-            "lua-time-limit",
-            conn.shared.scripts.busy_threshold_ms().to_string(),
-        ),
-        ("save", String::new()),
-        ("appendonly", "no".to_owned()),
-    ]
+        "appendonly" if value == "yes" => {
+            Some("Quiver's cache keeps no append-only file yet".to_owned())
+        }
+        _ if value == current => None,
+        _ => Some(format!(
+            "Quiver sets {name} when it starts (the configuration file); it is {current} now"
+        )),
+    }
+}
+
+/// Applies a checked, accepted value.
+fn apply(conn: &Connection, name: &'static str, value: String) {
+    let shared = &conn.shared;
+    let cache = &shared.cache;
+    let number = || value.parse::<u64>().unwrap_or(0);
+    let size = || usize::try_from(number()).unwrap_or(usize::MAX);
+    let lfu = || u32::try_from(number()).unwrap_or(u32::MAX);
+    match name {
+        "maxmemory" => cache.set_max_memory_bytes(number()),
+        "maxmemory-policy" => {
+            if let Ok(policy) = value.parse::<EvictionPolicy>() {
+                cache.set_policy(policy);
+            }
+        }
+        // Checked against the limit by `refusal`.
+        "maxmemory-samples" => {
+            let _ = cache.set_max_memory_samples(size());
+        }
+        "lfu-log-factor" => cache.set_lfu_settings(lfu(), cache.lfu_settings().1),
+        "lfu-decay-time" => cache.set_lfu_settings(cache.lfu_settings().0, lfu()),
+        "hll-sparse-max-bytes" => cache.set_hll_sparse_max_bytes(size()),
+        "hash-max-listpack-entries" => limits::HASH_MAX_ENTRIES.set(size()),
+        "hash-max-listpack-value" => limits::HASH_MAX_VALUE.set(size()),
+        "zset-max-listpack-entries" => limits::ZSET_MAX_ENTRIES.set(size()),
+        "zset-max-listpack-value" => limits::ZSET_MAX_VALUE.set(size()),
+        "set-max-intset-entries" => limits::SET_MAX_INTSET_ENTRIES.set(size()),
+        "requirepass" => {
+            shared
+                .runtime
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .requirepass = (!value.is_empty()).then(|| Bytes::from(value.into_bytes()));
+        }
+        "protected-mode" => {
+            shared
+                .runtime
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .protected_mode = value == "yes";
+        }
+        "client-output-buffer-limit" => {
+            let classes = redis_config::parse_output_limits(&value).unwrap_or_default();
+            if let Some((_, limit)) = classes.iter().find(|(class, _)| *class == "pubsub") {
+                shared.pubsub.set_limits(OutputLimits {
+                    hard_bytes: limit.hard,
+                    soft_bytes: limit.soft,
+                    soft_period: std::time::Duration::from_secs(limit.seconds),
+                });
+            }
+        }
+        "notify-keyspace-events" => {
+            if let Some(classes) = EventClasses::parse(&value) {
+                shared.pubsub.set_notify_events(classes);
+            }
+        }
+        "busy-reply-threshold" => shared.scripts.set_busy_threshold_ms(number()),
+        _ if live_value(conn, name).is_some() => {}
+        _ => shared.stored_params.set(name, value),
+    }
 }
 
 fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
     let protocol = conn.session.protocol;
     match command {
         ConfigCommand::Get { patterns } => {
-            let values = config_values(conn);
-            let pairs: Vec<(Reply, Reply)> = values
-                .into_iter()
-                .filter(|(name, _)| {
-                    patterns
-                        .iter()
-                        .any(|pattern| quiver_core::cache::glob_match(pattern, name.as_bytes()))
-                })
-                .map(|(name, value)| (Reply::bulk_static(name), Reply::bulk(value)))
-                .collect();
-            Reply::Map(pairs).encode(protocol, out);
+            config_get(conn, &patterns).encode(protocol, out);
         }
         ConfigCommand::Set { pairs } => match config_set(conn, &pairs) {
             Ok(()) => write::write_simple(out, b"OK"),
@@ -160,72 +253,84 @@ fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
             conn.shared.cache.reset_stats();
             write::write_simple(out, b"OK");
         }
+        ConfigCommand::Rewrite => {
+            write::write_error(out, b"ERR The server is running without a config file");
+        }
         ConfigCommand::Help => container_help("config", protocol, out),
     }
 }
 
-/// Applies `CONFIG SET` pairs all or nothing, with Redis's error texts.
-fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), String> {
-    enum Change {
-        MaxMemory(u64),
-        Policy(EvictionPolicy),
-        RequirePass(Option<Bytes>),
-        ProtectedMode(bool),
-        PubSubLimits(OutputLimits),
-        KeyspaceEvents(EventClasses),
-        BusyThreshold(u64),
-    }
-    let mut changes = Vec::with_capacity(pairs.len());
-    for (name, value) in pairs {
-        let name_text = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let value_text = String::from_utf8_lossy(value);
-        let invalid = |reason: &str| {
-            format!("ERR CONFIG SET failed (possibly related to argument '{name_text}') - {reason}")
-        };
-        let change = match name_text.as_str() {
-            "maxmemory" => Change::MaxMemory(parse_memory(&value_text).ok_or_else(|| invalid("argument must be a memory value"))?),
-            "maxmemory-policy" => Change::Policy(value_text.parse().map_err(|_| invalid("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"))?),
-            "requirepass" => Change::RequirePass((!value.is_empty()).then(|| value.clone())),
-            "protected-mode" => Change::ProtectedMode(match value_text.to_ascii_lowercase().as_str() {
-                "yes" => true,
-                "no" => false,
-                _ => return Err(invalid("argument must be 'yes' or 'no'")),
-            }),
-            "client-output-buffer-limit" => Change::PubSubLimits(
-                parse_output_limits(&value_text, conn.shared.pubsub.limits()).map_err(|reason| invalid(&reason))?,
-            ),
-            "notify-keyspace-events" => Change::KeyspaceEvents(
-                EventClasses::parse(&value_text).ok_or_else(|| invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'."))?,
-            ),
-            "busy-reply-threshold" | "lua-time-limit" => Change::BusyThreshold(
-                value_text.parse().map_err(|_| invalid("argument couldn't be parsed into an integer"))?,
-            ),
-            _ => return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_text}'")),
-        };
-        changes.push(change);
-    }
-    for change in changes {
-        match change {
-            Change::MaxMemory(bytes) => conn.shared.cache.set_max_memory_bytes(bytes),
-            Change::Policy(policy) => conn.shared.cache.set_policy(policy),
-            Change::RequirePass(pass) => {
-                conn.shared
-                    .runtime
-                    .write()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .requirepass = pass;
+/// CONFIG GET: the parameters matching any pattern (a glob over the names, any case,
+/// hidden ones left out; or a name, shown as asked), each once.
+fn config_get(conn: &Connection, patterns: &[Bytes]) -> Reply {
+    let mut shown: Vec<(&'static str, Reply)> = Vec::new();
+    for pattern in patterns {
+        if !redis_config::is_glob(pattern) {
+            if let Some(param) = redis_config::find(pattern)
+                && !shown.iter().any(|(name, _)| *name == param.name)
+            {
+                shown.push((param.name, Reply::bulk(pattern.clone())));
             }
-            Change::PubSubLimits(limits) => conn.shared.pubsub.set_limits(limits),
-            Change::KeyspaceEvents(classes) => conn.shared.pubsub.set_notify_events(classes),
-            Change::BusyThreshold(ms) => conn.shared.scripts.set_busy_threshold_ms(ms),
-            Change::ProtectedMode(on) => {
-                conn.shared
-                    .runtime
-                    .write()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .protected_mode = on;
+            continue;
+        }
+        let lower = pattern.to_ascii_lowercase();
+        for param in PARAMS {
+            if param.flags & HIDDEN == 0
+                && quiver_core::cache::glob_match(&lower, param.name.as_bytes())
+                && !shown.iter().any(|(name, _)| *name == param.name)
+            {
+                shown.push((param.name, Reply::bulk_static(param.name)));
             }
         }
+    }
+    Reply::Map(
+        shown
+            .into_iter()
+            .map(|(name, label)| {
+                let param = redis_config::find(name.as_bytes()).expect("listed above");
+                (label, Reply::bulk(param_value(conn, param)))
+            })
+            .collect(),
+    )
+}
+
+/// CONFIG SET: every pair checked as Redis does (names first, then values), then
+/// applied all together or not at all, with Redis's error texts.
+fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), String> {
+    let failed = |name: &str, reason: &str| {
+        format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+    };
+    let mut params: Vec<&'static Param> = Vec::with_capacity(pairs.len());
+    for (name, _) in pairs {
+        let typed = String::from_utf8_lossy(name);
+        let Some(param) = redis_config::find(name) else {
+            return Err(format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{typed}'"
+            ));
+        };
+        if param.flags & IMMUTABLE != 0 {
+            return Err(failed(&typed, "can't set immutable config"));
+        }
+        if param.flags & PROTECTED != 0 {
+            return Err(failed(&typed, "can't set protected config"));
+        }
+        if params.iter().any(|p| p.name == param.name) {
+            return Err(failed(&typed, "duplicate parameter"));
+        }
+        params.push(param);
+    }
+    let mut changes = Vec::with_capacity(pairs.len());
+    for (param, (_, value)) in params.iter().zip(pairs) {
+        let value =
+            redis_config::check(param, value).map_err(|reason| failed(param.name, &reason))?;
+        let primary = redis_config::primary(param);
+        if let Some(reason) = refusal(conn, primary, &value) {
+            return Err(failed(param.name, &reason));
+        }
+        changes.push((primary, value));
+    }
+    for (name, value) in changes {
+        apply(conn, name, value);
     }
     Ok(())
 }
@@ -241,80 +346,4 @@ fn output_limits(conn: &Connection) -> String {
         pubsub.soft_bytes,
         pubsub.soft_period.as_secs()
     )
-}
-
-/// `CONFIG SET client-output-buffer-limit "pubsub <hard> <soft> <seconds>"`: groups of
-/// a class and three values. Only the pubsub class can change here.
-fn parse_output_limits(text: &str, mut limits: OutputLimits) -> Result<OutputLimits, String> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if words.is_empty() || !words.len().is_multiple_of(4) {
-        return Err("Wrong number of arguments in buffer limit configuration.".to_owned());
-    }
-    for group in words.chunks(4) {
-        let class = group[0].to_ascii_lowercase();
-        let memory = |word: &str| {
-            parse_memory(word).ok_or_else(|| format!("Error in hard, soft or soft_seconds setting in buffer limit configuration: {word:?} is not a memory value"))
-        };
-        let (hard, soft) = (memory(group[1])?, memory(group[2])?);
-        let seconds: u64 = group[3]
-            .parse()
-            .map_err(|_| format!("Error in hard, soft or soft_seconds setting in buffer limit configuration: {:?} is not a number of seconds", group[3]))?;
-        match class.as_str() {
-            "pubsub" => {
-                limits = OutputLimits {
-                    hard_bytes: hard,
-                    soft_bytes: soft,
-                    soft_period: std::time::Duration::from_secs(seconds),
-                };
-            }
-            "normal" | "slave" | "replica" => {
-                return Err(format!(
-                    "Quiver sets only the pubsub class at run time; normal clients are bounded by resp.max_output_buffer in the configuration file, and there are no replicas (got class {class:?})"
-                ));
-            }
-            _ => {
-                return Err(format!(
-                    "Invalid client class specified in buffer limit configuration: {class:?}"
-                ));
-            }
-        }
-    }
-    Ok(limits)
-}
-
-/// Redis memory values: bytes, or a number with k, kb, m, mb, g, gb (any case).
-fn parse_memory(text: &str) -> Option<u64> {
-    let lower = text.trim().to_ascii_lowercase();
-    let split = lower
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(lower.len());
-    let (digits, unit) = lower.split_at(split);
-    let number: u64 = digits.parse().ok()?;
-    let multiplier = match unit {
-        "" | "b" => 1,
-        "k" => 1_000,
-        "kb" => 1 << 10,
-        "m" => 1_000_000,
-        "mb" => 1 << 20,
-        "g" => 1_000_000_000,
-        "gb" => 1 << 30,
-        _ => return None,
-    };
-    number.checked_mul(multiplier)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_values_as_redis_reads_them() {
-        assert_eq!(parse_memory("100"), Some(100));
-        assert_eq!(parse_memory("1kb"), Some(1024));
-        assert_eq!(parse_memory("1k"), Some(1000));
-        assert_eq!(parse_memory("2MB"), Some(2 << 20));
-        assert_eq!(parse_memory("1gb"), Some(1 << 30));
-        assert_eq!(parse_memory("lots"), None);
-        assert_eq!(parse_memory("-1"), None);
-    }
 }

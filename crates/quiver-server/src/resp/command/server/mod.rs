@@ -76,6 +76,8 @@ pub enum ConfigCommand {
     Set { pairs: Vec<(Bytes, Bytes)> },
     /// `CONFIG RESETSTAT`.
     ResetStat,
+    /// `CONFIG REWRITE`.
+    Rewrite,
     /// `CONFIG HELP`.
     Help,
 }

@@ -162,6 +162,14 @@ const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
         |_| config(ConfigCommand::ResetStat),
     ),
     c(
+        "config|rewrite",
+        2,
+        ADMIN_FLAGS,
+        "2.8.0",
+        "Persists the effective configuration to file.",
+        |_| config(ConfigCommand::Rewrite),
+    ),
+    c(
         "config|help",
         2,
         LOADING | STALE,
