@@ -192,6 +192,7 @@ fn value_name(kind: Kind) -> &'static str {
         Kind::Bool => "BOOL",
         Kind::LogFilter => "FILTER",
         Kind::DurableRules => "RULES",
+        Kind::RedisParams => "PARAMS",
         Kind::KeyspaceEvents => "CLASSES",
         Kind::Text { .. } => "TEXT",
     }

@@ -263,6 +263,10 @@ fn printed_config_round_trips_as_a_file() {
         env: env(&[
             ("QUIVER_NET_KEEPALIVE", "90s"),
             ("QUIVER_LOG_LEVEL", "quiver=debug,warn"),
+            (
+                "QUIVER_RESP_REDIS_CONFIG",
+                "hz 20; HASH-MAX-ZIPLIST-ENTRIES 64; save",
+            ),
         ]),
         flags: vec![
             ("profile", "latency".to_owned()),
@@ -280,6 +284,25 @@ fn printed_config_round_trips_as_a_file() {
         config_file: Some(file),
         ..Inputs::default()
     });
-    assert_eq!(first.config, second.config);
+    let redis_config = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        first.config.resp.redis_config,
+        redis_config(&[
+            ("hz", "20"),
+            ("hash-max-ziplist-entries", "64"),
+            ("save", "")
+        ])
+    );
+    let mut second_config = second.config.clone();
+    assert_eq!(
+        second_config.config_file.take(),
+        Some(dir.path().join("quiver.toml"))
+    );
+    assert_eq!(first.config, second_config);
     assert_eq!(second.to_toml().lines().count(), printed.lines().count());
 }

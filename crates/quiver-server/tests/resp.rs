@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::support::{Server, connect, raw_exchange, read_up_to, redis_connection};
+use crate::support::{Server, Started, connect, raw_exchange, read_up_to, redis_connection};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -333,4 +333,97 @@ fn quit_replies_ok_and_closes() {
     let (_dir, server) = start(&[]);
     let reply = raw_exchange(server.resp, b"QUIT\r\nPING\r\n", usize::MAX);
     assert_eq!(reply, b"+OK\r\n");
+}
+
+/// Redis parameters in the configuration file apply at start; CONFIG REWRITE writes what
+/// was set back into the file's `[resp.redis_config]` table, keeping the rest, and the
+/// next start reads it; a parameter Quiver sets with a key of its own is refused.
+#[test]
+fn redis_parameters_come_from_the_file_and_config_rewrite_writes_them_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("quiver.toml");
+    std::fs::write(
+        &file,
+        "# kept as written\n[resp.redis_config]\nhz = 20\nhash-max-listpack-entries = 1\n\n[log]\nlevel = \"info\"\n",
+    )
+    .expect("write config");
+    let path = file.to_str().expect("utf-8 path");
+    let data = dir.path().join("data");
+    let server = Server::start(&data, &["--config", path]);
+    let mut redis = redis_connection(&server);
+    let hz: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("hz")
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(hz, ["hz", "20"]);
+    let _: () = redis::cmd("HSET")
+        .arg("h")
+        .arg("a")
+        .arg(1)
+        .arg("b")
+        .arg(2)
+        .query(&mut redis)
+        .unwrap();
+    let encoding: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg("h")
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(encoding, "hashtable", "the threshold from the file applies");
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-clients")
+        .arg("5%")
+        .query(&mut redis)
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("REWRITE")
+        .query(&mut redis)
+        .unwrap();
+    let text = std::fs::read_to_string(&file).expect("read config");
+    assert!(text.starts_with("# kept as written\n"), "{text}");
+    assert!(text.contains("maxmemory-clients = \"5%\""), "{text}");
+    assert!(text.contains("hz = \"20\""), "{text}");
+    assert!(text.contains("[log]\nlevel = \"info\""), "{text}");
+    drop(server);
+
+    let server = Server::start(&data, &["--config", path]);
+    let mut redis = redis_connection(&server);
+    let value: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("maxmemory-clients")
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(value, ["maxmemory-clients", "5%"]);
+    drop(server);
+
+    std::fs::write(&file, "[resp.redis_config]\ntimeout = 5\n").expect("write config");
+    match Server::try_start(&data, &["--config", path]) {
+        Started::Exited { stderr, .. } => {
+            assert!(
+                stderr.contains("set timeout with resp.idle_timeout"),
+                "{stderr}"
+            );
+        }
+        Started::Running(_) => panic!("a parameter with a Quiver key was accepted"),
+    }
+}
+
+/// Without a configuration file CONFIG REWRITE answers as Redis does.
+#[test]
+fn config_rewrite_without_a_file_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut redis = redis_connection(&server);
+    let error = redis::cmd("CONFIG")
+        .arg("REWRITE")
+        .query::<()>(&mut redis)
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("The server is running without a config file"),
+        "{error}"
+    );
 }

@@ -32,6 +32,9 @@ pub enum Kind {
     /// Durable-stream rules: `PATTERN [key=value ...]`, separated by `;` (or, in the
     /// file, an array of tables).
     DurableRules,
+    /// Redis configuration parameters: `name value` pairs separated by `;` (or, in the
+    /// file, a table of names and values).
+    RedisParams,
 }
 
 /// One configuration key.
@@ -259,6 +262,13 @@ pub const KEYS: &[Key] = &[
         default: "50us",
         profiles: &[],
         doc: "Longest a RESP connection thread keeps polling for requests after its last before it sleeps; adapts to the load, and 0s never polls.",
+    },
+    Key {
+        name: "resp.redis_config",
+        kind: Kind::RedisParams,
+        default: "",
+        profiles: &[],
+        doc: "Redis configuration parameters applied when the server starts, as CONFIG SET would, checked with Redis's rules: in the file a table `[resp.redis_config]` of `name = value`, elsewhere `name value; name value`. CONFIG REWRITE writes this table.",
     },
     Key {
         name: "resp.max_bulk_len",

@@ -46,6 +46,8 @@ pub struct Config {
     pub cache: CacheSettings,
     pub net: NetConfig,
     pub shutdown: ShutdownConfig,
+    /// The file the configuration was read from, if any (CONFIG REWRITE writes to it).
+    pub config_file: Option<PathBuf>,
 }
 
 /// How log lines are filtered and printed.
@@ -94,6 +96,8 @@ pub struct RespConfig {
     /// How long a connection thread polls for work before it sleeps; zero
     /// never polls.
     pub busy_poll: Duration,
+    /// Redis parameters applied at start (`resp.redis_config`), checked.
+    pub redis_config: Vec<(String, String)>,
 }
 
 /// The native-protocol listener and its authentication.
@@ -198,7 +202,8 @@ impl Loaded {
                 .map(|(_, value)| value.clone())
                 .expect("every registry key is checked")
         };
-        let config = Config::from_values(find);
+        let mut config = Config::from_values(find);
+        config.config_file = raw::config_file(inputs);
         let values = checked
             .iter()
             .map(|(entry, value)| (entry.key, value.to_string(), entry.source.clone()))
@@ -296,6 +301,8 @@ impl Config {
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
                 io_threads: small("resp.io_threads"),
                 busy_poll: duration("resp.busy_poll"),
+                redis_config: crate::resp::redis_config::parse_entries(&text("resp.redis_config"))
+                    .expect("checked when read"),
             },
             native: NativeConfig {
                 listener: ListenerConfig {
@@ -353,6 +360,7 @@ impl Config {
             shutdown: ShutdownConfig {
                 drain_timeout: duration("shutdown.drain_timeout"),
             },
+            config_file: None,
         }
     }
 }

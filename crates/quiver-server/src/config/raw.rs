@@ -114,7 +114,7 @@ impl RawConfig {
     }
 }
 
-fn config_file(inputs: &Inputs) -> Option<PathBuf> {
+pub(crate) fn config_file(inputs: &Inputs) -> Option<PathBuf> {
     inputs.config_file.clone().or_else(|| {
         inputs
             .env
@@ -196,6 +196,18 @@ fn flatten(
             format!("{prefix}.{name}")
         };
         let text = match value {
+            toml::Value::Table(inner)
+                if keys::find(&dotted).is_some_and(|key| key.kind == keys::Kind::RedisParams) =>
+            {
+                crate::resp::redis_config::entries_from_table(inner).map_err(|allowed| {
+                    ConfigError::InvalidValue {
+                        key: keys::find(&dotted).expect("checked above").name,
+                        origin: Source::File(path.to_owned()),
+                        value: value.to_string(),
+                        allowed,
+                    }
+                })?
+            }
             toml::Value::Table(inner) => {
                 flatten(path, &dotted, inner, pairs)?;
                 continue;

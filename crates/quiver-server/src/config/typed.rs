@@ -86,6 +86,9 @@ impl Value {
             Kind::Bool => value::parse_bool(text)
                 .map(Value::Bool)
                 .ok_or_else(|| invalid("true or false".to_owned())),
+            Kind::RedisParams => crate::resp::redis_config::parse_entries(text)
+                .map(|entries| Value::Text(crate::resp::redis_config::render_entries(&entries)))
+                .map_err(invalid),
             Kind::DurableRules => super::rules::parse(text)
                 .map(|rules| Value::Text(super::rules::render(&rules)))
                 .map_err(|message| invalid(format!("{message}; {}", super::rules::HELP))),

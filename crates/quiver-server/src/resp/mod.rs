@@ -71,6 +71,8 @@ pub struct RespShared {
     pub scripts: script::Scripts,
     /// Redis parameters kept without effect (CONFIG SET and GET).
     pub stored_params: redis_config::StoredParams,
+    /// The configuration file the server read, which CONFIG REWRITE rewrites.
+    pub config_file: std::sync::OnceLock<std::path::PathBuf>,
     /// The server's shutdown, once serving starts (SHUTDOWN fires it).
     stop: std::sync::OnceLock<Shutdown>,
     clients: Clients,
@@ -97,6 +99,7 @@ impl RespShared {
             max_clients,
             scripts,
             stored_params: redis_config::StoredParams::default(),
+            config_file: std::sync::OnceLock::new(),
             stop: std::sync::OnceLock::new(),
             clients: Clients::default(),
             stats: CommandStats::new(),

@@ -114,9 +114,17 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         resp_listener.stats().addr,
         config.resp.listener.max_connections.get(),
     ));
+    if let Some(path) = &config.config_file {
+        let _ = resp_shared.config_file.set(path.clone());
+    }
     resp_shared.scripts.set_busy_threshold_ms(
         u64::try_from(config.resp.busy_reply_threshold.as_millis()).unwrap_or(u64::MAX),
     );
+    resp::command::server::exec::apply_start_params(&resp_shared, &config.resp.redis_config)
+        .map_err(|message| ServeError::Setting {
+            key: "resp.redis_config",
+            message,
+        })?;
     let state = Arc::new(ServerState {
         started: Instant::now(),
         profile: config.profile,

@@ -6,7 +6,7 @@
 
 pub(crate) mod params;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use params::{Kind, PARAMS, Param};
@@ -58,10 +58,32 @@ pub(crate) fn is_glob(pattern: &[u8]) -> bool {
     pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
 }
 
-/// The values of the parameters without effect in Quiver, as CONFIG SET left them.
+/// Parameters Quiver sets with keys of its own, read when it starts: the key to use.
+pub(crate) const QUIVER_KEYS: [(&str, &str); 7] = [
+    ("databases", "cache.databases"),
+    ("maxclients", "resp.max_connections"),
+    ("timeout", "resp.idle_timeout"),
+    ("proto-max-bulk-len", "resp.max_bulk_len"),
+    ("client-query-buffer-limit", "resp.max_query_buffer"),
+    ("port", "resp.addr"),
+    ("bind", "resp.addr"),
+];
+
+/// The Quiver key that sets `name`, if it is one of [`QUIVER_KEYS`].
+pub(crate) fn quiver_key(name: &str) -> Option<&'static str> {
+    QUIVER_KEYS
+        .iter()
+        .find(|(redis, _)| *redis == name)
+        .map(|(_, key)| *key)
+}
+
+/// The values of the parameters without effect in Quiver, as CONFIG SET left them, and
+/// the names set since the start (by the configuration file or CONFIG SET), which
+/// CONFIG REWRITE writes.
 #[derive(Debug, Default)]
 pub struct StoredParams {
     values: Mutex<HashMap<&'static str, String>>,
+    touched: Mutex<BTreeSet<&'static str>>,
 }
 
 impl StoredParams {
@@ -74,6 +96,20 @@ impl StoredParams {
         }
     }
 
+    /// Notes that the parameter kept under `primary` was set.
+    pub(crate) fn touch(&self, primary: &'static str) {
+        self.touched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(primary);
+    }
+
+    /// The parameters set since the start, by name.
+    pub(crate) fn touched(&self) -> Vec<&'static str> {
+        let touched = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+        touched.iter().copied().collect()
+    }
+
     /// Keeps `value` for the parameter kept under `primary`.
     pub(crate) fn set(&self, primary: &'static str, value: String) {
         self.values
@@ -81,6 +117,75 @@ impl StoredParams {
             .unwrap_or_else(|p| p.into_inner())
             .insert(primary, value);
     }
+}
+
+/// Reads `name value; name value` (a name, then its value up to the `;`): each name a
+/// Redis parameter, each value checked; the result in canonical form.
+pub(crate) fn parse_entries(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for item in text
+        .split(';')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+    {
+        let (name, value) = item.split_once(' ').unwrap_or((item, ""));
+        let param = find(name.as_bytes()).ok_or_else(|| {
+            format!("`name value` pairs separated by `;`, each name a Redis 7.0 configuration parameter (unknown: {name:?})")
+        })?;
+        let value = value.trim();
+        let shown = check(param, value.as_bytes()).map_err(|reason| {
+            format!("a valid value for {}: {reason} (got {value:?})", param.name)
+        })?;
+        // What is given is kept as given when it means the same (event letters).
+        let kept = if param.name == "notify-keyspace-events" {
+            value.to_owned()
+        } else {
+            shown
+        };
+        entries.retain(|(n, _)| n != param.name);
+        entries.push((param.name.to_owned(), kept));
+    }
+    Ok(entries)
+}
+
+/// The canonical text form [`parse_entries`] reads back.
+pub(crate) fn render_entries(entries: &[(String, String)]) -> String {
+    entries
+        .iter()
+        .map(|(name, value)| {
+            if value.is_empty() {
+                name.clone()
+            } else {
+                format!("{name} {value}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The file's `[resp.redis_config]` table as the text form (strings, integers, and
+/// booleans as yes/no).
+pub(crate) fn entries_from_table(table: &toml::Table) -> Result<String, String> {
+    let mut items = Vec::with_capacity(table.len());
+    for (name, value) in table {
+        let value = match value {
+            toml::Value::String(text) => text.clone(),
+            toml::Value::Integer(number) => number.to_string(),
+            toml::Value::Boolean(flag) => if *flag { "yes" } else { "no" }.to_owned(),
+            other => {
+                return Err(format!(
+                    "a string, an integer or a boolean for {name} (got {other})"
+                ));
+            }
+        };
+        if value.contains(';') {
+            return Err(format!("a value without `;` for {name}"));
+        }
+        items.push(format!("{name} {value}"));
+    }
+    let text = items.join("; ");
+    parse_entries(&text)?;
+    Ok(text)
 }
 
 /// Checks `value` for `param` as Redis does and returns it in the form CONFIG GET

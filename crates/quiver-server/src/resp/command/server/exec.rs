@@ -5,6 +5,7 @@ use quiver_core::cache::{EventClasses, EvictionPolicy};
 use quiver_resp::Reply;
 use quiver_resp::encode as write;
 
+use crate::resp::RespShared;
 use crate::resp::command::exec::container_help;
 use crate::resp::command::server::{ConfigCommand, ServerCommand};
 use crate::resp::connection::{Connection, Flow};
@@ -83,8 +84,7 @@ pub(in crate::resp) fn execute(
 
 /// The value of a parameter that acts on Quiver, read from the node; `None` for one kept
 /// without effect (see [`redis_config::StoredParams`]).
-fn live_value(conn: &Connection, name: &str) -> Option<String> {
-    let shared = &conn.shared;
+fn live_value(shared: &RespShared, name: &str) -> Option<String> {
     let cache = &shared.cache;
     let runtime = || shared.runtime();
     let yes_no = |on: bool| if on { "yes" } else { "no" }.to_owned();
@@ -114,7 +114,7 @@ fn live_value(conn: &Connection, name: &str) -> Option<String> {
             .to_string(),
         "proto-max-bulk-len" => shared.settings.limits.max_bulk_len_bytes.to_string(),
         "client-query-buffer-limit" => shared.settings.limits.max_query_buffer_bytes.to_string(),
-        "client-output-buffer-limit" => output_limits(conn),
+        "client-output-buffer-limit" => output_limits(shared),
         "port" => shared.listen_addr.port().to_string(),
         "bind" => shared.listen_addr.ip().to_string(),
         "notify-keyspace-events" => cache.notify_events().to_string(),
@@ -127,14 +127,14 @@ fn live_value(conn: &Connection, name: &str) -> Option<String> {
 }
 
 /// The current value of `param`, as CONFIG GET shows it.
-fn param_value(conn: &Connection, param: &Param) -> String {
+fn param_value(shared: &RespShared, param: &Param) -> String {
     let primary = redis_config::primary(param);
-    live_value(conn, primary).unwrap_or_else(|| conn.shared.stored_params.get(primary))
+    live_value(shared, primary).unwrap_or_else(|| shared.stored_params.get(primary))
 }
 
 /// Why Quiver refuses a value Redis would take (`None`: it is applied or kept).
-fn refusal(conn: &Connection, name: &str, value: &str) -> Option<String> {
-    let current = live_value(conn, name)?;
+fn refusal(shared: &RespShared, name: &str, value: &str) -> Option<String> {
+    let current = live_value(shared, name)?;
     match name {
         "maxmemory"
         | "maxmemory-policy"
@@ -172,14 +172,14 @@ fn refusal(conn: &Connection, name: &str, value: &str) -> Option<String> {
         }
         _ if value == current => None,
         _ => Some(format!(
-            "Quiver sets {name} when it starts (the configuration file); it is {current} now"
+            "Quiver sets {name} when it starts, with {} in its configuration; it is {current} now",
+            redis_config::quiver_key(name).unwrap_or("its own key")
         )),
     }
 }
 
 /// Applies a checked, accepted value.
-fn apply(conn: &Connection, name: &'static str, value: String) {
-    let shared = &conn.shared;
+fn apply(shared: &RespShared, name: &'static str, value: String) {
     let cache = &shared.cache;
     let number = || value.parse::<u64>().unwrap_or(0);
     let size = || usize::try_from(number()).unwrap_or(usize::MAX);
@@ -233,7 +233,7 @@ fn apply(conn: &Connection, name: &'static str, value: String) {
             }
         }
         "busy-reply-threshold" => shared.scripts.set_busy_threshold_ms(number()),
-        _ if live_value(conn, name).is_some() => {}
+        _ if live_value(shared, name).is_some() => {}
         _ => shared.stored_params.set(name, value),
     }
 }
@@ -253,11 +253,129 @@ fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
             conn.shared.cache.reset_stats();
             write::write_simple(out, b"OK");
         }
-        ConfigCommand::Rewrite => {
-            write::write_error(out, b"ERR The server is running without a config file");
-        }
+        ConfigCommand::Rewrite => match rewrite(&conn.shared) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(message) => write::write_error(out, message.as_bytes()),
+        },
         ConfigCommand::Help => container_help("config", protocol, out),
     }
+}
+
+/// Applies the Redis parameters of the configuration (`resp.redis_config`) as the server
+/// starts; those Quiver sets with keys of its own are refused, naming the key.
+pub(crate) fn apply_start_params(
+    shared: &RespShared,
+    entries: &[(String, String)],
+) -> Result<(), String> {
+    let mut changes = Vec::with_capacity(entries.len());
+    for (name, value) in entries {
+        let param = redis_config::find(name.as_bytes()).expect("checked when read");
+        let primary = redis_config::primary(param);
+        if let Some(key) = redis_config::quiver_key(primary) {
+            return Err(format!("set {name} with {key}, Quiver's key for it"));
+        }
+        if let Some(reason) = refusal(shared, primary, value) {
+            return Err(format!("{name} {value:?}: {reason}"));
+        }
+        changes.push((primary, value.clone()));
+    }
+    for (name, value) in changes {
+        shared.stored_params.touch(name);
+        apply(shared, name, value);
+    }
+    Ok(())
+}
+
+/// CONFIG REWRITE: the parameters set since the start (by the file or CONFIG SET), with
+/// their current values, written as the file's `[resp.redis_config]` table; the rest
+/// of the file is kept line for line. The new file replaces the old one atomically.
+fn rewrite(shared: &RespShared) -> Result<(), String> {
+    let Some(path) = shared.config_file.get() else {
+        return Err("ERR The server is running without a config file".to_owned());
+    };
+    let failed = |error: &dyn std::fmt::Display| format!("ERR Rewriting config file: {error}");
+    let text = std::fs::read_to_string(path).map_err(|e| failed(&e))?;
+    let lines: Vec<String> = shared
+        .stored_params
+        .touched()
+        .into_iter()
+        .filter_map(|name| redis_config::find(name.as_bytes()))
+        .map(|param| {
+            let value = toml::Value::String(param_value(shared, param));
+            format!("{} = {value}", param.name)
+        })
+        .collect();
+    let rewritten = replace_table(&text, "resp.redis_config", &lines);
+    if rewritten.parse::<toml::Table>().is_err() {
+        return Err(failed(&format!(
+            "{} sets resp.redis_config other than as a [resp.redis_config] table",
+            path.display()
+        )));
+    }
+    replace_file(path, rewritten.as_bytes()).map_err(|e| failed(&e))
+}
+
+/// Replaces the file at `path` with `content`: a temporary file beside it, fsynced,
+/// renamed over it, then the directory fsynced, so a crash leaves the old file or the
+/// new one.
+fn replace_file(path: &std::path::Path, content: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(content)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, path)?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// `text` with the body of the TOML table `[name]` replaced by `lines` (the table
+/// appended when the file has none).
+fn replace_table(text: &str, name: &str, lines: &[String]) -> String {
+    let header = format!("[{name}]");
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut inside = false;
+    let mut found = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed == header {
+            inside = true;
+            found = true;
+            out.push_str(line);
+            out.push('\n');
+            for entry in lines {
+                out.push_str(entry);
+                out.push('\n');
+            }
+            continue;
+        }
+        if inside && trimmed.starts_with('[') {
+            inside = false;
+            out.push('\n');
+        }
+        if !inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if !found {
+        if !out.is_empty() && !out.ends_with("\n\n") {
+            out.push('\n');
+        }
+        out.push_str(&header);
+        out.push('\n');
+        for entry in lines {
+            out.push_str(entry);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// CONFIG GET: the parameters matching any pattern (a glob over the names, any case,
@@ -288,7 +406,7 @@ fn config_get(conn: &Connection, patterns: &[Bytes]) -> Reply {
             .into_iter()
             .map(|(name, label)| {
                 let param = redis_config::find(name.as_bytes()).expect("listed above");
-                (label, Reply::bulk(param_value(conn, param)))
+                (label, Reply::bulk(param_value(&conn.shared, param)))
             })
             .collect(),
     )
@@ -324,24 +442,25 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
         let value =
             redis_config::check(param, value).map_err(|reason| failed(param.name, &reason))?;
         let primary = redis_config::primary(param);
-        if let Some(reason) = refusal(conn, primary, &value) {
+        if let Some(reason) = refusal(&conn.shared, primary, &value) {
             return Err(failed(param.name, &reason));
         }
         changes.push((primary, value));
     }
     for (name, value) in changes {
-        apply(conn, name, value);
+        conn.shared.stored_params.touch(name);
+        apply(&conn.shared, name, value);
     }
     Ok(())
 }
 
 /// `client-output-buffer-limit` as Redis shows it. Normal clients have one hard limit,
 /// `resp.max_output_buffer`; there are no replicas.
-fn output_limits(conn: &Connection) -> String {
-    let pubsub = conn.shared.pubsub.limits();
+fn output_limits(shared: &RespShared) -> String {
+    let pubsub = shared.pubsub.limits();
     format!(
         "normal {} 0 0 slave 0 0 0 pubsub {} {} {}",
-        conn.shared.settings.max_output_buffer_bytes,
+        shared.settings.max_output_buffer_bytes,
         pubsub.hard_bytes,
         pubsub.soft_bytes,
         pubsub.soft_period.as_secs()
