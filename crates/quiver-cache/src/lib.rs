@@ -76,6 +76,7 @@ pub mod config;
 pub mod error;
 pub mod evict;
 pub mod expire;
+pub mod geo;
 pub mod glob;
 pub mod hashed_table;
 pub mod hll;

@@ -2,6 +2,7 @@
 //! holds the per-key context they share and the option types callers pass in.
 
 mod bits;
+mod geo;
 mod hashes;
 mod hyperloglog;
 mod keys;
@@ -16,6 +17,7 @@ mod zrange;
 mod zsets;
 
 pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
+pub use geo::{GeoFound, GeoQuery, GeoSort, GeoStore, GeoView};
 pub use hyperloglog::{HllDebug, HllDebugReply};
 pub use keys::{ExpireCondition, to_expire_at_ms};
 pub use lcs::{Lcs, LcsMatch, lcs};

@@ -61,7 +61,7 @@ pub enum ZAddReply {
     Score(Option<f64>),
 }
 
-const fn zset_event(name: &'static str) -> Event {
+pub(super) const fn zset_event(name: &'static str) -> Event {
     Event::new(EventClasses::ZSET, name)
 }
 
@@ -596,7 +596,7 @@ fn combine(
 
 /// Replaces `k`'s value and TTL with a sorted set of `items`, announcing `k`'s pending
 /// event; an empty result deletes the key instead.
-fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
+pub(super) fn store(k: &mut KeyCtx<'_>, items: &[(Box<[u8]>, f64)]) {
     if items.is_empty() {
         k.delete();
         return;

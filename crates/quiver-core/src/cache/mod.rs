@@ -28,17 +28,19 @@ use quiver_cache::Keyspace;
 use tokio::sync::Notify;
 
 pub use quiver_cache::config::MAX_SAMPLES;
+pub use quiver_cache::geo;
 pub use quiver_cache::hll::self_test as hll_self_test;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::value::limits;
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
     ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, Event, EventClasses, EvictionPolicy,
-    ExpireCondition, FieldAction, GetExExpiry, GroupRead, GroupStart, HllDebug, HllDebugReply, Lcs,
-    LcsMatch, LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry,
-    SetOptions, SortOptions, SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim,
-    StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions,
-    ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp, glob_match, lcs,
+    ExpireCondition, FieldAction, GeoFound, GeoQuery, GeoSort, GeoStore, GeoView, GetExExpiry,
+    GroupRead, GroupStart, HllDebug, HllDebugReply, Lcs, LcsMatch, LexBound, ListEnd, OpError,
+    Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, SortOptions, SortOutput, Stats,
+    StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType,
+    WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp,
+    glob_match, lcs,
 };
 
 use blocking::Waiters;

@@ -54,9 +54,10 @@ pub fn command(rng: &mut Rng) -> (Vec<Vec<u8>>, Compare) {
     let key = rng.pick(KEYS);
     let other = rng.pick(KEYS);
     let mut compare = Compare::Exact;
-    let mut words: Vec<String> = match rng.below(73) {
+    let mut words: Vec<String> = match rng.below(76) {
         0..=9 => string(rng, key, other),
         70..=72 => hyperloglog(rng, key, other),
+        73..=75 => geo(rng, key, other, &mut compare),
         61..=64 => bitmap(rng, key),
         65..=69 => stream(rng, key),
         10..=19 => generic(rng, key, other, &mut compare),
@@ -133,6 +134,90 @@ fn bitmap<'a>(rng: &mut Rng, key: &'a str) -> Vec<&'a str> {
             words
         }
     }
+}
+
+/// Geo commands over points a few kilometres to a few thousand apart, with searches
+/// whose edges fall between them.
+fn geo<'a>(rng: &mut Rng, key: &'a str, other: &'a str, compare: &mut Compare) -> Vec<&'a str> {
+    const LONS: &[&str] = &[
+        "13.36", "13.37", "15.08", "-0.1", "2.35", "179.99", "-180", "x",
+    ];
+    const LATS: &[&str] = &[
+        "38.11", "38.12", "37.5", "51.5", "48.85", "85.05", "-85.05", "86",
+    ];
+    const RADII: &[&str] = &["0", "1", "50", "150", "1000", "5000", "-1"];
+    const UNITS: &[&str] = &["m", "km", "mi", "FT", "yd"];
+    let sort = rng.pick(&["ASC", "DESC", ""]);
+    let mut words = match rng.below(7) {
+        0 | 1 => {
+            let mut words = vec!["GEOADD", key];
+            if rng.chance(20) {
+                words.push(rng.pick(&["NX", "XX", "CH"]));
+            }
+            for _ in 0..=rng.below(2) {
+                words.extend([rng.pick(LONS), rng.pick(LATS), rng.pick(MEMBERS)]);
+            }
+            words
+        }
+        2 => vec![
+            "GEODIST",
+            key,
+            rng.pick(MEMBERS),
+            rng.pick(MEMBERS),
+            rng.pick(UNITS),
+        ],
+        3 => vec![
+            rng.pick(&["GEOPOS", "GEOHASH"]),
+            key,
+            rng.pick(MEMBERS),
+            rng.pick(MEMBERS),
+        ],
+        4 => {
+            let mut words = vec!["GEOSEARCH", key];
+            if rng.chance(50) {
+                words.extend(["FROMMEMBER", rng.pick(MEMBERS)]);
+            } else {
+                words.extend(["FROMLONLAT", rng.pick(LONS), rng.pick(LATS)]);
+            }
+            if rng.chance(50) {
+                words.extend(["BYRADIUS", rng.pick(RADII), rng.pick(UNITS)]);
+            } else {
+                words.extend(["BYBOX", rng.pick(RADII), rng.pick(RADII), rng.pick(UNITS)]);
+            }
+            words.extend(["WITHDIST", "WITHCOORD"]);
+            words
+        }
+        5 => {
+            let mut words = vec![
+                "GEOSEARCHSTORE",
+                other,
+                key,
+                "FROMMEMBER",
+                rng.pick(MEMBERS),
+            ];
+            words.extend(["BYRADIUS", rng.pick(RADII), rng.pick(UNITS)]);
+            if rng.chance(50) {
+                words.push("STOREDIST");
+            }
+            words
+        }
+        _ => {
+            let mut words = vec!["GEORADIUS", key, rng.pick(LONS), rng.pick(LATS)];
+            words.extend([rng.pick(RADII), rng.pick(UNITS), "WITHDIST", "WITHHASH"]);
+            if rng.chance(30) {
+                words.extend(["COUNT", rng.pick(&["1", "2", "0"])]);
+            }
+            words
+        }
+    };
+    if words[0].starts_with("GEOSEARCH") || words[0] == "GEORADIUS" {
+        if sort.is_empty() && !words.contains(&"COUNT") {
+            *compare = Compare::Unordered;
+        } else if !sort.is_empty() {
+            words.push(sort);
+        }
+    }
+    words
 }
 
 /// HyperLogLog commands, with GET to compare the bytes they leave.

@@ -22,7 +22,7 @@ use quiver_resp::num::MAX_I64_DIGITS;
 
 use crate::resp::command::{
     Command, ConnectionCommand, PubSubCommand, ScriptingCommand, ServerCommand, TransactionCommand,
-    bitmap, connection, hash, hyperloglog, keys, list, pubsub, scripting, server, set, stream,
+    bitmap, connection, geo, hash, hyperloglog, keys, list, pubsub, scripting, server, set, stream,
     string, transaction, zset,
 };
 use crate::resp::connection::{Connection, Flow};
@@ -121,6 +121,7 @@ pub fn execute_data(
         Command::String(c) => string::exec::execute(ctx, c, out),
         Command::Bitmap(c) => bitmap::exec::execute(ctx, c, out),
         Command::HyperLogLog(c) => hyperloglog::exec::execute(ctx, c, out),
+        Command::Geo(c) => geo::exec::execute(ctx, c, out),
         Command::Keys(c) => return Ok(keys::exec::execute(ctx, c, out)),
         Command::Hash(c) => hash::exec::execute(ctx, c, out),
         Command::List(c) => return Ok(list::exec::execute(ctx, c, out)),

@@ -10,6 +10,7 @@
 pub mod bitmap;
 pub mod connection;
 pub mod exec;
+pub mod geo;
 pub mod hash;
 pub mod hyperloglog;
 pub mod keys;
@@ -27,6 +28,7 @@ use bytes::Bytes;
 
 pub use bitmap::BitmapCommand;
 pub use connection::ConnectionCommand;
+pub use geo::GeoCommand;
 pub use hash::HashCommand;
 pub use hyperloglog::HyperLogLogCommand;
 pub use keys::KeysCommand;
@@ -46,7 +48,7 @@ use quiver_resp::num::{parse_f64, parse_i64};
 use quiver_resp::request::Request;
 
 /// Every family's table entries.
-pub(crate) const FAMILIES: [&[CommandSpec]; 14] = [
+pub(crate) const FAMILIES: [&[CommandSpec]; 15] = [
     string::SPECS,
     bitmap::SPECS,
     hyperloglog::SPECS,
@@ -55,6 +57,7 @@ pub(crate) const FAMILIES: [&[CommandSpec]; 14] = [
     list::SPECS,
     set::SPECS,
     zset::SPECS,
+    geo::SPECS,
     stream::SPECS,
     pubsub::SPECS,
     transaction::SPECS,
@@ -82,6 +85,8 @@ pub enum Command {
     Set(SetCommand),
     /// Sorted set commands.
     SortedSet(SortedSetCommand),
+    /// Geospatial commands (on sorted sets).
+    Geo(GeoCommand),
     /// Stream commands.
     Stream(StreamCommand),
     /// Pub/sub commands.
@@ -131,6 +136,11 @@ impl<'a> Args<'a> {
     /// The spec being parsed.
     pub(crate) fn spec(&self) -> &'static CommandSpec {
         self.spec
+    }
+
+    /// The command's name as the client sent it.
+    pub(crate) fn name_as_sent(&self) -> &'a [u8] {
+        self.request.arg(0).unwrap_or_default()
     }
 
     /// A subcommand's name as the client sent it (empty for a plain command).

@@ -222,6 +222,10 @@ pub struct CommandSpec {
     /// A `STORE key` option after the first key names a destination key (SORT); the
     /// last one counts, as in Redis.
     pub store_key: bool,
+    /// `STORE key` and `STOREDIST key` options name a destination key (GEORADIUS): they
+    /// are looked for from argument `.0` on (the last one counts), and each keyword has
+    /// a key specification starting its search at argument `.1`.
+    pub store_options: Option<(usize, usize)>,
     /// Command tips (`nondeterministic_output`, `request_policy:...`).
     pub tips: &'static [&'static str],
     /// For a command whose key flags depend on its arguments (`variable_flags`): the
@@ -277,6 +281,7 @@ impl CommandSpec {
             key_note: None,
             unknown_keys: &[],
             store_key: false,
+            store_options: None,
             tips: &[],
             variable_key_flags: None,
             parser,
@@ -348,6 +353,15 @@ impl CommandSpec {
     /// This entry with its argument syntax.
     pub(crate) const fn with_syntax(self, syntax: &'static str) -> CommandSpec {
         CommandSpec { syntax, ..self }
+    }
+
+    /// This entry with `STORE`/`STOREDIST` destination options (see
+    /// [`CommandSpec::store_options`]).
+    pub(crate) const fn with_store_options(self, from: usize, startfrom: usize) -> CommandSpec {
+        CommandSpec {
+            store_options: Some((from, startfrom)),
+            ..self
+        }
     }
 
     /// This entry with its first key in a key specification of its own.
@@ -429,6 +443,21 @@ impl CommandSpec {
     /// Where the destination of a `STORE key` option is (SORT's rule: `LIMIT`, `GET` and
     /// `BY` skip their arguments, the last `STORE` counts).
     fn store_position(&self, request: &Request) -> Option<usize> {
+        if let Some((from, _)) = self.store_options {
+            let mut found = None;
+            let mut pos = from;
+            while pos < request.len() {
+                let arg = request.arg(pos).unwrap_or_default();
+                let store =
+                    arg.eq_ignore_ascii_case(b"store") || arg.eq_ignore_ascii_case(b"storedist");
+                if store && pos + 1 < request.len() {
+                    found = Some(pos + 1);
+                    pos += 1;
+                }
+                pos += 1;
+            }
+            return found;
+        }
         if !self.store_key {
             return None;
         }

@@ -315,6 +315,30 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
             ],
         ));
     }
+    if let Some((_, startfrom)) = spec.store_options {
+        for keyword in ["STORE", "STOREDIST"] {
+            let begin = Reply::Map(vec![
+                (text("type"), text("keyword")),
+                (
+                    text("spec"),
+                    Reply::Map(vec![
+                        (text("keyword"), text(keyword)),
+                        (text("startfrom"), int(startfrom)),
+                    ]),
+                ),
+            ]);
+            specs.push(key_spec(
+                specs.len(),
+                begin,
+                "range",
+                vec![
+                    (text("lastkey"), Reply::Integer(0)),
+                    (text("keystep"), Reply::Integer(1)),
+                    (text("limit"), Reply::Integer(0)),
+                ],
+            ));
+        }
+    }
     for note in spec.unknown_keys {
         let unknown = Reply::Map(vec![
             (text("type"), text("unknown")),
