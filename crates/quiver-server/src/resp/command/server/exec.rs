@@ -44,6 +44,13 @@ pub(in crate::resp) fn execute(
         ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
         ServerCommand::Time => write_time(out),
         ServerCommand::Config(command) => config(conn, command, out),
+        ServerCommand::ClusterDisabled => {
+            write::write_error(out, b"ERR This instance has cluster support disabled");
+        }
+        ServerCommand::Lolwut => {
+            let text = format!("Quiver ver. {}\n", env!("CARGO_PKG_VERSION"));
+            write::write_verbatim(out, protocol, b"txt", text.as_bytes());
+        }
         ServerCommand::Role => {
             write::write_array_len(out, 3);
             write::write_bulk(out, b"master");

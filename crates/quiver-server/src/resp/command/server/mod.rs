@@ -42,6 +42,21 @@ pub enum ServerCommand {
     ReplicaOf { primary: Option<(Bytes, u16)> },
     /// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`.
     Shutdown { save: Option<bool>, abort: bool },
+    /// CLUSTER's subcommands, READONLY, READWRITE, ASKING: cluster support is disabled.
+    ClusterDisabled,
+    /// `LOLWUT [VERSION version]`.
+    Lolwut,
+}
+
+/// `LOLWUT [VERSION version] [...]`: the version must be an integer, as in Redis; the
+/// rest (the parameters of Redis's drawings) is not read.
+fn parse_lolwut(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    if a.remaining() >= 2 && is(a.peek().unwrap_or_default(), "version") {
+        a.next_slice()?;
+        a.i64()?;
+    }
+    a.rest();
+    wrap(ServerCommand::Lolwut)
 }
 
 /// SHUTDOWN's options, with Redis's syntax error for anything else.

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::resp::table::flag::{
-    ADMIN, ALLOW_BUSY, FAST, LOADING, NO_ASYNC_LOADING, NO_MULTI, NOSCRIPT, STALE,
+    ADMIN, ALLOW_BUSY, FAST, LOADING, NO_ASYNC_LOADING, NO_MULTI, NOSCRIPT, READONLY, STALE,
 };
 use crate::resp::table::{CommandSpec, Group, Parser};
 
@@ -29,6 +29,39 @@ const fn c(
 const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
 pub(crate) const SPECS: &[CommandSpec] = &[
+    c(
+        "cluster",
+        -2,
+        0,
+        "3.0.0",
+        "A container for Redis Cluster commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(CLUSTER_SUBCOMMANDS),
+    cluster_connection(
+        "readonly",
+        LOADING | STALE | FAST,
+        "Enables read-only queries for a connection to a Redis Cluster replica node.",
+    ),
+    cluster_connection(
+        "readwrite",
+        LOADING | STALE | FAST,
+        "Enables read-write queries for a connection to a Redis Cluster replica node.",
+    ),
+    cluster_connection(
+        "asking",
+        FAST,
+        "Signals that a cluster client is following an -ASK redirect.",
+    ),
+    c(
+        "lolwut",
+        -1,
+        READONLY | FAST,
+        "5.0.0",
+        "Displays computer art and the server version",
+        parse_lolwut,
+    )
+    .with_syntax("[VERSION version]"),
     c(
         "info",
         -1,
@@ -252,3 +285,266 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
     )
     .with_acl_category("@connection"),
 ];
+
+/// CLUSTER's subcommands: a standalone node answers each as Redis does with cluster
+/// support disabled.
+const CLUSTER_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "cluster|links",
+        2,
+        STALE,
+        "3.0.0",
+        "Returns a list of all TCP links to and from peer nodes.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|failover",
+        -2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Forces a replica to perform a manual failover of its master.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("[FORCE|TAKEOVER]"),
+    c(
+        "cluster|meet",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Forces a node to handshake with another node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("ip port [cluster-bus-port]"),
+    c(
+        "cluster|delslots",
+        -3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Sets hash slots as unbound for a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("slot..."),
+    c(
+        "cluster|addslotsrange",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Assigns new hash slot ranges to a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("(start-slot end-slot)..."),
+    c(
+        "cluster|help",
+        2,
+        LOADING | STALE,
+        "3.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    ),
+    c(
+        "cluster|bumpepoch",
+        2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Advances the cluster config epoch.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|flushslots",
+        2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Deletes all slots information from a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    ),
+    c(
+        "cluster|reset",
+        -2,
+        ADMIN | NOSCRIPT | STALE,
+        "3.0.0",
+        "Resets a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("[HARD|SOFT]"),
+    c(
+        "cluster|keyslot",
+        3,
+        STALE,
+        "3.0.0",
+        "Returns the hash slot for a key.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("key"),
+    c(
+        "cluster|forget",
+        3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Removes a node from the nodes table.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("node-id"),
+    c(
+        "cluster|addslots",
+        -3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Assigns new hash slots to a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("slot..."),
+    c(
+        "cluster|saveconfig",
+        2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Forces a node to save the cluster configuration to disk.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    ),
+    c(
+        "cluster|getkeysinslot",
+        4,
+        STALE,
+        "3.0.0",
+        "Returns the key names in a hash slot.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("slot count")
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|delslotsrange",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Sets hash slot ranges as unbound for a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("(start-slot end-slot)..."),
+    c(
+        "cluster|set-config-epoch",
+        3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Sets the configuration epoch for a new node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("config-epoch"),
+    c(
+        "cluster|nodes",
+        2,
+        STALE,
+        "3.0.0",
+        "Returns the cluster configuration for a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|replicas",
+        3,
+        ADMIN | STALE,
+        "3.0.0",
+        "Lists the replica nodes of a master node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("node-id")
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|setslot",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Binds a hash slot to a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("slot (IMPORTING node-id|MIGRATING node-id|NODE node-id|STABLE)"),
+    c(
+        "cluster|countkeysinslot",
+        3,
+        STALE,
+        "3.0.0",
+        "Returns the number of keys in a hash slot.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("slot"),
+    c(
+        "cluster|slots",
+        2,
+        STALE,
+        "3.0.0",
+        "Returns the mapping of cluster slots to nodes.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|count-failure-reports",
+        3,
+        ADMIN | STALE,
+        "3.0.0",
+        "Returns the number of active failure reports active for a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("node-id")
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|slaves",
+        3,
+        ADMIN | STALE,
+        "3.0.0",
+        "Lists the replica nodes of a master node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("node-id")
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|myid",
+        2,
+        STALE,
+        "3.0.0",
+        "Returns the ID of a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    ),
+    c(
+        "cluster|info",
+        2,
+        STALE,
+        "3.0.0",
+        "Returns information about the state of a node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|shards",
+        2,
+        STALE,
+        "3.0.0",
+        "Returns the mapping of cluster slots to shards.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "cluster|replicate",
+        3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        "3.0.0",
+        "Configure a node as replica of a master node.",
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+    .with_syntax("node-id"),
+];
+
+/// READONLY, READWRITE and ASKING: cluster connection commands, answered as a
+/// standalone Redis answers them.
+const fn cluster_connection(name: &'static str, flags: u32, summary: &'static str) -> CommandSpec {
+    CommandSpec::new(
+        Group::Connection,
+        name,
+        1,
+        flags,
+        (0, 0, 0),
+        "3.0.0",
+        summary,
+        |_| wrap(ServerCommand::ClusterDisabled),
+    )
+}
