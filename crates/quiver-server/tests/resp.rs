@@ -427,3 +427,71 @@ fn config_rewrite_without_a_file_is_refused() {
         "{error}"
     );
 }
+
+/// SLOWLOG keeps what Redis keeps: every command at `slowlog-log-slower-than 0`, newest
+/// first, at most 32 arguments and 128 bytes each, secrets redacted, the client's address
+/// and name; `slowlog-max-len` bounds it; RESET empties it.
+#[test]
+fn slowlog_records_commands_as_redis_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut redis = redis_connection(&server);
+    let query = |redis: &mut redis::Connection, args: &[&str]| -> RedisResult<Value> {
+        let mut cmd = redis::cmd(args[0]);
+        for arg in &args[1..] {
+            cmd.arg(*arg);
+        }
+        cmd.query(redis)
+    };
+    query(
+        &mut redis,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "0"],
+    )
+    .unwrap();
+    query(&mut redis, &["SLOWLOG", "RESET"]).unwrap();
+    query(&mut redis, &["CLIENT", "SETNAME", "slow"]).unwrap();
+    let long = "x".repeat(130);
+    query(&mut redis, &["SET", "k", &long]).unwrap();
+    let items: Vec<String> = (1..=35).map(|i| i.to_string()).collect();
+    let mut rpush = vec!["RPUSH", "l"];
+    rpush.extend(items.iter().map(String::as_str));
+    query(&mut redis, &rpush).unwrap();
+    query(&mut redis, &["CONFIG", "SET", "requirepass", "secret"]).unwrap();
+    query(&mut redis, &["AUTH", "secret"]).unwrap();
+    query(&mut redis, &["CONFIG", "SET", "requirepass", ""]).unwrap();
+
+    let entries: Vec<(i64, i64, i64, Vec<String>, String, String)> = redis::cmd("SLOWLOG")
+        .arg("GET")
+        .arg(5)
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(entries.len(), 5);
+    let args: Vec<&Vec<String>> = entries.iter().map(|entry| &entry.3).collect();
+    assert_eq!(args[0], &["CONFIG", "SET", "requirepass", "(redacted)"]);
+    assert_eq!(args[1], &["AUTH", "(redacted)"]);
+    assert_eq!(args[2], &["CONFIG", "SET", "requirepass", "(redacted)"]);
+    assert_eq!(args[3].len(), 32);
+    assert_eq!(args[3][31], "... (6 more arguments)");
+    assert_eq!(args[4][2], format!("{}... (2 more bytes)", "x".repeat(128)));
+    for entry in &entries {
+        assert_eq!(entry.5, "slow");
+        assert!(entry.4.starts_with("127.0.0.1:"), "{}", entry.4);
+    }
+    assert!(
+        entries.windows(2).all(|w| w[0].0 == w[1].0 + 1),
+        "newest first"
+    );
+
+    query(&mut redis, &["CONFIG", "SET", "slowlog-max-len", "3"]).unwrap();
+    let len: i64 = redis::cmd("SLOWLOG").arg("LEN").query(&mut redis).unwrap();
+    assert_eq!(len, 3);
+    query(&mut redis, &["SLOWLOG", "RESET"]).unwrap();
+    query(
+        &mut redis,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "-1"],
+    )
+    .unwrap();
+    query(&mut redis, &["PING"]).unwrap();
+    let len: i64 = redis::cmd("SLOWLOG").arg("LEN").query(&mut redis).unwrap();
+    assert_eq!(len, 1, "only the SLOWLOG RESET, logged as it ended");
+}

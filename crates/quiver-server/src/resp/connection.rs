@@ -465,9 +465,16 @@ impl Connection {
         let elapsed = ended.saturating_duration_since(self.clock);
         self.clock = ended;
         self.session.last_command_at = ended;
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        if self.shared.slowlog.is_slow(micros) && !spec.has(flag::SKIP_SLOWLOG) {
+            let session = &self.session;
+            let name = session.name.as_ref();
+            self.shared
+                .slowlog
+                .record(request, micros, session.peer, name);
+        }
         if let Some(slot) = self.shared.stats.slot(spec) {
             slot.calls.fetch_add(1, Ordering::Relaxed);
-            let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
             slot.usec.fetch_add(micros, Ordering::Relaxed);
             if out.get(before) == Some(&b'-') {
                 slot.failed_calls.fetch_add(1, Ordering::Relaxed);

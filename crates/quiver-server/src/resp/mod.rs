@@ -13,6 +13,7 @@ pub mod rdb;
 pub mod redis_config;
 pub mod script;
 mod session;
+pub mod slowlog;
 mod stats;
 pub mod table;
 
@@ -69,6 +70,8 @@ pub struct RespShared {
     pub max_clients: u32,
     /// Lua scripts and function libraries.
     pub scripts: script::Scripts,
+    /// SLOWLOG's entries and settings.
+    pub slowlog: slowlog::SlowLog,
     /// Redis parameters kept without effect (CONFIG SET and GET).
     pub stored_params: redis_config::StoredParams,
     /// The configuration file the server read, which CONFIG REWRITE rewrites.
@@ -98,6 +101,7 @@ impl RespShared {
             listen_addr,
             max_clients,
             scripts,
+            slowlog: slowlog::SlowLog::default(),
             stored_params: redis_config::StoredParams::default(),
             config_file: std::sync::OnceLock::new(),
             stop: std::sync::OnceLock::new(),

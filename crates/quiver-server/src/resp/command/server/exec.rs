@@ -5,7 +5,6 @@ use quiver_core::cache::{EventClasses, EvictionPolicy};
 use quiver_resp::Reply;
 use quiver_resp::encode as write;
 
-use crate::resp::RespShared;
 use crate::resp::command::exec::container_help;
 use crate::resp::command::server::{ConfigCommand, ServerCommand};
 use crate::resp::connection::{Connection, Flow};
@@ -13,6 +12,7 @@ use crate::resp::info;
 use crate::resp::redis_config::params::{HIDDEN, IMMUTABLE, PARAMS, PROTECTED, Param};
 use crate::resp::redis_config::{self};
 use crate::resp::table::command_reply;
+use crate::resp::{RespShared, slowlog};
 use quiver_core::cache::MAX_SAMPLES;
 use quiver_core::cache::limits;
 use quiver_core::pubsub::OutputLimits;
@@ -47,6 +47,31 @@ pub(in crate::resp) fn execute(
         ServerCommand::ClusterDisabled => {
             write::write_error(out, b"ERR This instance has cluster support disabled");
         }
+        ServerCommand::SlowLogGet { count } => {
+            let entries = conn.shared.slowlog.newest(count);
+            write::write_array_len(out, entries.len());
+            for entry in entries {
+                write::write_array_len(out, 6);
+                write::write_integer(out, i64::try_from(entry.id).unwrap_or(i64::MAX));
+                write::write_integer(out, i64::try_from(entry.time_s).unwrap_or(i64::MAX));
+                write::write_integer(out, i64::try_from(entry.duration_us).unwrap_or(i64::MAX));
+                write::write_array_len(out, entry.args.len());
+                for arg in &entry.args {
+                    write::write_bulk(out, arg);
+                }
+                write::write_bulk(out, entry.peer.as_bytes());
+                write::write_bulk(out, &entry.name);
+            }
+        }
+        ServerCommand::SlowLogLen => {
+            let len = conn.shared.slowlog.len();
+            write::write_integer(out, i64::try_from(len).unwrap_or(i64::MAX));
+        }
+        ServerCommand::SlowLogReset => {
+            conn.shared.slowlog.reset();
+            write::write_simple(out, b"OK");
+        }
+        ServerCommand::SlowLogHelp => container_help("slowlog", protocol, out),
         ServerCommand::Lolwut => {
             let text = format!("Quiver ver. {}\n", env!("CARGO_PKG_VERSION"));
             write::write_verbatim(out, protocol, b"txt", text.as_bytes());
@@ -126,6 +151,8 @@ fn live_value(shared: &RespShared, name: &str) -> Option<String> {
         "bind" => shared.listen_addr.ip().to_string(),
         "notify-keyspace-events" => cache.notify_events().to_string(),
         "busy-reply-threshold" => shared.scripts.busy_threshold_ms().to_string(),
+        "slowlog-log-slower-than" => shared.slowlog.threshold_us().to_string(),
+        "slowlog-max-len" => shared.slowlog.max_len().to_string(),
         // The cache writes no snapshots and keeps no append-only file (yet).
         "save" => String::new(),
         "appendonly" => yes_no(false),
@@ -156,7 +183,9 @@ fn refusal(shared: &RespShared, name: &str, value: &str) -> Option<String> {
         | "requirepass"
         | "protected-mode"
         | "notify-keyspace-events"
-        | "busy-reply-threshold" => None,
+        | "busy-reply-threshold"
+        | "slowlog-log-slower-than"
+        | "slowlog-max-len" => None,
         "maxmemory-samples" => value
             .parse::<usize>()
             .ok()
@@ -240,6 +269,10 @@ fn apply(shared: &RespShared, name: &'static str, value: String) {
             }
         }
         "busy-reply-threshold" => shared.scripts.set_busy_threshold_ms(number()),
+        "slowlog-log-slower-than" => shared
+            .slowlog
+            .set_threshold_us(value.parse().unwrap_or(slowlog::DEFAULT_THRESHOLD_US)),
+        "slowlog-max-len" => shared.slowlog.set_max_len(size()),
         _ if live_value(shared, name).is_some() => {}
         _ => shared.stored_params.set(name, value),
     }

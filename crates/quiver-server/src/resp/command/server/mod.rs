@@ -46,6 +46,31 @@ pub enum ServerCommand {
     ClusterDisabled,
     /// `LOLWUT [VERSION version]`.
     Lolwut,
+    /// `SLOWLOG GET [count]` (`None`: all, with -1).
+    SlowLogGet { count: Option<usize> },
+    /// `SLOWLOG LEN`.
+    SlowLogLen,
+    /// `SLOWLOG RESET`.
+    SlowLogReset,
+    /// `SLOWLOG HELP`.
+    SlowLogHelp,
+}
+
+/// `SLOWLOG GET [count]`: 10 by default, -1 for all.
+fn parse_slowlog_get(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let count = match a.remaining() {
+        0 => Some(10),
+        _ => match quiver_resp::num::parse_i64(a.next_slice()?) {
+            Some(-1) => None,
+            Some(n) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            _ => {
+                return Err(CommandError::Message(
+                    "count should be greater than or equal to -1",
+                ));
+            }
+        },
+    };
+    wrap(ServerCommand::SlowLogGet { count })
 }
 
 /// `LOLWUT [VERSION version] [...]`: the version must be an integer, as in Redis; the

@@ -54,6 +54,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Signals that a cluster client is following an -ASK redirect.",
     ),
     c(
+        "slowlog",
+        -2,
+        0,
+        "2.2.12",
+        "A container for slow log commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(SLOWLOG_SUBCOMMANDS),
+    c(
         "lolwut",
         -1,
         READONLY | FAST,
@@ -548,3 +557,46 @@ const fn cluster_connection(name: &'static str, flags: u32, summary: &'static st
         |_| wrap(ServerCommand::ClusterDisabled),
     )
 }
+
+const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "slowlog|get",
+        -2,
+        ADMIN | LOADING | STALE,
+        "2.2.12",
+        "Returns the slow log's entries.",
+        parse_slowlog_get,
+    )
+    .with_syntax("[count]")
+    .with_tips(&["request_policy:all_nodes", "nondeterministic_output"]),
+    c(
+        "slowlog|len",
+        2,
+        ADMIN | LOADING | STALE,
+        "2.2.12",
+        "Returns the number of entries in the slow log.",
+        |_| wrap(ServerCommand::SlowLogLen),
+    )
+    .with_tips(&[
+        "request_policy:all_nodes",
+        "response_policy:agg_sum",
+        "nondeterministic_output",
+    ]),
+    c(
+        "slowlog|reset",
+        2,
+        ADMIN | LOADING | STALE,
+        "2.2.12",
+        "Clears all entries from the slow log.",
+        |_| wrap(ServerCommand::SlowLogReset),
+    )
+    .with_tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    c(
+        "slowlog|help",
+        2,
+        LOADING | STALE,
+        "6.2.0",
+        "Show helpful text about the different subcommands",
+        |_| wrap(ServerCommand::SlowLogHelp),
+    ),
+];
