@@ -115,7 +115,8 @@ impl SlowLog {
         entries.iter().take(count).cloned().collect()
     }
 
-    pub fn len(&self) -> usize {
+    /// How many entries are kept.
+    pub fn entries(&self) -> usize {
         self.lock().len()
     }
 

@@ -64,7 +64,7 @@ pub(in crate::resp) fn execute(
             }
         }
         ServerCommand::SlowLogLen => {
-            let len = conn.shared.slowlog.len();
+            let len = conn.shared.slowlog.entries();
             write::write_integer(out, i64::try_from(len).unwrap_or(i64::MAX));
         }
         ServerCommand::SlowLogReset => {
