@@ -388,9 +388,23 @@ fn find_bit(bytes: &[u8], bit: bool, range: BitPosRange) -> i64 {
     }
 }
 
+/// Bits set in `bytes`, eight bytes at a time.
+fn popcount(bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut total: u64 = (&mut words)
+        .map(|w| u64::from(u64::from_le_bytes(w.try_into().expect("eight bytes")).count_ones()))
+        .sum();
+    total += words
+        .remainder()
+        .iter()
+        .map(|b| u64::from(b.count_ones()))
+        .sum::<u64>();
+    total
+}
+
 /// Bits set in `range` of `bytes`, with Redis's index rules.
 fn count_bits(bytes: &[u8], range: BitRange) -> u64 {
-    let ones = |slice: &[u8]| slice.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
+    let ones = popcount;
     let (start, end, bits) = match range {
         BitRange::All => return ones(bytes),
         BitRange::Span { start, end, bits } => (start, end, bits),

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SETBIT, BITCOUNT, PFADD and PFCOUNT with redis-benchmark: Quiver beside valkey-server
+# and redis-server, one server alive at a time, every round. Prints one line per server,
+# command and round: its requests per second. SETBIT sets a bit of a random key
+# (redis-benchmark's random numbers are zero-padded, which no server takes as an offset);
+# BITCOUNT counts a 1 KiB bitmap; PFADD adds random elements to one HyperLogLog, which
+# PFCOUNT then counts.
+#
+# Usage: scripts/bench_bits_hll.sh [ROUNDS]   (default 3)
+# Environment: P (pipeline depth, default 16), N (requests per run, default 500000),
+#   R (random range: bit offsets and elements, default 100000), VALKEY_SERVER (default
+#   valkey-server on PATH), REDIS_SERVER (default redis-server), CARGO_TARGET_DIR.
+set -euo pipefail
+
+rounds=${1:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/servers.sh"
+quiver="${CARGO_TARGET_DIR:-$here/../target}/release/quiver"
+valkey=${VALKEY_SERVER:-valkey-server}
+redis=${REDIS_SERVER:-redis-server}
+
+bench() {
+    local port=$1
+    shift
+    redis-benchmark -p "$port" -c 50 -P "${P:-16}" -n "${N:-500000}" -r "${R:-100000}" -q \
+        "$@" 2>/dev/null | grep -o '[0-9.]* requests per second' | cut -d' ' -f1
+}
+
+for _ in $(seq "$rounds"); do
+    for server in valkey redis quiver; do
+        port=$(free_port)
+        case $server in
+        valkey) "$valkey" --port "$port" --save '' --appendonly no >/dev/null 2>&1 & ;;
+        redis) "$redis" --port "$port" --save '' --appendonly no >/dev/null 2>&1 & ;;
+        quiver)
+            "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$port" \
+                --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
+                --log-level warn >/dev/null 2>&1 &
+            ;;
+        esac
+        pid=$!
+        started "$pid"
+        wait_port "$port"
+        echo "$server SETBIT $(bench "$port" SETBIT 'bits:__rand_int__' 7 1)"
+        for offset in 1 100 1000 5000 8191; do
+            redis-cli -p "$port" SETBIT bitmap "$offset" 1 >/dev/null
+        done
+        echo "$server BITCOUNT $(bench "$port" BITCOUNT bitmap)"
+        echo "$server PFADD $(bench "$port" PFADD hll __rand_int__)"
+        echo "$server PFCOUNT $(bench "$port" PFCOUNT hll)"
+        kill "$pid"
+        wait "$pid" 2>/dev/null || true
+    done
+done
