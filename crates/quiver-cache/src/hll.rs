@@ -266,7 +266,8 @@ fn sparse_set(
         prev = Some(at);
         first += op.len();
     }
-    let Some((at, op)) = found else {
+    // Past the last opcode, or in a two-byte one cut short: damaged.
+    let Some((at, op)) = found.filter(|(at, op)| at + op.bytes() <= value.len()) else {
         return Err(HllError::Corrupt);
     };
     let changed_in_place = match op {

@@ -29,6 +29,7 @@ use tokio::sync::Notify;
 
 pub use quiver_cache::config::MAX_SAMPLES;
 pub use quiver_cache::geo;
+pub use quiver_cache::hll;
 pub use quiver_cache::hll::self_test as hll_self_test;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
 pub use quiver_cache::value::limits;
