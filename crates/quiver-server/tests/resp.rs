@@ -495,3 +495,63 @@ fn slowlog_records_commands_as_redis_does() {
     let len: i64 = redis::cmd("SLOWLOG").arg("LEN").query(&mut redis).unwrap();
     assert_eq!(len, 1, "only the SLOWLOG RESET, logged as it ended");
 }
+
+/// With `enable-debug-command yes` in the configuration, DEBUG SLEEP pauses and DEBUG
+/// SET-ACTIVE-EXPIRE stops and restarts the background reclaiming of expired keys.
+#[test]
+fn debug_runs_when_the_configuration_allows_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(
+        dir.path(),
+        &["--resp-redis-config", "enable-debug-command yes"],
+    );
+    let mut redis = redis_connection(&server);
+    let started = std::time::Instant::now();
+    let _: () = redis::cmd("DEBUG")
+        .arg("SLEEP")
+        .arg("0.2")
+        .query(&mut redis)
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(0)
+        .query(&mut redis)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .arg("PX")
+        .arg(20)
+        .query(&mut redis)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let keys: i64 = redis::cmd("DBSIZE").query(&mut redis).unwrap();
+    assert_eq!(
+        keys, 1,
+        "an expired key stays until it is read or reclaimed"
+    );
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(1)
+        .query(&mut redis)
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let keys: i64 = redis::cmd("DBSIZE").query(&mut redis).unwrap();
+        if keys == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never reclaimed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let error = redis::cmd("DEBUG")
+        .arg("OBJECT")
+        .arg("k")
+        .query::<()>(&mut redis)
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("DEBUG OBJECT is not supported"),
+        "{error}"
+    );
+}

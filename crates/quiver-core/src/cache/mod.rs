@@ -64,6 +64,8 @@ pub struct Cache {
     subscribers: RwLock<Vec<(u64, Subscriber)>>,
     /// Whether anyone subscribes: the feed is on.
     feed_on: AtomicBool,
+    /// Whether expired keys are reclaimed in the background (`DEBUG SET-ACTIVE-EXPIRE`).
+    active_expire_on: AtomicBool,
     /// Taking and handing out changes happens under this lock, so subscribers see them in
     /// order even when two connections finish commands at once; it holds the id the next
     /// subscription gets.
@@ -88,6 +90,7 @@ impl Cache {
             lazy_free: LazyFree::default(),
             subscribers: RwLock::new(Vec::new()),
             feed_on: AtomicBool::new(false),
+            active_expire_on: AtomicBool::new(true),
             delivery: Mutex::new(0),
         })
     }
@@ -177,6 +180,12 @@ impl Cache {
         self.lazy_free.freed_objects()
     }
 
+    /// Turns the background reclaiming of expired keys on or off (`DEBUG
+    /// SET-ACTIVE-EXPIRE`); expired keys are still never served.
+    pub fn set_active_expire(&self, on: bool) {
+        self.active_expire_on.store(on, Ordering::Relaxed);
+    }
+
     /// Reclaims expired keys in the background until the task is dropped, as Redis does
     /// ten times a second.
     pub async fn run_active_expiry(self: Arc<Self>, now_ms: impl Fn() -> u64) {
@@ -184,6 +193,9 @@ impl Cache {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticker.tick().await;
+            if !self.active_expire_on.load(Ordering::Relaxed) {
+                continue;
+            }
             self.keyspace.active_expire(now_ms(), ACTIVE_EXPIRE_BUDGET);
             self.after_command();
         }

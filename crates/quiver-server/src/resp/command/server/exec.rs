@@ -6,7 +6,7 @@ use quiver_resp::Reply;
 use quiver_resp::encode as write;
 
 use crate::resp::command::exec::container_help;
-use crate::resp::command::server::{ConfigCommand, ServerCommand};
+use crate::resp::command::server::{ConfigCommand, DebugCommand, ServerCommand};
 use crate::resp::connection::{Connection, Flow};
 use crate::resp::info;
 use crate::resp::redis_config::params::{HIDDEN, IMMUTABLE, PARAMS, PROTECTED, Param};
@@ -47,6 +47,7 @@ pub(in crate::resp) fn execute(
         ServerCommand::ClusterDisabled => {
             write::write_error(out, b"ERR This instance has cluster support disabled");
         }
+        ServerCommand::Debug(command) => debug(conn, command, out),
         ServerCommand::SlowLogGet { count } => {
             let entries = conn.shared.slowlog.newest(count);
             write::write_array_len(out, entries.len());
@@ -112,6 +113,66 @@ pub(in crate::resp) fn execute(
         }
     }
     Flow::Continue
+}
+
+/// DEBUG, allowed as `enable-debug-command` says (`no` by default, as in Redis 7; set it
+/// in `resp.redis_config`).
+fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
+    let allowed = match conn
+        .shared
+        .stored_params
+        .get("enable-debug-command")
+        .as_str()
+    {
+        "yes" => true,
+        "local" => conn.session.peer.ip().is_loopback(),
+        _ => false,
+    };
+    if !allowed {
+        write::write_error(
+            out,
+            b"ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        );
+        return;
+    }
+    match command {
+        DebugCommand::Sleep(pause) => {
+            std::thread::sleep(pause);
+            write::write_simple(out, b"OK");
+        }
+        DebugCommand::SetActiveExpire(on) => {
+            conn.shared.cache.set_active_expire(on);
+            write::write_simple(out, b"OK");
+        }
+        DebugCommand::Help => {
+            let lines = [
+                "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "SET-ACTIVE-EXPIRE <0|1>",
+                "    Setting it to 0 disables expiring keys in background when they are not",
+                "    accessed (otherwise the server does it).",
+                "SLEEP <seconds>",
+                "    Stop the server for <seconds>. Decimals allowed.",
+                "HELP",
+                "    Print this help.",
+            ];
+            Reply::Array(lines.iter().map(|line| Reply::simple(line)).collect())
+                .encode(conn.session.protocol, out);
+        }
+        DebugCommand::Unsupported(name) => {
+            let message = format!(
+                "ERR DEBUG {} is not supported by this server; see DEBUG HELP",
+                String::from_utf8_lossy(&name).to_ascii_uppercase()
+            );
+            write::write_error(out, message.as_bytes());
+        }
+        DebugCommand::Unknown(name) => {
+            let message = format!(
+                "ERR unknown subcommand '{}'. Try DEBUG HELP.",
+                String::from_utf8_lossy(&name)
+            );
+            write::write_error(out, message.as_bytes());
+        }
+    }
 }
 
 /// The value of a parameter that acts on Quiver, read from the node; `None` for one kept

@@ -54,6 +54,78 @@ pub enum ServerCommand {
     SlowLogReset,
     /// `SLOWLOG HELP`.
     SlowLogHelp,
+    /// `DEBUG subcommand ...`.
+    Debug(DebugCommand),
+}
+
+/// DEBUG's subcommands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DebugCommand {
+    /// `DEBUG SLEEP seconds` (decimals allowed, at most an hour): the connection's thread
+    /// sleeps, as Redis's whole server does.
+    Sleep(std::time::Duration),
+    /// `DEBUG SET-ACTIVE-EXPIRE 0|1`.
+    SetActiveExpire(bool),
+    /// `DEBUG HELP`.
+    Help,
+    /// A subcommand of Redis's DEBUG that Quiver does not have.
+    Unsupported(Bytes),
+    /// Not a subcommand of DEBUG.
+    Unknown(Bytes),
+}
+
+/// The DEBUG subcommands of Redis 7.0 that Quiver answers with an error saying so.
+const REDIS_DEBUG_SUBCOMMANDS: [&str; 27] = [
+    "segfault",
+    "panic",
+    "restart",
+    "crash-and-recover",
+    "assert",
+    "log",
+    "leak",
+    "reload",
+    "loadaof",
+    "drop-cluster-packet-filter",
+    "object",
+    "sdslen",
+    "ziplist",
+    "listpack",
+    "quicklist",
+    "quicklist-packed-threshold",
+    "populate",
+    "digest",
+    "digest-value",
+    "protocol",
+    "jmap",
+    "change-repl-id",
+    "stringmatch-len",
+    "set-skip-checksum-validation",
+    "aof-flush-sleep",
+    "replybuffer",
+    "set-disable-deny-scripts",
+];
+
+fn parse_debug(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let name = a.next()?;
+    let command = if is(&name, "help") {
+        DebugCommand::Help
+    } else if is(&name, "sleep") && a.remaining() == 1 {
+        let seconds = quiver_resp::num::parse_f64(a.next_slice()?).ok_or(CommandError::NotFloat)?;
+        DebugCommand::Sleep(std::time::Duration::from_secs_f64(
+            seconds.clamp(0.0, 3600.0),
+        ))
+    } else if is(&name, "set-active-expire") && a.remaining() == 1 {
+        DebugCommand::SetActiveExpire(a.i64()? != 0)
+    } else if REDIS_DEBUG_SUBCOMMANDS.iter().any(|sub| is(&name, sub))
+        || is(&name, "sleep")
+        || is(&name, "set-active-expire")
+    {
+        DebugCommand::Unsupported(name)
+    } else {
+        DebugCommand::Unknown(name)
+    };
+    a.rest();
+    wrap(ServerCommand::Debug(command))
 }
 
 /// `SLOWLOG GET [count]`: 10 by default, -1 for all.

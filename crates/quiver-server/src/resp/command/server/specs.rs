@@ -63,6 +63,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_subcommands(SLOWLOG_SUBCOMMANDS),
     c(
+        "debug",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "1.0.0",
+        "A container for debugging commands.",
+        parse_debug,
+    )
+    .with_syntax("subcommand [argument...]"),
+    c(
         "lolwut",
         -1,
         READONLY | FAST,
