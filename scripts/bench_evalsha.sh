@@ -28,18 +28,7 @@ run() {
 for _ in $(seq "$rounds"); do
     for server in valkey redis quiver; do
         port=$(free_port)
-        case $server in
-        valkey) "$valkey" --port "$port" --save '' --appendonly no >/dev/null 2>&1 & ;;
-        redis) "$redis" --port "$port" --save '' --appendonly no >/dev/null 2>&1 & ;;
-        quiver)
-            "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$port" \
-                --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
-                --log-level warn >/dev/null 2>&1 &
-            ;;
-        esac
-        pid=$!
-        started "$pid"
-        wait_port "$port"
+        start_resp_server "$server" "$port"
         echo "$server $(run "$port")"
         kill "$pid"
         wait "$pid" 2>/dev/null || true

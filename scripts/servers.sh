@@ -1,6 +1,7 @@
 # Shared by the benchmark scripts (sourced, not run): a work directory removed on exit,
-# free loopback ports, waiting for a listener, and stopping every server the script
-# started in the background and recorded with `started $!`.
+# free loopback ports, waiting for a listener, starting one of the compared Redis-protocol
+# servers, and stopping every server the script started in the background and recorded
+# with `started $!`.
 
 work=$(mktemp -d)
 server_pids=()
@@ -30,4 +31,21 @@ wait_port() {
     done
     echo "nothing listens on 127.0.0.1:$1" >&2
     return 1
+}
+
+# start_resp_server NAME PORT: starts valkey, redis or quiver (binaries from $valkey,
+# $redis and $quiver) on PORT without persistence, waits for it and sets $pid.
+start_resp_server() {
+    case $1 in
+    valkey) "$valkey" --port "$2" --save '' --appendonly no >/dev/null 2>&1 & ;;
+    redis) "$redis" --port "$2" --save '' --appendonly no >/dev/null 2>&1 & ;;
+    quiver)
+        "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$2" \
+            --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
+            --log-level warn >/dev/null 2>&1 &
+        ;;
+    esac
+    pid=$!
+    started "$pid"
+    wait_port "$2"
 }

@@ -349,40 +349,35 @@ fn estimate_step(mut radius_m: f64, latitude: f64) -> u8 {
     step.clamp(1, 26) as u8
 }
 
-fn move_x(hash: Hash, forward: bool) -> Hash {
+/// The neighbouring box along one axis: `axis` is the mask of that coordinate's bits
+/// (odd bits: longitude, east-west; even bits: latitude, north-south).
+fn step_along(hash: Hash, axis: u64, forward: bool) -> Hash {
     let shift = 64 - u32::from(hash.step) * 2;
-    let mut x = hash.bits & 0xaaaa_aaaa_aaaa_aaaa;
-    let y = hash.bits & 0x5555_5555_5555_5555;
-    let zz = 0x5555_5555_5555_5555u64 >> shift;
+    let mut moved = hash.bits & axis;
+    let kept = hash.bits & !axis;
+    let others = !axis >> shift;
     if forward {
-        x = x.wrapping_add(zz + 1);
+        moved = moved.wrapping_add(others + 1);
     } else {
-        x |= zz;
-        x = x.wrapping_sub(zz + 1);
+        moved |= others;
+        moved = moved.wrapping_sub(others + 1);
     }
-    x &= 0xaaaa_aaaa_aaaa_aaaau64 >> shift;
+    moved &= axis >> shift;
     Hash {
-        bits: x | y,
+        bits: moved | kept,
         step: hash.step,
     }
 }
 
+const LONGITUDE_BITS: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+const LATITUDE_BITS: u64 = 0x5555_5555_5555_5555;
+
+fn move_x(hash: Hash, forward: bool) -> Hash {
+    step_along(hash, LONGITUDE_BITS, forward)
+}
+
 fn move_y(hash: Hash, forward: bool) -> Hash {
-    let shift = 64 - u32::from(hash.step) * 2;
-    let x = hash.bits & 0xaaaa_aaaa_aaaa_aaaa;
-    let mut y = hash.bits & 0x5555_5555_5555_5555;
-    let zz = 0xaaaa_aaaa_aaaa_aaaau64 >> shift;
-    if forward {
-        y = y.wrapping_add(zz + 1);
-    } else {
-        y |= zz;
-        y = y.wrapping_sub(zz + 1);
-    }
-    y &= 0x5555_5555_5555_5555u64 >> shift;
-    Hash {
-        bits: x | y,
-        step: hash.step,
-    }
+    step_along(hash, LATITUDE_BITS, forward)
 }
 
 /// The eight neighbours: north, south, east, west, north-east, north-west, south-east,

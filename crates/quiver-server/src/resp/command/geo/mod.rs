@@ -427,40 +427,22 @@ fn name_as_sent(args: &Args<'_>) -> String {
     String::from_utf8_lossy(args.name_as_sent()).into_owned()
 }
 
-fn parse_radius(args: &mut Args<'_>, store_key: bool) -> Result<Command, CommandError> {
+/// GEORADIUS (a position first) and GEORADIUSBYMEMBER (a member first), with or without
+/// their STORE options.
+fn parse_radius(
+    args: &mut Args<'_>,
+    by_member: bool,
+    store_key: bool,
+) -> Result<Command, CommandError> {
     let name = name_as_sent(args);
     let key = args.next()?;
-    let (lon, lat) = (args.next()?, args.next()?);
-    let (value, unit_arg) = (args.next()?, args.next()?);
-    let center = Some(position(&lon, &lat).map(|(lon, lat)| Center::Position(lon, lat)));
-    let radius = Some(radius(&value, &unit_arg));
-    let accepts = Accepts {
-        store_key,
-        search: false,
-        store_dist: false,
+    let (kind, center) = if by_member {
+        (SearchKind::ByMember, Ok(Center::Member(args.next()?)))
+    } else {
+        let (lon, lat) = (args.next()?, args.next()?);
+        let center = position(&lon, &lat).map(|(lon, lat)| Center::Position(lon, lat));
+        (SearchKind::Radius, center)
     };
-    let options = options(&args.rest(), accepts, &name, None);
-    wrap(GeoCommand::Search(Box::new(GeoSearch {
-        kind: SearchKind::Radius,
-        key,
-        center,
-        radius,
-        options,
-    })))
-}
-
-fn parse_georadius(args: &mut Args<'_>) -> Result<Command, CommandError> {
-    parse_radius(args, true)
-}
-
-fn parse_georadius_ro(args: &mut Args<'_>) -> Result<Command, CommandError> {
-    parse_radius(args, false)
-}
-
-fn parse_by_member(args: &mut Args<'_>, store_key: bool) -> Result<Command, CommandError> {
-    let name = name_as_sent(args);
-    let key = args.next()?;
-    let member = args.next()?;
     let (value, unit_arg) = (args.next()?, args.next()?);
     let accepts = Accepts {
         store_key,
@@ -469,20 +451,28 @@ fn parse_by_member(args: &mut Args<'_>, store_key: bool) -> Result<Command, Comm
     };
     let options = options(&args.rest(), accepts, &name, None);
     wrap(GeoCommand::Search(Box::new(GeoSearch {
-        kind: SearchKind::ByMember,
+        kind,
         key,
-        center: Some(Ok(Center::Member(member))),
+        center: Some(center),
         radius: Some(radius(&value, &unit_arg)),
         options,
     })))
 }
 
+fn parse_georadius(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    parse_radius(args, false, true)
+}
+
+fn parse_georadius_ro(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    parse_radius(args, false, false)
+}
+
 fn parse_georadiusbymember(args: &mut Args<'_>) -> Result<Command, CommandError> {
-    parse_by_member(args, true)
+    parse_radius(args, true, true)
 }
 
 fn parse_georadiusbymember_ro(args: &mut Args<'_>) -> Result<Command, CommandError> {
-    parse_by_member(args, false)
+    parse_radius(args, true, false)
 }
 
 fn parse_search(args: &mut Args<'_>, store: bool) -> Result<Command, CommandError> {
