@@ -623,9 +623,9 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
 fn bucket(name: &[u8]) -> usize {
     let first = name.first().map_or(0, u8::to_ascii_lowercase);
     let last = name.last().map_or(0, u8::to_ascii_lowercase);
-    (name.len().wrapping_mul(19)
-        ^ usize::from(first).wrapping_mul(3)
-        ^ usize::from(last).wrapping_mul(189))
+    (name.len().wrapping_mul(39)
+        ^ usize::from(first).wrapping_mul(44)
+        ^ usize::from(last).wrapping_mul(109))
         % BUCKETS
 }
 
