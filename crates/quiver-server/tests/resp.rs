@@ -211,6 +211,11 @@ fn client_commands_name_list_and_kill() {
         .arg("ID")
         .query(&mut first)
         .expect("ID");
+    let _: () = redis::cmd("CLIENT")
+        .arg("NO-EVICT")
+        .arg("ON")
+        .query(&mut first)
+        .expect("NO-EVICT");
     let list: String = redis::cmd("CLIENT")
         .arg("LIST")
         .query(&mut second)
@@ -218,6 +223,10 @@ fn client_commands_name_list_and_kill() {
     assert_eq!(list.lines().count(), 2, "{list}");
     assert!(
         list.contains(&format!("id={first_id} ")) && list.contains("name=worker-1"),
+        "{list}"
+    );
+    assert!(
+        list.contains("name=worker-1 ") && list.contains(" flags=e "),
         "{list}"
     );
     let killed: i64 = redis::cmd("CLIENT")

@@ -46,9 +46,29 @@ pub struct ClientView {
     pub protocol: i64,
     /// Channel, pattern and shard-channel subscriptions.
     pub subscriptions: [usize; 3],
+    pub no_evict: bool,
 }
 
 impl ClientView {
+    /// `CLIENT LIST` flags, in Redis's order: `P` subscribed, `x` in MULTI, `e` not to be
+    /// evicted; `N` for none.
+    pub fn flags(&self) -> String {
+        let mut flags = String::new();
+        if self.is_subscriber() {
+            flags.push('P');
+        }
+        if self.multi.is_some() {
+            flags.push('x');
+        }
+        if self.no_evict {
+            flags.push('e');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        flags
+    }
+
     /// Whether the client holds a subscription (`CLIENT LIST` flag `P`, type `pubsub`).
     pub fn is_subscriber(&self) -> bool {
         self.subscriptions.iter().any(|&count| count > 0)
@@ -146,6 +166,7 @@ impl ClientHandle {
         view.last_command_at = Some(session.last_command_at);
         view.multi = session.multi.as_ref().map(|multi| multi.queued.len());
         view.protocol = session.protocol.version();
+        view.no_evict = session.no_evict;
         view.subscriptions = session.subscriber.as_ref().map_or([0; 3], |subscriber| {
             [Space::Channel, Space::Pattern, Space::Shard].map(|space| subscriber.count(space))
         });
@@ -177,7 +198,7 @@ impl ClientHandle {
             view.name,
             self.created.elapsed().as_secs(),
             idle,
-            if view.is_subscriber() { "P" } else { "N" },
+            view.flags(),
             view.db,
             view.subscriptions[0],
             view.subscriptions[1],

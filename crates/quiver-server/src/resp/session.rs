@@ -46,6 +46,9 @@ pub struct Session {
     pub db: usize,
     pub authenticated: bool,
     pub name: Option<Bytes>,
+    /// `CLIENT NO-EVICT ON` (flag `e`): kept for what clients see; Quiver does not evict
+    /// clients (`maxmemory-clients` is accepted without effect).
+    pub no_evict: bool,
     pub last_command_at: Instant,
     /// Full name of the last command run, as `CLIENT LIST` shows it.
     pub last_command: &'static str,
@@ -92,6 +95,7 @@ impl Session {
             db: 0,
             authenticated,
             name: None,
+            no_evict: false,
             last_command_at: Instant::now(),
             last_command: "NULL",
             multi: None,

@@ -186,6 +186,11 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             write::write_integer(out, redirect);
         }
         ClientCommand::TrackingInfo => tracking_info(conn, protocol, out),
+        ClientCommand::NoEvict(on) => {
+            conn.session.no_evict = on;
+            conn.handle.update(&conn.session);
+            write::write_simple(out, b"OK");
+        }
         ClientCommand::Help => container_help("client", protocol, out),
     }
 }

@@ -104,6 +104,8 @@ pub enum ClientCommand {
     GetRedir,
     /// `CLIENT TRACKINGINFO`.
     TrackingInfo,
+    /// `CLIENT NO-EVICT ON|OFF`.
+    NoEvict(bool),
     /// `CLIENT HELP`.
     Help,
 }

@@ -222,6 +222,26 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         |_| client(ClientCommand::GetRedir),
     ),
     c(
+        "client|no-evict",
+        3,
+        ADMIN | CLIENT_FLAGS,
+        "7.0.0",
+        "Sets the client eviction mode of the connection.",
+        |a| {
+            let word = a.next_slice()?;
+            let on = if is(word, "on") {
+                true
+            } else if is(word, "off") {
+                false
+            } else {
+                return Err(CommandError::Syntax);
+            };
+            client(ClientCommand::NoEvict(on))
+        },
+    )
+    .with_syntax("ON|OFF")
+    .with_acl_category("@connection"),
+    c(
         "client|trackinginfo",
         2,
         CLIENT_FLAGS,
