@@ -175,78 +175,240 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
     }
 }
 
-/// The value of a parameter that acts on Quiver, read from the node; `None` for one kept
-/// without effect (see [`redis_config::StoredParams`]).
-fn live_value(shared: &RespShared, name: &str) -> Option<String> {
-    let cache = &shared.cache;
-    let runtime = || shared.runtime();
-    let yes_no = |on: bool| if on { "yes" } else { "no" }.to_owned();
-    Some(match name {
-        "maxmemory" => cache.max_memory_bytes().to_string(),
-        "maxmemory-policy" => cache.policy().name().to_owned(),
-        "maxmemory-samples" => cache.max_memory_samples().to_string(),
-        "lfu-log-factor" => cache.lfu_settings().0.to_string(),
-        "lfu-decay-time" => cache.lfu_settings().1.to_string(),
-        "hll-sparse-max-bytes" => cache.hll_sparse_max_bytes().to_string(),
-        "hash-max-listpack-entries" => limits::HASH_MAX_ENTRIES.get().to_string(),
-        "hash-max-listpack-value" => limits::HASH_MAX_VALUE.get().to_string(),
-        "zset-max-listpack-entries" => limits::ZSET_MAX_ENTRIES.get().to_string(),
-        "zset-max-listpack-value" => limits::ZSET_MAX_VALUE.get().to_string(),
-        "set-max-intset-entries" => limits::SET_MAX_INTSET_ENTRIES.get().to_string(),
-        "requirepass" => runtime()
-            .requirepass
-            .map(|pass| String::from_utf8_lossy(&pass).into_owned())
-            .unwrap_or_default(),
-        "protected-mode" => yes_no(runtime().protected_mode),
-        "databases" => cache.databases().to_string(),
-        "maxclients" => shared.max_clients.to_string(),
-        "timeout" => shared
-            .settings
-            .idle_timeout
-            .map_or(0, |idle| idle.as_secs())
-            .to_string(),
-        "proto-max-bulk-len" => shared.settings.limits.max_bulk_len_bytes.to_string(),
-        "client-query-buffer-limit" => shared.settings.limits.max_query_buffer_bytes.to_string(),
-        "client-output-buffer-limit" => output_limits(shared),
-        "port" => shared.listen_addr.port().to_string(),
-        "bind" => shared.listen_addr.ip().to_string(),
-        "notify-keyspace-events" => cache.notify_events().to_string(),
-        "busy-reply-threshold" => shared.scripts.busy_threshold_ms().to_string(),
-        "slowlog-log-slower-than" => shared.slowlog.threshold_us().to_string(),
-        "slowlog-max-len" => shared.slowlog.max_len().to_string(),
-        // The cache writes no snapshots and keeps no append-only file (yet).
-        "save" => String::new(),
-        "appendonly" => yes_no(false),
-        _ => return None,
-    })
+/// A parameter that acts on Quiver: how its value is read from the node and, for one that
+/// changes at run time, applied to it (a checked value, see [`redis_config::check`]).
+struct Live {
+    name: &'static str,
+    get: fn(&RespShared) -> String,
+    set: Option<fn(&RespShared, &str)>,
+}
+
+fn yes_no(on: bool) -> String {
+    if on { "yes" } else { "no" }.to_owned()
+}
+
+/// A checked number (0 if it somehow is not one), and the same as a size.
+fn number(value: &str) -> u64 {
+    value.parse().unwrap_or(0)
+}
+
+fn size(value: &str) -> usize {
+    usize::try_from(number(value)).unwrap_or(usize::MAX)
+}
+
+fn lfu(value: &str) -> u32 {
+    u32::try_from(number(value)).unwrap_or(u32::MAX)
+}
+
+fn limit(limit: &'static limits::Limit) -> String {
+    limit.get().to_string()
+}
+
+fn runtime_mut(
+    shared: &RespShared,
+) -> std::sync::RwLockWriteGuard<'_, crate::resp::RuntimeSettings> {
+    shared
+        .runtime
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Every parameter that acts on Quiver (by primary name); the others are kept in
+/// [`redis_config::StoredParams`] without effect.
+const LIVE: &[Live] = &[
+    Live {
+        name: "maxmemory",
+        get: |s| s.cache.max_memory_bytes().to_string(),
+        set: Some(|s, v| s.cache.set_max_memory_bytes(number(v))),
+    },
+    Live {
+        name: "maxmemory-policy",
+        get: |s| s.cache.policy().name().to_owned(),
+        set: Some(|s, v| {
+            if let Ok(policy) = v.parse::<EvictionPolicy>() {
+                s.cache.set_policy(policy);
+            }
+        }),
+    },
+    Live {
+        name: "maxmemory-samples",
+        get: |s| s.cache.max_memory_samples().to_string(),
+        // Checked against Quiver's limit by `refusal`.
+        set: Some(|s, v| {
+            let _ = s.cache.set_max_memory_samples(size(v));
+        }),
+    },
+    Live {
+        name: "lfu-log-factor",
+        get: |s| s.cache.lfu_settings().0.to_string(),
+        set: Some(|s, v| s.cache.set_lfu_settings(lfu(v), s.cache.lfu_settings().1)),
+    },
+    Live {
+        name: "lfu-decay-time",
+        get: |s| s.cache.lfu_settings().1.to_string(),
+        set: Some(|s, v| s.cache.set_lfu_settings(s.cache.lfu_settings().0, lfu(v))),
+    },
+    Live {
+        name: "hll-sparse-max-bytes",
+        get: |s| s.cache.hll_sparse_max_bytes().to_string(),
+        set: Some(|s, v| s.cache.set_hll_sparse_max_bytes(size(v))),
+    },
+    Live {
+        name: "hash-max-listpack-entries",
+        get: |_| limit(&limits::HASH_MAX_ENTRIES),
+        set: Some(|_, v| limits::HASH_MAX_ENTRIES.set(size(v))),
+    },
+    Live {
+        name: "hash-max-listpack-value",
+        get: |_| limit(&limits::HASH_MAX_VALUE),
+        set: Some(|_, v| limits::HASH_MAX_VALUE.set(size(v))),
+    },
+    Live {
+        name: "zset-max-listpack-entries",
+        get: |_| limit(&limits::ZSET_MAX_ENTRIES),
+        set: Some(|_, v| limits::ZSET_MAX_ENTRIES.set(size(v))),
+    },
+    Live {
+        name: "zset-max-listpack-value",
+        get: |_| limit(&limits::ZSET_MAX_VALUE),
+        set: Some(|_, v| limits::ZSET_MAX_VALUE.set(size(v))),
+    },
+    Live {
+        name: "set-max-intset-entries",
+        get: |_| limit(&limits::SET_MAX_INTSET_ENTRIES),
+        set: Some(|_, v| limits::SET_MAX_INTSET_ENTRIES.set(size(v))),
+    },
+    Live {
+        name: "requirepass",
+        get: |s| {
+            s.runtime()
+                .requirepass
+                .map(|pass| String::from_utf8_lossy(&pass).into_owned())
+                .unwrap_or_default()
+        },
+        set: Some(|s, v| {
+            runtime_mut(s).requirepass =
+                (!v.is_empty()).then(|| Bytes::copy_from_slice(v.as_bytes()));
+        }),
+    },
+    Live {
+        name: "protected-mode",
+        get: |s| yes_no(s.runtime().protected_mode),
+        set: Some(|s, v| runtime_mut(s).protected_mode = v == "yes"),
+    },
+    Live {
+        name: "client-output-buffer-limit",
+        get: output_limits,
+        // Only the pubsub class gets here (`refusal`).
+        set: Some(|s, v| {
+            let classes = redis_config::parse_output_limits(v).unwrap_or_default();
+            if let Some((_, limit)) = classes.iter().find(|(class, _)| *class == "pubsub") {
+                s.pubsub.set_limits(OutputLimits {
+                    hard_bytes: limit.hard,
+                    soft_bytes: limit.soft,
+                    soft_period: std::time::Duration::from_secs(limit.seconds),
+                });
+            }
+        }),
+    },
+    Live {
+        name: "notify-keyspace-events",
+        get: |s| s.cache.notify_events().to_string(),
+        set: Some(|s, v| {
+            if let Some(classes) = EventClasses::parse(v) {
+                s.pubsub.set_notify_events(classes);
+            }
+        }),
+    },
+    Live {
+        name: "busy-reply-threshold",
+        get: |s| s.scripts.busy_threshold_ms().to_string(),
+        set: Some(|s, v| s.scripts.set_busy_threshold_ms(number(v))),
+    },
+    Live {
+        name: "slowlog-log-slower-than",
+        get: |s| s.slowlog.threshold_us().to_string(),
+        set: Some(|s, v| {
+            s.slowlog
+                .set_threshold_us(v.parse().unwrap_or(slowlog::DEFAULT_THRESHOLD_US));
+        }),
+    },
+    Live {
+        name: "slowlog-max-len",
+        get: |s| s.slowlog.max_len().to_string(),
+        set: Some(|s, v| s.slowlog.set_max_len(size(v))),
+    },
+    // Set when Quiver starts, with its own keys (`redis_config::QUIVER_KEYS`).
+    Live {
+        name: "databases",
+        get: |s| s.cache.databases().to_string(),
+        set: None,
+    },
+    Live {
+        name: "maxclients",
+        get: |s| s.max_clients.to_string(),
+        set: None,
+    },
+    Live {
+        name: "timeout",
+        get: |s| {
+            s.settings
+                .idle_timeout
+                .map_or(0, |idle| idle.as_secs())
+                .to_string()
+        },
+        set: None,
+    },
+    Live {
+        name: "proto-max-bulk-len",
+        get: |s| s.settings.limits.max_bulk_len_bytes.to_string(),
+        set: None,
+    },
+    Live {
+        name: "client-query-buffer-limit",
+        get: |s| s.settings.limits.max_query_buffer_bytes.to_string(),
+        set: None,
+    },
+    Live {
+        name: "port",
+        get: |s| s.listen_addr.port().to_string(),
+        set: None,
+    },
+    Live {
+        name: "bind",
+        get: |s| s.listen_addr.ip().to_string(),
+        set: None,
+    },
+    // The cache writes no snapshots and keeps no append-only file (yet).
+    Live {
+        name: "save",
+        get: |_| String::new(),
+        set: None,
+    },
+    Live {
+        name: "appendonly",
+        get: |_| yes_no(false),
+        set: None,
+    },
+];
+
+fn live(name: &str) -> Option<&'static Live> {
+    LIVE.iter().find(|live| live.name == name)
 }
 
 /// The current value of `param`, as CONFIG GET shows it.
 fn param_value(shared: &RespShared, param: &Param) -> String {
     let primary = redis_config::primary(param);
-    live_value(shared, primary).unwrap_or_else(|| shared.stored_params.get(primary))
+    match live(primary) {
+        Some(live) => (live.get)(shared),
+        None => shared.stored_params.get(primary),
+    }
 }
 
 /// Why Quiver refuses a value Redis would take (`None`: it is applied or kept).
 fn refusal(shared: &RespShared, name: &str, value: &str) -> Option<String> {
-    let current = live_value(shared, name)?;
+    let live = live(name)?;
     match name {
-        "maxmemory"
-        | "maxmemory-policy"
-        | "lfu-log-factor"
-        | "lfu-decay-time"
-        | "hll-sparse-max-bytes"
-        | "hash-max-listpack-entries"
-        | "hash-max-listpack-value"
-        | "zset-max-listpack-entries"
-        | "zset-max-listpack-value"
-        | "set-max-intset-entries"
-        | "requirepass"
-        | "protected-mode"
-        | "notify-keyspace-events"
-        | "busy-reply-threshold"
-        | "slowlog-log-slower-than"
-        | "slowlog-max-len" => None,
         "maxmemory-samples" => value
             .parse::<usize>()
             .ok()
@@ -267,76 +429,42 @@ fn refusal(shared: &RespShared, name: &str, value: &str) -> Option<String> {
         "appendonly" if value == "yes" => {
             Some("Quiver's cache keeps no append-only file yet".to_owned())
         }
-        _ if value == current => None,
-        _ => Some(format!(
-            "Quiver sets {name} when it starts, with {} in its configuration; it is {current} now",
-            redis_config::quiver_key(name).unwrap_or("its own key")
-        )),
+        _ if live.set.is_some() => None,
+        _ => {
+            let current = (live.get)(shared);
+            (value != current).then(|| {
+                format!(
+                    "Quiver sets {name} when it starts, with {} in its configuration; it is {current} now",
+                    redis_config::quiver_key(name).unwrap_or("its own key")
+                )
+            })
+        }
     }
 }
 
-/// Applies a checked, accepted value.
-fn apply(shared: &RespShared, name: &'static str, value: String) {
-    let cache = &shared.cache;
-    let number = || value.parse::<u64>().unwrap_or(0);
-    let size = || usize::try_from(number()).unwrap_or(usize::MAX);
-    let lfu = || u32::try_from(number()).unwrap_or(u32::MAX);
-    match name {
-        "maxmemory" => cache.set_max_memory_bytes(number()),
-        "maxmemory-policy" => {
-            if let Ok(policy) = value.parse::<EvictionPolicy>() {
-                cache.set_policy(policy);
-            }
+/// Checks every change for what Quiver refuses, then applies them all (or none): `Err`
+/// names the parameter and the reason.
+fn apply_all(
+    shared: &RespShared,
+    changes: Vec<(&'static str, String)>,
+) -> Result<(), (&'static str, String)> {
+    for (name, value) in &changes {
+        if let Some(reason) = refusal(shared, name, value) {
+            return Err((name, reason));
         }
-        // Checked against the limit by `refusal`.
-        "maxmemory-samples" => {
-            let _ = cache.set_max_memory_samples(size());
-        }
-        "lfu-log-factor" => cache.set_lfu_settings(lfu(), cache.lfu_settings().1),
-        "lfu-decay-time" => cache.set_lfu_settings(cache.lfu_settings().0, lfu()),
-        "hll-sparse-max-bytes" => cache.set_hll_sparse_max_bytes(size()),
-        "hash-max-listpack-entries" => limits::HASH_MAX_ENTRIES.set(size()),
-        "hash-max-listpack-value" => limits::HASH_MAX_VALUE.set(size()),
-        "zset-max-listpack-entries" => limits::ZSET_MAX_ENTRIES.set(size()),
-        "zset-max-listpack-value" => limits::ZSET_MAX_VALUE.set(size()),
-        "set-max-intset-entries" => limits::SET_MAX_INTSET_ENTRIES.set(size()),
-        "requirepass" => {
-            shared
-                .runtime
-                .write()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .requirepass = (!value.is_empty()).then(|| Bytes::from(value.into_bytes()));
-        }
-        "protected-mode" => {
-            shared
-                .runtime
-                .write()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .protected_mode = value == "yes";
-        }
-        "client-output-buffer-limit" => {
-            let classes = redis_config::parse_output_limits(&value).unwrap_or_default();
-            if let Some((_, limit)) = classes.iter().find(|(class, _)| *class == "pubsub") {
-                shared.pubsub.set_limits(OutputLimits {
-                    hard_bytes: limit.hard,
-                    soft_bytes: limit.soft,
-                    soft_period: std::time::Duration::from_secs(limit.seconds),
-                });
-            }
-        }
-        "notify-keyspace-events" => {
-            if let Some(classes) = EventClasses::parse(&value) {
-                shared.pubsub.set_notify_events(classes);
-            }
-        }
-        "busy-reply-threshold" => shared.scripts.set_busy_threshold_ms(number()),
-        "slowlog-log-slower-than" => shared
-            .slowlog
-            .set_threshold_us(value.parse().unwrap_or(slowlog::DEFAULT_THRESHOLD_US)),
-        "slowlog-max-len" => shared.slowlog.set_max_len(size()),
-        _ if live_value(shared, name).is_some() => {}
-        _ => shared.stored_params.set(name, value),
     }
+    for (name, value) in changes {
+        shared.stored_params.touch(name);
+        match live(name) {
+            Some(live) => {
+                if let Some(set) = live.set {
+                    set(shared, &value);
+                }
+            }
+            None => shared.stored_params.set(name, value),
+        }
+    }
+    Ok(())
 }
 
 fn config(conn: &mut Connection, command: ConfigCommand, out: &mut BytesMut) {
@@ -375,16 +503,9 @@ pub(crate) fn apply_start_params(
         if let Some(key) = redis_config::quiver_key(primary) {
             return Err(format!("set {name} with {key}, Quiver's key for it"));
         }
-        if let Some(reason) = refusal(shared, primary, value) {
-            return Err(format!("{name} {value:?}: {reason}"));
-        }
         changes.push((primary, value.clone()));
     }
-    for (name, value) in changes {
-        shared.stored_params.touch(name);
-        apply(shared, name, value);
-    }
-    Ok(())
+    apply_all(shared, changes).map_err(|(name, reason)| format!("{name}: {reason}"))
 }
 
 /// CONFIG REWRITE: the parameters set since the start (by the file or CONFIG SET), with
@@ -542,17 +663,16 @@ fn config_set(conn: &mut Connection, pairs: &[(Bytes, Bytes)]) -> Result<(), Str
     for (param, (_, value)) in params.iter().zip(pairs) {
         let value =
             redis_config::check(param, value).map_err(|reason| failed(param.name, &reason))?;
-        let primary = redis_config::primary(param);
-        if let Some(reason) = refusal(&conn.shared, primary, &value) {
-            return Err(failed(param.name, &reason));
-        }
-        changes.push((primary, value));
+        changes.push((redis_config::primary(param), value));
     }
-    for (name, value) in changes {
-        conn.shared.stored_params.touch(name);
-        apply(&conn.shared, name, value);
-    }
-    Ok(())
+    apply_all(&conn.shared, changes).map_err(|(name, reason)| {
+        // Redis names the parameter as the table does (an alias as given).
+        let shown = params
+            .iter()
+            .find(|p| redis_config::primary(p) == name)
+            .map_or(name, |p| p.name);
+        failed(shown, &reason)
+    })
 }
 
 /// `client-output-buffer-limit` as Redis shows it. Normal clients have one hard limit,
