@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use quiver_server::resp::rdb;
+use quiver_core::cache::rdb;
 use quiver_server::resp::script::{RestorePolicy, Scripts};
 
 fn scripts() -> &'static Scripts {
@@ -31,5 +31,5 @@ fuzz_target!(|data: &[u8]| {
     }
     // The strings alone, as a loader of other payloads would read them.
     let mut pos = 0;
-    while pos < data.len() && rdb::read_string(data, &mut pos).is_ok() {}
+    while pos < data.len() && rdb::read_string_at(data, &mut pos).is_ok() {}
 });

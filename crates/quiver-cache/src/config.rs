@@ -70,6 +70,11 @@ impl EvictionPolicy {
         matches!(self, Self::AllKeysLfu | Self::VolatileLfu)
     }
 
+    /// Whether eviction goes by least recent access (what snapshots record idle times for).
+    pub fn is_lru(self) -> bool {
+        matches!(self, Self::AllKeysLru | Self::VolatileLru)
+    }
+
     /// Whether only keys with a TTL may be evicted.
     pub fn is_volatile(self) -> bool {
         matches!(

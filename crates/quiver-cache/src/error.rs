@@ -103,6 +103,18 @@ pub enum OpError {
     /// XGROUP CREATE of a group that exists.
     #[error("BUSYGROUP Consumer Group name already exists")]
     BusyGroup,
+    /// RESTORE onto an existing key without REPLACE.
+    #[error("BUSYKEY Target key name already exists.")]
+    BusyKey,
+    /// RESTORE with a negative TTL.
+    #[error("ERR Invalid TTL value, must be >= 0")]
+    InvalidRestoreTtl,
+    /// A DUMP payload with an unknown RDB version or a wrong checksum.
+    #[error("ERR DUMP payload version or checksum are wrong")]
+    BadDumpPayload,
+    /// A DUMP payload whose checksum is right but whose value cannot be read.
+    #[error("ERR Bad data format")]
+    BadDataFormat,
     /// A consumer group (or its stream) that does not exist; each command words it its
     /// own way.
     #[error("NOGROUP No such key or consumer group")]

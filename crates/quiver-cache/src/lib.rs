@@ -82,6 +82,7 @@ pub mod hashed_table;
 pub mod hll;
 pub mod keyspace;
 pub mod memory;
+pub mod rdb;
 pub mod rng;
 pub mod scan;
 pub mod stats;

@@ -306,6 +306,19 @@ impl StreamValue {
         self.entries_added += 1;
     }
 
+    /// The live entries node by node, as Redis's listpacks hold them: each node's first
+    /// ID and master fields, and its entries.
+    pub(crate) fn node_entries(
+        &self,
+    ) -> impl Iterator<Item = (StreamId, &Fields, impl Iterator<Item = &(StreamId, Fields)>)> {
+        let mut at = 0;
+        self.nodes.iter().filter(|n| n.live > 0).map(move |node| {
+            let entries = self.entries.range(at..at + node.live);
+            at += node.live;
+            (node.first, &node.master_fields, entries)
+        })
+    }
+
     /// Entries from `start` to `end` (inclusive), in order or reversed, at most `count`.
     pub fn range(
         &self,

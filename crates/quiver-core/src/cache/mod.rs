@@ -32,6 +32,7 @@ pub use quiver_cache::geo;
 pub use quiver_cache::hll;
 pub use quiver_cache::hll::self_test as hll_self_test;
 pub use quiver_cache::keyspace::{Garbage, WarmTarget};
+pub use quiver_cache::rdb::{self, RestoreOptions};
 pub use quiver_cache::value::limits;
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,

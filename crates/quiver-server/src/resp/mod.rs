@@ -9,7 +9,6 @@ mod clients;
 pub mod command;
 mod connection;
 mod info;
-pub mod rdb;
 pub mod redis_config;
 pub mod script;
 mod session;

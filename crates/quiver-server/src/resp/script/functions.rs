@@ -9,7 +9,7 @@ use bytes::Bytes;
 use mlua::{Function, MultiValue, Value};
 
 use super::vm::{Vm, error_text};
-use crate::resp::rdb;
+use quiver_core::cache::rdb;
 
 /// A script's or function's flags (`#!lua flags=...`, `register_function{flags=...}`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -405,7 +405,7 @@ impl Registry {
             out.push(RDB_OPCODE_FUNCTION2);
             rdb::write_string(&mut out, &loaded.code);
         }
-        out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+        out.extend_from_slice(&rdb::RDB_VERSION.to_le_bytes());
         let crc = rdb::crc64(0, &out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -441,8 +441,6 @@ impl Registry {
 
 /// RDB's record type for a function library (Redis 7.0: `RDB_OPCODE_FUNCTION2`).
 const RDB_OPCODE_FUNCTION2: u8 = 245;
-/// The RDB version Redis 7.0 writes.
-const RDB_VERSION: u16 = 10;
 
 /// The library codes in a FUNCTION DUMP payload, its version and checksum checked.
 fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
@@ -450,15 +448,10 @@ fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     if payload.len() < 10 {
         return Err(WRONG.into());
     }
-    let (body, footer) = payload.split_at(payload.len() - 10);
-    let version = u16::from_le_bytes([footer[0], footer[1]]);
-    let mut crc = [0u8; 8];
-    crc.copy_from_slice(&footer[2..]);
-    if version > RDB_VERSION
-        || rdb::crc64(0, &payload[..payload.len() - 8]) != u64::from_le_bytes(crc)
-    {
+    if !rdb::dump_payload_check(payload) {
         return Err(WRONG.into());
     }
+    let body = &payload[..payload.len() - 10];
     let mut codes = Vec::new();
     let mut pos = 0;
     while pos < body.len() {
@@ -466,7 +459,7 @@ fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
             return Err("ERR given type is not a function".into());
         }
         pos += 1;
-        let code = rdb::read_string(body, &mut pos)
+        let code = rdb::read_string_at(body, &mut pos)
             .map_err(|reason| format!("ERR payload is not a valid function dump ({reason})"))?;
         codes.push(code);
     }
@@ -481,7 +474,7 @@ mod tests {
     fn dump_payload_is_checked() {
         assert!(parse_dump(b"short").is_err());
         let mut payload = vec![RDB_OPCODE_FUNCTION2, 3, b'a', b'b', b'c'];
-        payload.extend_from_slice(&RDB_VERSION.to_le_bytes());
+        payload.extend_from_slice(&rdb::RDB_VERSION.to_le_bytes());
         let crc = rdb::crc64(0, &payload);
         payload.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(parse_dump(&payload).unwrap(), vec![b"abc".to_vec()]);

@@ -124,6 +124,19 @@ pub(crate) fn execute(
             Ok(db) => reply(out, ctx.db.move_key(&key, db, now_ms), flag),
             Err(_) => error(out, &OpError::DbOutOfRange),
         },
+        KeysCommand::Dump { key } => {
+            let payload = ctx.db.dump(&key, now_ms);
+            bulk_or_null(out, ctx, payload.as_deref());
+        }
+        KeysCommand::Restore {
+            key,
+            ttl,
+            payload,
+            options,
+        } => {
+            let result = ctx.db.restore(&key, &ttl, &payload, options, now_ms);
+            reply(out, result, |out, ()| ok(out));
+        }
         KeysCommand::Copy {
             source,
             destination,

@@ -1,6 +1,6 @@
 //! Commands on keys of any type: DEL UNLINK EXISTS TOUCH EXPIRE PEXPIRE
 //! EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME PEXPIRETIME PERSIST TYPE KEYS SCAN
-//! RENAME RENAMENX COPY RANDOMKEY DBSIZE FLUSHDB FLUSHALL OBJECT MEMORY.
+//! RENAME RENAMENX COPY RANDOMKEY DBSIZE FLUSHDB FLUSHALL OBJECT MEMORY DUMP RESTORE.
 
 pub(crate) mod exec;
 mod specs;
@@ -59,6 +59,16 @@ pub enum KeysCommand {
     },
     /// `MOVE key db`.
     Move { key: Bytes, db: i64 },
+    /// `DUMP key`.
+    Dump { key: Bytes },
+    /// `RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]` (the TTL as
+    /// given: it is checked after the key, as Redis does).
+    Restore {
+        key: Bytes,
+        ttl: Bytes,
+        payload: Bytes,
+        options: quiver_core::cache::RestoreOptions,
+    },
     /// `WAIT numreplicas timeout` (milliseconds; 0 waits forever).
     Wait { replicas: i64, timeout_ms: i64 },
     /// `SORT`/`SORT_RO key [BY p] [LIMIT o c] [GET p...] [ASC|DESC] [ALPHA] [STORE d]`.
@@ -291,6 +301,41 @@ fn parse_copy(args: &mut Args<'_>) -> Result<Command, CommandError> {
         destination,
         db,
         replace,
+    })
+}
+
+/// RESTORE's options, checked in Redis's order (IDLETIME and FREQ exclude each other).
+fn parse_restore(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    let key = args.next()?;
+    let ttl = args.next()?;
+    let payload = args.next()?;
+    let mut options = quiver_core::cache::RestoreOptions::default();
+    while let Some(word) = args.peek() {
+        args.next_slice()?;
+        if is(word, "replace") {
+            options.replace = true;
+        } else if is(word, "absttl") {
+            options.absttl = true;
+        } else if is(word, "idletime") && args.remaining() > 0 && options.freq.is_none() {
+            let idle = args.i64()?;
+            options.idle_s = Some(
+                u64::try_from(idle)
+                    .map_err(|_| CommandError::Message("Invalid IDLETIME value, must be >= 0"))?,
+            );
+        } else if is(word, "freq") && args.remaining() > 0 && options.idle_s.is_none() {
+            let freq = args.i64()?;
+            options.freq = Some(u8::try_from(freq).map_err(|_| {
+                CommandError::Message("Invalid FREQ value, must be >= 0 and <= 255")
+            })?);
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    wrap(KeysCommand::Restore {
+        key,
+        ttl,
+        payload,
+        options,
     })
 }
 

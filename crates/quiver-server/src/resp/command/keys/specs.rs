@@ -312,6 +312,30 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("source destination [DB destination-db] [REPLACE]")
     .with_key_flags(&[&["RO", "access"], &["OW", "update"]]),
     c(
+        "dump",
+        2,
+        READONLY,
+        ONE,
+        "2.6.0",
+        "Returns a serialized representation of the value stored at a key.",
+        |a| wrap(KeysCommand::Dump { key: a.next()? }),
+    )
+    .with_syntax("key")
+    .with_key_flags(&[&["RO", "access"]])
+    .with_tips(&["nondeterministic_output"]),
+    c(
+        "restore",
+        -4,
+        WRITE | DENYOOM,
+        ONE,
+        "2.6.0",
+        "Creates a key from the serialized representation of a value.",
+        parse_restore,
+    )
+    .with_syntax("key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]")
+    .dangerous()
+    .with_key_flags(&[&["OW", "update"]]),
+    c(
         "sort",
         -2,
         WRITE | DENYOOM | MOVABLE_KEYS,

@@ -1,0 +1,431 @@
+//! Whole-keyspace snapshots in RDB form: writing one to a sink, and loading one fed in
+//! chunks, so neither the writer nor the loader holds the file in memory.
+
+use std::sync::MutexGuard;
+
+use super::value::{Loaded, is_value_type, read_value, write_value};
+use super::{Input, RDB_VERSION, RdbError, bad, crc64, write_length, write_string};
+use crate::config::EvictionPolicy;
+use crate::evict::{Clock, idle_ms, initial_access, lfu_counter};
+use crate::keyspace::{Keyspace, Shard, lock};
+
+const OP_FUNCTION2: u8 = 0xF5;
+const OP_MODULE_AUX: u8 = 0xF7;
+const OP_IDLE: u8 = 0xF8;
+const OP_FREQ: u8 = 0xF9;
+const OP_AUX: u8 = 0xFA;
+const OP_RESIZEDB: u8 = 0xFB;
+const OP_EXPIRETIME_MS: u8 = 0xFC;
+const OP_EXPIRETIME: u8 = 0xFD;
+const OP_SELECTDB: u8 = 0xFE;
+const OP_EOF: u8 = 0xFF;
+
+/// Bytes gathered before they are handed to the sink.
+const CHUNK: usize = 64 << 10;
+
+/// How the keyspace is walked while a snapshot is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consistency {
+    /// Every shard stays locked for the whole snapshot (SAVE): one instant, no writes meanwhile.
+    PointInTime,
+    /// One shard at a time (BGSAVE): serving goes on; each shard is captured at its own
+    /// instant.
+    PerShard,
+}
+
+/// What a snapshot holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnapshotStats {
+    /// Keys written.
+    pub keys: u64,
+    /// Keys written with a TTL.
+    pub expires: u64,
+    /// Bytes of the file.
+    pub bytes: u64,
+}
+
+/// Builds a snapshot's bytes and hands them to a sink in chunks, keeping the running CRC.
+pub struct SnapshotWriter<'a, E> {
+    buf: Vec<u8>,
+    crc: u64,
+    bytes: u64,
+    sink: &'a mut dyn FnMut(&[u8]) -> Result<(), E>,
+}
+
+impl<'a, E> SnapshotWriter<'a, E> {
+    /// A snapshot beginning with the header and `aux` fields.
+    pub fn new(aux: &[(&str, &[u8])], sink: &'a mut dyn FnMut(&[u8]) -> Result<(), E>) -> Self {
+        let mut buf = Vec::with_capacity(CHUNK * 2);
+        buf.extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
+        for (name, value) in aux {
+            buf.push(OP_AUX);
+            write_string(&mut buf, name.as_bytes());
+            write_string(&mut buf, value);
+        }
+        Self {
+            buf,
+            crc: 0,
+            bytes: 0,
+            sink,
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), E> {
+        self.crc = crc64(self.crc, &self.buf);
+        self.bytes += self.buf.len() as u64;
+        (self.sink)(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), E> {
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the end marker and the checksum; the file's size.
+    pub fn finish(mut self) -> Result<u64, E> {
+        self.buf.push(OP_EOF);
+        let crc = crc64(self.crc, &self.buf);
+        self.buf.extend_from_slice(&crc.to_le_bytes());
+        self.crc = crc;
+        self.bytes += self.buf.len() as u64;
+        (self.sink)(&self.buf)?;
+        Ok(self.bytes)
+    }
+}
+
+impl Keyspace {
+    /// Writes every live key to `sink` as an RDB file with `aux` fields; with
+    /// [`Consistency::PointInTime`] all shards are held for the whole walk.
+    pub fn write_snapshot<E>(
+        &self,
+        now_ms: u64,
+        aux: &[(&str, &[u8])],
+        consistency: Consistency,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<SnapshotStats, E> {
+        let clock = self.clock(now_ms);
+        let policy = self.policy();
+        let mut w = SnapshotWriter::new(aux, sink);
+        let mut stats = SnapshotStats::default();
+        let mut held: Vec<MutexGuard<'_, Shard>> = match consistency {
+            Consistency::PointInTime => self.shards.iter().map(|c| lock(&c.lock)).collect(),
+            Consistency::PerShard => Vec::new(),
+        };
+        for db in 0..self.databases {
+            let (mut keys, mut expires) = (0, 0);
+            for i in 0..self.shards.len() {
+                let count = |s: &Shard| (s.dbs[db].table.len(), s.dbs[db].volatile.len());
+                let (k, e) = match held.get(i) {
+                    Some(s) => count(s),
+                    None => count(&lock(&self.shards[i].lock)),
+                };
+                keys += k;
+                expires += e;
+            }
+            if keys == 0 {
+                continue;
+            }
+            w.buf.push(OP_SELECTDB);
+            write_length(&mut w.buf, db as u64);
+            w.buf.push(OP_RESIZEDB);
+            write_length(&mut w.buf, keys as u64);
+            write_length(&mut w.buf, expires as u64);
+            for i in 0..self.shards.len() {
+                match held.get_mut(i) {
+                    Some(s) => write_shard(&mut w, s, db, &clock, policy, &mut stats)?,
+                    None => {
+                        let s = lock(&self.shards[i].lock);
+                        write_shard(&mut w, &s, db, &clock, policy, &mut stats)?;
+                    }
+                }
+            }
+        }
+        held.clear();
+        stats.bytes = w.finish()?;
+        Ok(stats)
+    }
+}
+
+fn write_shard<E>(
+    w: &mut SnapshotWriter<'_, E>,
+    s: &Shard,
+    db: usize,
+    clock: &Clock,
+    policy: EvictionPolicy,
+    stats: &mut SnapshotStats,
+) -> Result<(), E> {
+    let t = &s.dbs[db];
+    for idx in 0..t.table.len() {
+        let expire = s.expire_at(db, idx);
+        if expire.is_some_and(|at| at <= clock.now_ms) {
+            continue;
+        }
+        let entry = t.table.at(idx);
+        if let Some(at) = expire {
+            w.buf.push(OP_EXPIRETIME_MS);
+            w.buf.extend_from_slice(&at.to_le_bytes());
+            stats.expires += 1;
+        }
+        if policy.is_lfu() {
+            w.buf.push(OP_FREQ);
+            w.buf.push(lfu_counter(entry.access, clock) as u8);
+        } else if policy.is_lru() {
+            w.buf.push(OP_IDLE);
+            write_length(&mut w.buf, idle_ms(entry.access, clock.now_ms) / 1000);
+        }
+        write_value(&mut w.buf, entry, Some(crate::table::Keyed::key(entry)));
+        stats.keys += 1;
+        w.maybe_flush()?;
+    }
+    Ok(())
+}
+
+/// Why a snapshot could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// The file is not an RDB file, or from a newer version.
+    #[error("not an RDB file of version {RDB_VERSION} or older: {0}")]
+    Header(String),
+    /// The bytes at `offset` are not valid.
+    #[error("bad data at byte {offset}: {reason}")]
+    Bad {
+        /// Where the item that failed starts.
+        offset: u64,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The file ends before its end marker and checksum.
+    #[error("the file ends at byte {0} before its end marker")]
+    Truncated(u64),
+    /// The checksum does not match the contents.
+    #[error("checksum mismatch: the file says {expected:#018x}, the contents give {actual:#018x}")]
+    Checksum {
+        /// The checksum in the file.
+        expected: u64,
+        /// The checksum of the contents.
+        actual: u64,
+    },
+}
+
+/// What a load found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Keys loaded.
+    pub keys: u64,
+    /// Keys skipped because they had expired.
+    pub expired: u64,
+    /// The RDB version of the file.
+    pub version: u16,
+    /// Function libraries the file carries (their source), for the scripting layer.
+    pub functions: Vec<Vec<u8>>,
+    /// The auxiliary fields, in file order.
+    pub aux: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+/// Loads an RDB file fed in chunks of any size into a keyspace.
+#[derive(Debug)]
+pub struct SnapshotLoader {
+    buf: Vec<u8>,
+    /// Bytes of the file consumed before `buf`.
+    offset: u64,
+    crc: u64,
+    header: bool,
+    done: bool,
+    db: usize,
+    expire: Option<u64>,
+    idle_s: Option<u64>,
+    freq: Option<u8>,
+    report: LoadReport,
+}
+
+impl Default for SnapshotLoader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One parsed item of the file.
+enum Item {
+    Key(Vec<u8>, Loaded),
+    Other,
+}
+
+impl SnapshotLoader {
+    /// A loader at the start of a file.
+    pub fn new() -> Self {
+        Self {
+            buf: Vec::new(),
+            offset: 0,
+            crc: 0,
+            header: false,
+            done: false,
+            db: 0,
+            expire: None,
+            idle_s: None,
+            freq: None,
+            report: LoadReport::default(),
+        }
+    }
+
+    /// Feeds the next bytes of the file; keys are stored in `ks` as they complete.
+    pub fn feed(&mut self, ks: &Keyspace, chunk: &[u8], now_ms: u64) -> Result<(), LoadError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.extend_from_slice(chunk);
+        let consumed = self.parse(ks, &buf, now_ms)?;
+        self.crc = crc64(self.crc, &buf[..consumed]);
+        self.offset += consumed as u64;
+        buf.drain(..consumed);
+        self.buf = buf;
+        Ok(())
+    }
+
+    /// Parses the complete items at the start of `buf`; the bytes they took.
+    fn parse(&mut self, ks: &Keyspace, buf: &[u8], now_ms: u64) -> Result<usize, LoadError> {
+        let mut input = Input::new(buf);
+        if !self.header {
+            if buf.len() < 9 {
+                return Ok(0);
+            }
+            let head = input.take(9).expect("9 bytes");
+            let version = std::str::from_utf8(&head[5..])
+                .ok()
+                .and_then(|v| v.parse::<u16>().ok());
+            match (head.starts_with(b"REDIS"), version) {
+                (true, Some(v)) if (1..=RDB_VERSION).contains(&v) => self.report.version = v,
+                _ => {
+                    return Err(LoadError::Header(
+                        String::from_utf8_lossy(head).into_owned(),
+                    ));
+                }
+            }
+            self.header = true;
+        }
+        let mut consumed = input.pos;
+        while !self.done {
+            let start = input.pos;
+            let at = |offset: u64, reason| LoadError::Bad {
+                offset: offset + start as u64,
+                reason,
+            };
+            match self.item(&mut input) {
+                Ok(Item::Key(key, loaded)) => {
+                    consumed = input.pos;
+                    self.store(ks, &key, loaded, now_ms)
+                        .map_err(|reason| at(self.offset, reason))?;
+                }
+                Ok(Item::Other) => consumed = input.pos,
+                Err(RdbError::Truncated) => break,
+                Err(RdbError::Bad(reason)) => return Err(at(self.offset, reason)),
+            }
+        }
+        Ok(consumed)
+    }
+
+    fn item(&mut self, input: &mut Input<'_>) -> Result<Item, RdbError> {
+        let op = input.u8()?;
+        match op {
+            OP_EOF => {
+                self.done = true;
+                Ok(Item::Other)
+            }
+            OP_SELECTDB => {
+                self.db = usize::try_from(input.length()?).unwrap_or(usize::MAX);
+                Ok(Item::Other)
+            }
+            OP_RESIZEDB => {
+                input.length()?;
+                input.length()?;
+                Ok(Item::Other)
+            }
+            OP_AUX => {
+                let name = input.string()?.into_owned();
+                let value = input.string()?.into_owned();
+                self.report.aux.push((name, value));
+                Ok(Item::Other)
+            }
+            OP_FUNCTION2 => {
+                let code = input.string()?.into_owned();
+                self.report.functions.push(code);
+                Ok(Item::Other)
+            }
+            OP_MODULE_AUX => Err(bad("module data, which Quiver does not load")),
+            OP_EXPIRETIME_MS => {
+                self.expire = Some(input.u64_le()?);
+                Ok(Item::Other)
+            }
+            OP_EXPIRETIME => {
+                self.expire = Some(u64::from(input.u32_le()?) * 1000);
+                Ok(Item::Other)
+            }
+            OP_IDLE => {
+                self.idle_s = Some(input.length()?);
+                Ok(Item::Other)
+            }
+            OP_FREQ => {
+                self.freq = Some(input.u8()?);
+                Ok(Item::Other)
+            }
+            t if is_value_type(t) => {
+                let key = input.string()?.into_owned();
+                let loaded = read_value(t, input)?;
+                Ok(Item::Key(key, loaded))
+            }
+            other => Err(bad(format!("unknown type or opcode {other}"))),
+        }
+    }
+
+    fn store(
+        &mut self,
+        ks: &Keyspace,
+        key: &[u8],
+        loaded: Loaded,
+        now_ms: u64,
+    ) -> Result<(), String> {
+        let expire = self.expire.take();
+        let (idle_s, freq) = (self.idle_s.take(), self.freq.take());
+        if self.db >= ks.databases() {
+            return Err(format!(
+                "database {} out of range (the node has {} databases)",
+                self.db,
+                ks.databases()
+            ));
+        }
+        if expire.is_some_and(|at| at <= now_ms) {
+            self.report.expired += 1;
+            return Ok(());
+        }
+        let clock = ks.clock(now_ms);
+        let access = match (clock.lfu, idle_s, freq) {
+            (true, _, Some(f)) => (((now_ms / 60_000) & 0xFF_FFFF) as u32) << 8 | u32::from(f),
+            (false, Some(idle), _) => (now_ms / 1000).saturating_sub(idle) as u32,
+            _ => initial_access(&clock),
+        };
+        let mut db = ks.db(self.db).map_err(|e| e.to_string())?;
+        db.load_entry(key, loaded, expire, access, now_ms)
+            .map_err(|()| format!("the key {:?} appears twice", String::from_utf8_lossy(key)))?;
+        self.report.keys += 1;
+        Ok(())
+    }
+
+    /// Checks that the file was complete and its checksum right (a zero checksum, which
+    /// Redis writes with `rdbchecksum no`, is not checked).
+    pub fn finish(self) -> Result<LoadReport, LoadError> {
+        if !self.done || self.buf.len() < 8 && self.report.version >= 5 {
+            return Err(LoadError::Truncated(self.offset + self.buf.len() as u64));
+        }
+        if self.report.version >= 5 {
+            let expected = u64::from_le_bytes(self.buf[..8].try_into().expect("8 bytes"));
+            if expected != 0 && expected != self.crc {
+                return Err(LoadError::Checksum {
+                    expected,
+                    actual: self.crc,
+                });
+            }
+        }
+        Ok(self.report)
+    }
+}
