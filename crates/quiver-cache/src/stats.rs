@@ -8,6 +8,8 @@ pub(crate) struct ShardStats {
     pub(crate) keyspace_misses: u64,
     pub(crate) expired_keys: u64,
     pub(crate) evicted_keys: u64,
+    /// Keys written, created, removed or given a TTL (Redis's `dirty` counter).
+    pub(crate) changes: u64,
 }
 
 impl ShardStats {
@@ -16,6 +18,7 @@ impl ShardStats {
         self.keyspace_misses += o.keyspace_misses;
         self.expired_keys += o.expired_keys;
         self.evicted_keys += o.evicted_keys;
+        self.changes += o.changes;
     }
 }
 
@@ -41,6 +44,9 @@ pub struct Stats {
     pub expired_keys: u64,
     /// Keys deleted to stay under `max_memory`.
     pub evicted_keys: u64,
+    /// Changes to keys since start (writes, new keys, removals, TTL changes), what
+    /// snapshot rules count.
+    pub changes: u64,
     /// Bytes held now (see [`crate::Keyspace::used_memory`]).
     pub used_memory: usize,
     /// The highest `used_memory` observed.

@@ -39,6 +39,8 @@ pub enum ErrorCode {
     ReadOnly,
     /// A command the user is not allowed to run.
     NoPerm,
+    /// A write refused because the last snapshot failed.
+    MisConf,
 }
 
 impl ErrorCode {
@@ -58,6 +60,7 @@ impl ErrorCode {
             ErrorCode::Loading => "LOADING",
             ErrorCode::ReadOnly => "READONLY",
             ErrorCode::NoPerm => "NOPERM",
+            ErrorCode::MisConf => "MISCONF",
         }
     }
 }

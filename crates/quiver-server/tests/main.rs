@@ -8,6 +8,7 @@ mod differential;
 mod docs;
 mod log_tools;
 mod native;
+mod persistence;
 mod resp;
 mod resp_commands;
 mod resp_data;

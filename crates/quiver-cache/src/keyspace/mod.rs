@@ -353,6 +353,7 @@ impl Keyspace {
             keyspace_misses: total.keyspace_misses,
             expired_keys: total.expired_keys,
             evicted_keys: total.evicted_keys,
+            changes: total.changes,
             used_memory: used,
             used_memory_peak: self.peak_bytes.load(Ordering::Relaxed).max(used),
         }
@@ -361,7 +362,12 @@ impl Keyspace {
     /// Zeroes hits, misses, expired and evicted counters and the peak (CONFIG RESETSTAT).
     pub fn reset_stats(&self) {
         for c in self.shards.iter() {
-            lock(&c.lock).stats = ShardStats::default();
+            let mut s = lock(&c.lock);
+            // The change count is not a statistic: snapshot rules go by it.
+            s.stats = ShardStats {
+                changes: s.stats.changes,
+                ..ShardStats::default()
+            };
         }
         self.peak_bytes.store(0, Ordering::Relaxed);
     }

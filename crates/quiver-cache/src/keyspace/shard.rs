@@ -186,6 +186,7 @@ impl Shard {
         let (r, changed) = f(e);
         let after = e.mem();
         self.mem = self.mem + after - before;
+        self.stats.changes += u64::from(changed);
         if changed && self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.signal_modified(db, &key);
@@ -200,6 +201,7 @@ impl Shard {
         self.mem += entry.mem();
         let idx = t.table.insert_new(hash, entry);
         self.mem = self.mem + t.struct_bytes() - before;
+        self.stats.changes += 1;
         if self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.event(db, &key, events::NEW);
@@ -242,6 +244,7 @@ impl Shard {
             }
         }
         self.mem = self.mem + t.struct_bytes() - before - entry.mem();
+        self.stats.changes += 1;
         self.note_change(db, entry.key(), kind);
         entry
     }
@@ -298,6 +301,7 @@ impl Shard {
         garbage.table(std::mem::take(&mut t.table));
         t.volatile = Vec::new();
         self.mem -= freed;
+        self.stats.changes += n as u64;
         for k in keys {
             self.bump_watched(db, &k);
         }

@@ -53,8 +53,13 @@ pub struct SnapshotWriter<'a, E> {
 }
 
 impl<'a, E> SnapshotWriter<'a, E> {
-    /// A snapshot beginning with the header and `aux` fields.
-    pub fn new(aux: &[(&str, &[u8])], sink: &'a mut dyn FnMut(&[u8]) -> Result<(), E>) -> Self {
+    /// A snapshot beginning with the header, `aux` fields and `records` (whole RDB
+    /// records written as given: function libraries).
+    pub fn new(
+        aux: &[(&str, &[u8])],
+        records: &[u8],
+        sink: &'a mut dyn FnMut(&[u8]) -> Result<(), E>,
+    ) -> Self {
         let mut buf = Vec::with_capacity(CHUNK * 2);
         buf.extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
         for (name, value) in aux {
@@ -62,6 +67,7 @@ impl<'a, E> SnapshotWriter<'a, E> {
             write_string(&mut buf, name.as_bytes());
             write_string(&mut buf, value);
         }
+        buf.extend_from_slice(records);
         Self {
             buf,
             crc: 0,
@@ -98,18 +104,19 @@ impl<'a, E> SnapshotWriter<'a, E> {
 }
 
 impl Keyspace {
-    /// Writes every live key to `sink` as an RDB file with `aux` fields; with
-    /// [`Consistency::PointInTime`] all shards are held for the whole walk.
+    /// Writes every live key to `sink` as an RDB file with `aux` fields and `records`
+    /// before the keys; with [`Consistency::PointInTime`] all shards are held for the
+    /// whole walk.
     pub fn write_snapshot<E>(
         &self,
         now_ms: u64,
-        aux: &[(&str, &[u8])],
+        (aux, records): (&[(&str, &[u8])], &[u8]),
         consistency: Consistency,
         sink: &mut dyn FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<SnapshotStats, E> {
         let clock = self.clock(now_ms);
         let policy = self.policy();
-        let mut w = SnapshotWriter::new(aux, sink);
+        let mut w = SnapshotWriter::new(aux, records, sink);
         let mut stats = SnapshotStats::default();
         let mut held: Vec<MutexGuard<'_, Shard>> = match consistency {
             Consistency::PointInTime => self.shards.iter().map(|c| lock(&c.lock)).collect(),
@@ -218,6 +225,8 @@ pub struct LoadReport {
     pub keys: u64,
     /// Keys skipped because they had expired.
     pub expired: u64,
+    /// Keys skipped because they held an empty collection.
+    pub empty: u64,
     /// The RDB version of the file.
     pub version: u16,
     /// Function libraries the file carries (their source), for the scripting layer.
@@ -396,6 +405,10 @@ impl SnapshotLoader {
         }
         if expire.is_some_and(|at| at <= now_ms) {
             self.report.expired += 1;
+            return Ok(());
+        }
+        if loaded.is_empty_collection() {
+            self.report.empty += 1;
             return Ok(());
         }
         let clock = ks.clock(now_ms);

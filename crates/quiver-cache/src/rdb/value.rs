@@ -152,7 +152,7 @@ fn write_zset(out: &mut Vec<u8>, zset: &ZSetValue, packed: bool) {
     }
     // Highest first, as Redis writes a skiplist so loading it inserts at the head.
     write_length(out, zset.len() as u64);
-    for item in zset.iter_rev_from(0) {
+    for item in zset.iter_rev_from(zset.len().saturating_sub(1)) {
         write_string(out, &item.member);
         out.extend_from_slice(&item.score.to_le_bytes());
     }
@@ -254,6 +254,19 @@ pub(crate) enum Loaded {
 }
 
 impl Loaded {
+    /// A list, set, sorted set or hash with nothing in it, which Redis refuses in a
+    /// payload and skips in a snapshot (a stream may be empty).
+    pub(crate) fn is_empty_collection(&self) -> bool {
+        match self {
+            Loaded::Str(_) => false,
+            Loaded::Value(Value::List(l)) => l.is_empty(),
+            Loaded::Value(Value::Set(s)) => s.is_empty(),
+            Loaded::Value(Value::ZSet(z)) => z.is_empty(),
+            Loaded::Value(Value::Hash(h)) => h.is_empty(),
+            Loaded::Value(_) => false,
+        }
+    }
+
     pub(crate) fn into_entry(self, key: &[u8], access: u32) -> Entry {
         match self {
             Loaded::Str(bytes) => Entry::string(key, &bytes, access),
@@ -565,7 +578,10 @@ fn decode_payload(payload: &[u8]) -> std::result::Result<Loaded, OpError> {
     // ignored: what Redis does, so a damaged length reads the same value in both.
     let mut input = Input::new(payload);
     let t = input.u8().map_err(|_| OpError::BadDataFormat)?;
-    read_value(t, &mut input).map_err(|_| OpError::BadDataFormat)
+    read_value(t, &mut input)
+        .ok()
+        .filter(|loaded| !loaded.is_empty_collection())
+        .ok_or(OpError::BadDataFormat)
 }
 
 /// RESTORE's options.

@@ -18,6 +18,7 @@
 
 mod blocking;
 mod lazy_free;
+pub mod persist;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -71,6 +72,7 @@ pub struct Cache {
     /// order even when two connections finish commands at once; it holds the id the next
     /// subscription gets.
     delivery: Mutex<u64>,
+    persistence: persist::Persistence,
 }
 
 impl std::fmt::Debug for Cache {
@@ -93,6 +95,7 @@ impl Cache {
             feed_on: AtomicBool::new(false),
             active_expire_on: AtomicBool::new(true),
             delivery: Mutex::new(0),
+            persistence: persist::Persistence::new(),
         })
     }
 
@@ -189,11 +192,16 @@ impl Cache {
 
     /// Reclaims expired keys in the background until the task is dropped, as Redis does
     /// ten times a second.
-    pub async fn run_active_expiry(self: Arc<Self>, now_ms: impl Fn() -> u64) {
+    /// Starts the background saves the `save` rules call for on the same beat.
+    pub async fn run_active_expiry(
+        self: Arc<Self>,
+        now_ms: impl Fn() -> u64 + Copy + Send + 'static,
+    ) {
         let mut ticker = tokio::time::interval(ACTIVE_EXPIRE_INTERVAL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticker.tick().await;
+            self.save_if_due(now_ms(), now_ms);
             if !self.active_expire_on.load(Ordering::Relaxed) {
                 continue;
             }

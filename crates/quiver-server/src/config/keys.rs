@@ -536,6 +536,13 @@ pub const KEYS: &[Key] = &[
         doc: "What to evict at cache.max_memory (Redis `maxmemory-policy`); noeviction answers OOM to writes.",
     },
     Key {
+        name: "cache.save",
+        kind: Kind::Text { max_len: 512 },
+        default: "3600 1 300 100 60 10000",
+        profiles: &[],
+        doc: "Snapshot rules (Redis `save`): pairs of seconds and changes; a background snapshot is written when at least that many keys changed within that many seconds. Empty: only SAVE, BGSAVE and SHUTDOWN SAVE write one. The file is cache/dump.rdb in data_dir, loaded at start-up.",
+    },
+    Key {
         name: "net.backlog",
         kind: Kind::Integer {
             min: 1,

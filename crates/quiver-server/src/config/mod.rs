@@ -158,6 +158,8 @@ pub struct CacheSettings {
     pub max_memory_bytes: u64,
     /// One of Redis's policy names, checked.
     pub eviction_policy: String,
+    /// Redis's `save` rules as written (checked when the server starts).
+    pub save: String,
 }
 
 /// Socket options shared by every TCP listener.
@@ -349,6 +351,7 @@ impl Config {
                     .expect("bounded by the key's range"),
                 max_memory_bytes: bytes("cache.max_memory"),
                 eviction_policy: text("cache.eviction_policy"),
+                save: text("cache.save"),
             },
             net: NetConfig {
                 backlog: u32::try_from(integer("net.backlog")).expect("bounded by the key's range"),

@@ -113,6 +113,7 @@ pub fn render(state: &ServerState) -> String {
     }
     streams(&mut out, state);
     pubsub(&mut out, state);
+    snapshots(&mut out, state);
     durable(&mut out, state);
     out
 }
@@ -355,6 +356,55 @@ fn streams(out: &mut String, state: &ServerState) {
         "Streams the broker knows.",
     );
     let _ = writeln!(out, "quiver_streams_streams {}", stats.streams.len());
+}
+
+/// The cache's snapshots (SAVE, BGSAVE, the `save` rules).
+fn snapshots(out: &mut String, state: &ServerState) {
+    let p = state.cache.persist_info();
+    plain_counters(
+        out,
+        &[(
+            "quiver_cache_snapshots_total",
+            "Cache snapshots written (SAVE, BGSAVE, save rules, shutdown).",
+            p.saves,
+        )],
+    );
+    let gauges: [(&str, &str, i64); 6] = [
+        (
+            "quiver_cache_changes_since_snapshot",
+            "Keys changed since the last cache snapshot.",
+            i64::try_from(p.changes_since_save).unwrap_or(i64::MAX),
+        ),
+        (
+            "quiver_cache_snapshot_in_progress",
+            "1 while a background snapshot is being written.",
+            i64::from(p.bgsave_in_progress),
+        ),
+        (
+            "quiver_cache_last_snapshot_ok",
+            "1 when the last snapshot succeeded, 0 when it failed (writes are then refused with MISCONF while save rules are set).",
+            i64::from(p.last_bgsave_ok),
+        ),
+        (
+            "quiver_cache_last_snapshot_time_seconds",
+            "Unix time of the last successful snapshot (or of the start).",
+            i64::try_from(p.last_save_s).unwrap_or(i64::MAX),
+        ),
+        (
+            "quiver_cache_last_snapshot_keys",
+            "Keys in the last snapshot written.",
+            i64::try_from(p.last_stats.keys).unwrap_or(i64::MAX),
+        ),
+        (
+            "quiver_cache_last_snapshot_bytes",
+            "Bytes of the last snapshot written.",
+            i64::try_from(p.last_stats.bytes).unwrap_or(i64::MAX),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        family(out, name, "gauge", help);
+        let _ = writeln!(out, "{name} {value}");
+    }
 }
 
 /// The Redis channels (PUBLISH, SUBSCRIBE and friends over RESP).

@@ -435,6 +435,11 @@ impl Connection {
             };
             return self.refuse(Some(spec), &error, out);
         }
+        if (spec.has(flag::WRITE) || spec.name == "ping")
+            && self.shared.cache.persistence().writes_refused()
+        {
+            return self.refuse(Some(spec), &misconf(), out);
+        }
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
             // Inside MULTI, Redis checks only the name and the arity when it queues; the
@@ -736,5 +741,13 @@ async fn sleep_or_forever(duration: Option<Duration>) {
     match duration {
         Some(duration) => tokio::time::sleep(duration).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Redis's refusal of writes while snapshots fail (`stop-writes-on-bgsave-error`).
+fn misconf() -> CommandError {
+    CommandError::Other {
+        code: ErrorCode::MisConf,
+        message: "Quiver is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the server log for details about the RDB error.".into(),
     }
 }

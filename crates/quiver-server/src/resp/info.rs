@@ -1,4 +1,4 @@
-//! `INFO`: the server, clients, memory, stats, keyspace and commandstats
+//! `INFO`: the server, clients, memory, persistence, stats, keyspace and commandstats
 //! sections in Redis's `field:value` format.
 
 use std::fmt::Write;
@@ -13,11 +13,19 @@ use crate::http::process;
 /// to pick features (Quiver's own version is `quiver_version`).
 pub const REDIS_VERSION: &str = "7.0.15";
 
-const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "keyspace",
+];
 const ALL_SECTIONS: &[&str] = &[
     "server",
     "clients",
     "memory",
+    "persistence",
     "stats",
     "keyspace",
     "commandstats",
@@ -53,6 +61,7 @@ pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
             "server" => server(shared, &mut out),
             "clients" => clients(shared, &mut out),
             "memory" => memory(shared, &mut out),
+            "persistence" => persistence(shared, &mut out),
             "stats" => stats(shared, &mut out),
             "keyspace" => keyspace(shared, &mut out),
             _ => commandstats(shared, &mut out),
@@ -104,6 +113,26 @@ fn memory(shared: &RespShared, out: &mut String) {
         cache.policy().name(),
         cache.lazy_free_pending(),
         human(lua as u64),
+    );
+}
+
+/// Snapshot figures; the cache loads its snapshot before the listeners open, so
+/// `loading` is always 0 here, and there is no append-only file.
+fn persistence(shared: &RespShared, out: &mut String) {
+    let p = shared.cache.persist_info();
+    let _ = write!(
+        out,
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_loaded:{}\r\nrdb_last_save_keys:{}\r\nrdb_last_save_bytes:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
+        p.changes_since_save,
+        u8::from(p.bgsave_in_progress),
+        p.last_save_s,
+        if p.last_bgsave_ok { "ok" } else { "err" },
+        p.last_bgsave_time_s,
+        p.current_bgsave_time_s,
+        p.saves,
+        p.loaded_keys,
+        p.last_stats.keys,
+        p.last_stats.bytes,
     );
 }
 

@@ -13,6 +13,7 @@ pub mod state;
 
 use std::io;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -67,6 +68,74 @@ pub enum ServeError {
     Storage(#[from] quiver_core::streams::OpenError),
 }
 
+/// Points the cache's snapshots at `cache/dump.rdb` in the data directory with the
+/// configured rules.
+fn configure_snapshots(cache: &Cache, config: &Config, data_dir: &Path) -> Result<(), ServeError> {
+    let setting = |message: String| ServeError::Setting {
+        key: "cache.save",
+        message,
+    };
+    let rules =
+        quiver_core::cache::persist::parse_save_rules(&config.cache.save).map_err(setting)?;
+    let dir = data_dir.join("cache");
+    std::fs::create_dir_all(&dir).map_err(|e| ServeError::Setting {
+        key: "data_dir",
+        message: format!("cannot create {}: {e}", dir.display()),
+    })?;
+    let persistence = cache.persistence();
+    persistence.set_rules(rules);
+    persistence.set_dir(&dir).map_err(setting)
+}
+
+/// Loads the cache's snapshot file, if there is one, and its function libraries; from
+/// then on snapshots carry the libraries loaded.
+fn load_cache_snapshot(cache: &Cache, shared: &Arc<resp::RespShared>) -> Result<(), ServeError> {
+    let persistence = cache.persistence();
+    let started = Instant::now();
+    match cache.load_snapshot(crate::clock::unix_ms()) {
+        Ok(None) => {}
+        Ok(Some(report)) => {
+            tracing::info!(
+                keys = report.keys,
+                expired = report.expired,
+                libraries = report.functions.len(),
+                path = %persistence.path().display(),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "cache snapshot loaded"
+            );
+            if !report.functions.is_empty() {
+                shared
+                    .scripts
+                    .restore_libraries(&report.functions)
+                    .map_err(|message| ServeError::Setting {
+                        key: "data_dir",
+                        message: format!(
+                            "the function libraries in {} do not load: {message}",
+                            persistence.path().display()
+                        ),
+                    })?;
+            }
+        }
+        Err(error) => {
+            return Err(ServeError::Setting {
+                key: "data_dir",
+                message: format!(
+                    "{error}; move the file aside to start with an empty cache, or fix it with redis-check-rdb"
+                ),
+            });
+        }
+    }
+    // Weak: the cache must not keep the RESP state (which holds the cache) alive.
+    let shared = Arc::downgrade(shared);
+    persistence.set_records(Arc::new(move || {
+        shared
+            .upgrade()
+            .map(|s| s.scripts.library_records())
+            .unwrap_or_default()
+    }));
+    Ok(())
+}
+
 /// Runs the server until a shutdown signal, then drains and returns.
 pub async fn run(config: Config) -> Result<(), ServeError> {
     let readiness = Readiness::default();
@@ -75,6 +144,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     readiness.set_storage_open();
 
     let cache = Arc::new(Cache::new(cache_config(&config))?);
+    configure_snapshots(&cache, &config, data_dir.path())?;
     let http_listener = bind("http", "http.addr", &config.http, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
     let resp_threads = Arc::new(
@@ -125,6 +195,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             key: "resp.redis_config",
             message,
         })?;
+    // After the Redis parameters, which may name other snapshot rules or file.
+    load_cache_snapshot(&cache, &resp_shared)?;
     let state = Arc::new(ServerState {
         started: Instant::now(),
         profile: config.profile,
@@ -139,6 +211,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         .collect(),
         broker: broker.clone(),
         pubsub,
+        cache: Arc::clone(&cache),
     });
 
     // Data listeners (RESP, native, QUIC) stop on `shutdown`; the operations
@@ -192,6 +265,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
+    save_cache_at_shutdown(&cache).await;
     // Durable streams: appends finish, logs are synced and closed, group state written.
     let closing = state.broker.clone();
     let _ = tokio::task::spawn_blocking(move || closing.close()).await;
@@ -200,6 +274,34 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     drop(data_dir);
     tracing::info!("shutdown complete");
     Ok(())
+}
+
+/// Writes a final snapshot when `save` rules are set, as Redis does when it is stopped
+/// (after a background save that is running ends).
+async fn save_cache_at_shutdown(cache: &Arc<Cache>) {
+    use quiver_core::cache::persist::SaveError;
+    if cache.persistence().rules().is_empty() {
+        return;
+    }
+    let cache = Arc::clone(cache);
+    let _ = tokio::task::spawn_blocking(move || {
+        loop {
+            match cache.save(crate::clock::unix_ms()) {
+                Err(SaveError::InProgress) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Ok(stats) => {
+                    tracing::info!(keys = stats.keys, "final cache snapshot written");
+                    break;
+                }
+                Err(error) => {
+                    tracing::error!(%error, "the final cache snapshot could not be written");
+                    break;
+                }
+            }
+        }
+    })
+    .await;
 }
 
 fn bind(

@@ -67,6 +67,8 @@ pub struct ServerState {
     pub broker: Broker,
     /// The Redis channels, for their counters.
     pub pubsub: quiver_core::pubsub::PubSub,
+    /// The cache, for its snapshot figures.
+    pub cache: std::sync::Arc<quiver_core::cache::Cache>,
 }
 
 #[cfg(test)]

@@ -405,9 +405,7 @@ impl Registry {
             out.push(RDB_OPCODE_FUNCTION2);
             rdb::write_string(&mut out, &loaded.code);
         }
-        out.extend_from_slice(&rdb::RDB_VERSION.to_le_bytes());
-        let crc = rdb::crc64(0, &out);
-        out.extend_from_slice(&crc.to_le_bytes());
+        seal_payload(&mut out);
         out
     }
 
@@ -440,7 +438,14 @@ impl Registry {
 }
 
 /// RDB's record type for a function library (Redis 7.0: `RDB_OPCODE_FUNCTION2`).
-const RDB_OPCODE_FUNCTION2: u8 = 245;
+pub(super) const RDB_OPCODE_FUNCTION2: u8 = 245;
+
+/// Closes a serialized payload: the RDB version and the CRC64 of what precedes.
+pub(super) fn seal_payload(out: &mut Vec<u8>) {
+    out.extend_from_slice(&rdb::RDB_VERSION.to_le_bytes());
+    let crc = rdb::crc64(0, out);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
 
 /// The library codes in a FUNCTION DUMP payload, its version and checksum checked.
 fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {

@@ -445,6 +445,25 @@ impl Scripts {
         self.engine().functions.dump()
     }
 
+    /// The libraries as RDB `FUNCTION2` records, what a snapshot carries before its keys
+    /// (FUNCTION DUMP's payload without its version and checksum).
+    pub fn library_records(&self) -> Vec<u8> {
+        let mut payload = self.dump();
+        payload.truncate(payload.len() - 10);
+        payload
+    }
+
+    /// Loads libraries from their code (a snapshot's `FUNCTION2` records).
+    pub fn restore_libraries(&self, codes: &[Vec<u8>]) -> Result<(), String> {
+        let mut payload = Vec::new();
+        for code in codes {
+            payload.push(functions::RDB_OPCODE_FUNCTION2);
+            quiver_core::cache::rdb::write_string(&mut payload, code);
+        }
+        functions::seal_payload(&mut payload);
+        self.restore(&payload, RestorePolicy::Replace)
+    }
+
     /// FUNCTION RESTORE.
     pub fn restore(&self, payload: &[u8], policy: RestorePolicy) -> Result<(), String> {
         let mut engine = self.engine();

@@ -1,7 +1,10 @@
 //! Running server commands: INFO CONFIG COMMAND TIME.
 
 use bytes::{Bytes, BytesMut};
+use quiver_core::cache::persist::{SaveError, parse_save_rules, render_save_rules};
 use quiver_core::cache::{EventClasses, EvictionPolicy};
+
+use crate::clock::unix_ms;
 use quiver_resp::Reply;
 use quiver_resp::encode as write;
 
@@ -97,16 +100,45 @@ pub(in crate::resp) fn execute(
         ServerCommand::Shutdown { abort: true, .. } => {
             write::write_error(out, b"ERR No shutdown in progress.")
         }
-        ServerCommand::Shutdown {
-            save: Some(true), ..
-        } => {
-            tracing::warn!(
-                client = conn.session.id,
-                "SHUTDOWN SAVE refused: the cache does not write snapshots; the server keeps running"
-            );
-            write::write_error(out, b"ERR Errors trying to SHUTDOWN. Check logs.");
+        ServerCommand::Save => match conn.shared.cache.save(unix_ms()) {
+            Ok(_) => write::write_simple(out, b"OK"),
+            Err(SaveError::InProgress) => {
+                write::write_error(out, b"ERR Background save already in progress");
+            }
+            Err(error) => {
+                tracing::error!(%error, "SAVE failed");
+                write::write_error(out, b"ERR");
+            }
+        },
+        ServerCommand::BgSave { schedule } => match conn.shared.cache.bgsave(unix_ms) {
+            Ok(()) => write::write_simple(out, b"Background saving started"),
+            Err(SaveError::InProgress) if schedule => {
+                conn.shared.cache.schedule_bgsave();
+                write::write_simple(out, b"Background saving scheduled");
+            }
+            Err(SaveError::InProgress) => {
+                write::write_error(out, b"ERR Background save already in progress");
+            }
+            Err(error) => {
+                tracing::error!(%error, "BGSAVE failed to start");
+                write::write_error(out, b"ERR");
+            }
+        },
+        ServerCommand::LastSave => {
+            let last = conn.shared.cache.persist_info().last_save_s;
+            write::write_integer(out, i64::try_from(last).unwrap_or(i64::MAX));
         }
-        ServerCommand::Shutdown { .. } => {
+        ServerCommand::Shutdown { save, .. } => {
+            // As Redis: SAVE always writes a snapshot first, NOSAVE never, and no option
+            // writes one when `save` rules are set. A failed save keeps the server up.
+            let rules = !conn.shared.cache.persistence().rules().is_empty();
+            if save.unwrap_or(rules)
+                && let Err(error) = conn.shared.cache.save(unix_ms())
+            {
+                tracing::error!(%error, "SHUTDOWN: the snapshot could not be written; the server keeps running");
+                write::write_error(out, b"ERR Errors trying to SHUTDOWN. Check logs.");
+                return Flow::Continue;
+            }
             tracing::info!(client = conn.session.id, peer = %conn.session.peer, "shutdown requested by a client (SHUTDOWN)");
             conn.shared.shut_down();
             return Flow::Close;
@@ -382,8 +414,33 @@ const LIVE: &[Live] = &[
     // The cache writes no snapshots and keeps no append-only file (yet).
     Live {
         name: "save",
-        get: |_| String::new(),
-        set: None,
+        get: |s| render_save_rules(&s.cache.persistence().rules()),
+        set: Some(|s, v| {
+            if let Ok(rules) = parse_save_rules(v) {
+                s.cache.persistence().set_rules(rules);
+            }
+        }),
+    },
+    Live {
+        name: "stop-writes-on-bgsave-error",
+        get: |s| yes_no(s.cache.persistence().stop_writes_on_error()),
+        set: Some(|s, v| s.cache.persistence().set_stop_writes_on_error(v == "yes")),
+    },
+    Live {
+        name: "dbfilename",
+        get: |s| s.cache.persistence().file_name(),
+        // Checked by `refusal`.
+        set: Some(|s, v| {
+            let _ = s.cache.persistence().set_file_name(v);
+        }),
+    },
+    Live {
+        name: "dir",
+        get: |s| s.cache.persistence().dir().display().to_string(),
+        // Checked by `refusal`.
+        set: Some(|s, v| {
+            let _ = s.cache.persistence().set_dir(std::path::Path::new(v));
+        }),
     },
     Live {
         name: "appendonly",
@@ -423,9 +480,9 @@ fn refusal(shared: &RespShared, name: &str, value: &str) -> Option<String> {
                 )
             })
         }
-        "save" if !value.is_empty() => Some(
-            "Quiver's cache writes no snapshots yet; only an empty save is accepted".to_owned(),
-        ),
+        "dir" if !std::path::Path::new(value).is_dir() => {
+            Some(format!("{value:?} is not an existing directory"))
+        }
         "appendonly" if value == "yes" => {
             Some("Quiver's cache keeps no append-only file yet".to_owned())
         }

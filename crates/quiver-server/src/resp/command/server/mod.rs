@@ -56,6 +56,12 @@ pub enum ServerCommand {
     SlowLogHelp,
     /// `DEBUG subcommand ...`.
     Debug(DebugCommand),
+    /// `SAVE`.
+    Save,
+    /// `BGSAVE [SCHEDULE]`.
+    BgSave { schedule: bool },
+    /// `LASTSAVE`.
+    LastSave,
 }
 
 /// DEBUG's subcommands.
@@ -154,6 +160,16 @@ fn parse_lolwut(a: &mut Args<'_>) -> Result<Command, CommandError> {
     }
     a.rest();
     wrap(ServerCommand::Lolwut)
+}
+
+/// `BGSAVE [SCHEDULE]`.
+fn parse_bgsave(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let schedule = match a.rest().as_slice() {
+        [] => false,
+        [word] if is(word, "schedule") => true,
+        _ => return Err(CommandError::Syntax),
+    };
+    wrap(ServerCommand::BgSave { schedule })
 }
 
 /// SHUTDOWN's options, with Redis's syntax error for anything else.

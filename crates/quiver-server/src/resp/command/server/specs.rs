@@ -72,6 +72,36 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("subcommand [argument...]"),
     c(
+        "save",
+        1,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI,
+        "1.0.0",
+        "Synchronously saves the database(s) to disk.",
+        |_| wrap(ServerCommand::Save),
+    )
+    .dangerous(),
+    c(
+        "bgsave",
+        -1,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        "1.0.0",
+        "Asynchronously saves the database(s) to disk.",
+        parse_bgsave,
+    )
+    .with_syntax("[SCHEDULE]")
+    .dangerous(),
+    c(
+        "lastsave",
+        1,
+        LOADING | STALE | FAST,
+        "1.0.0",
+        "Returns the Unix timestamp of the last successful save to disk.",
+        |_| wrap(ServerCommand::LastSave),
+    )
+    .with_acl_category("@admin")
+    .dangerous()
+    .with_tips(&["nondeterministic_output"]),
+    c(
         "lolwut",
         -1,
         READONLY | FAST,
