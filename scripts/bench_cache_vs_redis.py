@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side RESP benchmark: Quiver vs redis-server with redis-benchmark.
 
-Starts `redis-server --save '' --appendonly no` and `quiver serve` on free
+Starts `redis-server --save '' --appendonly no` and `quiver serve --cache-save ''` on free
 loopback ports, then runs the same redis-benchmark command against each in
 alternation (Q R, then R Q, and so on: each round swaps who goes first),
 after one warm-up round each, and prints a Markdown
@@ -79,7 +79,7 @@ def start_quiver(binary, port, data):
     return subprocess.Popen(
         [binary, "serve", "--data-dir", data, "--resp-addr", f"127.0.0.1:{port}",
          "--http-addr", "127.0.0.1:0", "--native-addr", "127.0.0.1:0",
-         "--quic-addr", "127.0.0.1:0", "--log-level", "warn"],
+         "--quic-addr", "127.0.0.1:0", "--cache-save", "", "--log-level", "warn"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

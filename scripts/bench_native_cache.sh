@@ -37,7 +37,7 @@ quic=$(free_port)
 redis=$(free_port)
 "$bin/quiver" serve --data-dir "$work/data" --native-addr "127.0.0.1:$native" \
     --quic-addr "127.0.0.1:$quic" --resp-addr "127.0.0.1:$(free_port)" \
-    --http-addr "127.0.0.1:$(free_port)" --log-format json --log-level info \
+    --http-addr "127.0.0.1:$(free_port)" --cache-save '' --log-format json --log-level info \
     2>"$work/quiver.log" &
 started $!
 redis-server --port "$redis" --bind 127.0.0.1 --save '' --appendonly no \

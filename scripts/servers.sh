@@ -40,7 +40,7 @@ start_resp_server() {
     valkey) "$valkey" --port "$2" --save '' --appendonly no >/dev/null 2>&1 & ;;
     redis) "$redis" --port "$2" --save '' --appendonly no >/dev/null 2>&1 & ;;
     quiver)
-        "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$2" \
+        "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$2" --cache-save '' \
             --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
             --log-level warn >/dev/null 2>&1 &
         ;;

@@ -142,13 +142,14 @@ impl Keyspace {
             write_length(&mut w.buf, keys as u64);
             write_length(&mut w.buf, expires as u64);
             for i in 0..self.shards.len() {
-                match held.get_mut(i) {
-                    Some(s) => write_shard(&mut w, s, db, &clock, policy, &mut stats)?,
+                match held.get(i) {
+                    Some(s) => write_shard(&mut w, s, db, &clock, policy, &mut stats),
                     None => {
                         let s = lock(&self.shards[i].lock);
-                        write_shard(&mut w, &s, db, &clock, policy, &mut stats)?;
+                        write_shard(&mut w, &s, db, &clock, policy, &mut stats);
                     }
                 }
+                w.maybe_flush()?;
             }
         }
         held.clear();
@@ -157,6 +158,8 @@ impl Keyspace {
     }
 }
 
+/// Serializes the keys of `db` in shard `s` into the writer's buffer (the sink is called
+/// only once the shard is released).
 fn write_shard<E>(
     w: &mut SnapshotWriter<'_, E>,
     s: &Shard,
@@ -164,7 +167,7 @@ fn write_shard<E>(
     clock: &Clock,
     policy: EvictionPolicy,
     stats: &mut SnapshotStats,
-) -> Result<(), E> {
+) {
     let t = &s.dbs[db];
     for idx in 0..t.table.len() {
         let expire = s.expire_at(db, idx);
@@ -186,9 +189,7 @@ fn write_shard<E>(
         }
         write_value(&mut w.buf, entry, Some(crate::table::Keyed::key(entry)));
         stats.keys += 1;
-        w.maybe_flush()?;
     }
-    Ok(())
 }
 
 /// Why a snapshot could not be loaded.

@@ -128,6 +128,8 @@ pub struct Persistence {
     stop_writes_on_error: AtomicBool,
     /// What writes the records that go before the keys (the function libraries).
     records: Mutex<Option<Records>>,
+    /// A SHUTDOWN command already decided about the last snapshot (SAVE or NOSAVE).
+    shutdown_decided: AtomicBool,
     /// Writes are refused: the last snapshot failed, rules are set and
     /// `stop-writes-on-bgsave-error` is on. Read by every write command.
     refuse_writes: AtomicBool,
@@ -166,8 +168,21 @@ impl Persistence {
             }),
             stop_writes_on_error: AtomicBool::new(true),
             records: Mutex::new(None),
+            shutdown_decided: AtomicBool::new(false),
             refuse_writes: AtomicBool::new(false),
         }
+    }
+
+    /// Records that SHUTDOWN already wrote the last snapshot or was told not to, so the
+    /// server's stop does not write one.
+    pub fn decide_shutdown_save(&self) {
+        self.shutdown_decided.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the stop of the server writes a last snapshot: rules are set and no
+    /// SHUTDOWN decided otherwise.
+    pub fn saves_at_stop(&self) -> bool {
+        !self.shutdown_decided.load(Ordering::Relaxed) && !self.rules().is_empty()
     }
 
     /// Sets what gives the records written before the keys.

@@ -197,6 +197,10 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         })?;
     // After the Redis parameters, which may name other snapshot rules or file.
     load_cache_snapshot(&cache, &resp_shared)?;
+    let resp_scripts_busy = {
+        let shared = Arc::downgrade(&resp_shared);
+        move || shared.upgrade().is_some_and(|s| s.scripts.busy())
+    };
     let state = Arc::new(ServerState {
         started: Instant::now(),
         profile: config.profile,
@@ -265,7 +269,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
-    save_cache_at_shutdown(&cache).await;
+    save_cache_at_shutdown(&cache, &resp_scripts_busy).await;
     // Durable streams: appends finish, logs are synced and closed, group state written.
     let closing = state.broker.clone();
     let _ = tokio::task::spawn_blocking(move || closing.close()).await;
@@ -276,11 +280,17 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Writes a final snapshot when `save` rules are set, as Redis does when it is stopped
-/// (after a background save that is running ends).
-async fn save_cache_at_shutdown(cache: &Arc<Cache>) {
+/// Writes a final snapshot when `save` rules are set and no SHUTDOWN command decided
+/// otherwise, as Redis does when it is stopped (after a background save that is running
+/// ends). Not while a script runs: it holds the keys it works on until it ends, which a
+/// script that never ends would make a stop that never ends.
+async fn save_cache_at_shutdown(cache: &Arc<Cache>, script_busy: &dyn Fn() -> bool) {
     use quiver_core::cache::persist::SaveError;
-    if cache.persistence().rules().is_empty() {
+    if !cache.persistence().saves_at_stop() {
+        return;
+    }
+    if script_busy() {
+        tracing::error!("a script is still running: no last cache snapshot is written");
         return;
     }
     let cache = Arc::clone(cache);

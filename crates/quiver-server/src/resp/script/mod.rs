@@ -259,7 +259,7 @@ impl Scripts {
     }
 
     /// A script has run past `busy-reply-threshold`: other commands are answered BUSY.
-    pub(in crate::resp) fn busy(&self) -> bool {
+    pub fn busy(&self) -> bool {
         self.state.busy.load(Ordering::Acquire)
     }
 

@@ -139,6 +139,7 @@ pub(in crate::resp) fn execute(
                 write::write_error(out, b"ERR Errors trying to SHUTDOWN. Check logs.");
                 return Flow::Continue;
             }
+            conn.shared.cache.persistence().decide_shutdown_save();
             tracing::info!(client = conn.session.id, peer = %conn.session.peer, "shutdown requested by a client (SHUTDOWN)");
             conn.shared.shut_down();
             return Flow::Close;
