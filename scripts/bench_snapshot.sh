@@ -14,7 +14,7 @@
 # Usage: scripts/bench_snapshot.sh [ROUNDS]   (default 3)
 # Environment: K (keys, default 1000000), N (GET requests per measurement, default
 #   400000), VALKEY_SERVER (default valkey-server on PATH), REDIS_SERVER (default
-#   redis-server), CARGO_TARGET_DIR.
+#   redis-server), SERVERS (default "valkey redis quiver"), CARGO_TARGET_DIR.
 set -euo pipefail
 
 rounds=${1:-3}
@@ -99,7 +99,7 @@ watch_memory() {
 }
 
 for _ in $(seq "$rounds"); do
-    for server in valkey redis quiver; do
+    for server in ${SERVERS:-valkey redis quiver}; do
         port=$(free_port)
         dir="$work/$server"
         rm -rf "$dir"

@@ -372,6 +372,25 @@ impl Keyspace {
         self.peak_bytes.store(0, Ordering::Relaxed);
     }
 
+    /// The number of key changes since start, or `None` when a shard stays held past a
+    /// short spin (a script or transaction holding it): for periodic checks that must
+    /// never wait on a lock.
+    pub fn changes_now(&self) -> Option<u64> {
+        let mut total = 0;
+        for c in self.shards.iter() {
+            let shard = (0..LOCK_SPIN_TRIES).find_map(|_| match c.lock.try_lock() {
+                Ok(guard) => Some(guard),
+                Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+                Err(TryLockError::WouldBlock) => {
+                    std::hint::spin_loop();
+                    None
+                }
+            })?;
+            total += shard.stats.changes;
+        }
+        Some(total)
+    }
+
     /// Removes every key of every database (FLUSHALL).
     pub fn flush_all(&self) {
         drop(Db::free(self, 0).flushall());

@@ -12,6 +12,7 @@
 //! anything is allocated for it, so a damaged or hostile payload is refused, never trusted.
 
 mod packed;
+pub(crate) use packed::back_length_bytes;
 pub mod snapshot;
 mod value;
 
@@ -284,15 +285,50 @@ const LZF_HASH_BITS: u32 = 16;
 /// compressed string is the same bytes Redis writes. `None` when the result would not fit
 /// in `limit` bytes.
 pub fn lzf_compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
-    let n = input.len();
-    if n == 0 || limit == 0 {
+    if input.is_empty() || limit == 0 {
         return None;
     }
+    LZF_TABLE.with(|table| {
+        let mut table = table.borrow_mut();
+        let table = &mut *table;
+        if table.slots.is_empty() {
+            table.slots = vec![0; 1 << LZF_HASH_BITS];
+        }
+        let out = lzf_compress_with(input, limit, table);
+        // Only the slots this input used are cleared, so the next input starts from an
+        // empty table (deterministic output) without clearing 256 KiB each time.
+        for &i in &table.touched {
+            table.slots[i as usize] = 0;
+        }
+        table.touched.clear();
+        out
+    })
+}
+
+/// liblzf's hash table of recent positions, kept per thread between calls.
+#[derive(Default)]
+struct LzfTable {
+    slots: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl LzfTable {
+    fn set(&mut self, slot: usize, pos: usize) {
+        self.slots[slot] = pos as u32;
+        self.touched.push(slot as u32);
+    }
+}
+
+thread_local! {
+    static LZF_TABLE: std::cell::RefCell<LzfTable> = std::cell::RefCell::default();
+}
+
+fn lzf_compress_with(input: &[u8], limit: usize, table: &mut LzfTable) -> Option<Vec<u8>> {
+    let n = input.len();
     let slot = |h: u32| -> usize {
         ((h >> (24 - LZF_HASH_BITS)).wrapping_sub(h.wrapping_mul(5)) & ((1 << LZF_HASH_BITS) - 1))
             as usize
     };
-    let mut table = vec![0u32; 1 << LZF_HASH_BITS];
     let mut out = Vec::with_capacity(limit + 1);
     // `run_at` is where the current literal run's length byte sits.
     let mut run_at = 0;
@@ -304,8 +340,8 @@ pub fn lzf_compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
     while n >= 3 && ip < n - 2 {
         hval = (hval << 8) | u32::from(input[ip + 2]);
         let s = slot(hval);
-        let candidate = table[s] as usize;
-        table[s] = ip as u32;
+        let candidate = table.slots[s] as usize;
+        table.set(s, ip);
         let matched = candidate > 0
             && candidate < ip
             && ip - candidate - 1 < LZF_MAX_OFFSET
@@ -358,43 +394,41 @@ pub fn lzf_compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
             hval = first(ip);
             for _ in 0..2 {
                 hval = (hval << 8) | u32::from(input[ip + 2]);
-                table[slot(hval)] = ip as u32;
+                table.set(slot(hval), ip);
                 ip += 1;
             }
         } else {
             if out.len() >= limit {
                 return None;
             }
-            lit += 1;
-            out.push(input[ip]);
+            literal(&mut out, &mut lit, &mut run_at, input[ip]);
             ip += 1;
-            if lit == LZF_MAX_LITERAL {
-                out[run_at] = (lit - 1) as u8;
-                lit = 0;
-                run_at = out.len();
-                out.push(0);
-            }
         }
     }
     if out.len() + 3 > limit {
         return None;
     }
     while ip < n {
-        lit += 1;
-        out.push(input[ip]);
+        literal(&mut out, &mut lit, &mut run_at, input[ip]);
         ip += 1;
-        if lit == LZF_MAX_LITERAL {
-            out[run_at] = (lit - 1) as u8;
-            lit = 0;
-            run_at = out.len();
-            out.push(0);
-        }
     }
     out[run_at] = (lit as u8).wrapping_sub(1);
     if lit == 0 {
         out.pop();
     }
     (out.len() <= limit).then_some(out)
+}
+
+/// Adds one literal byte to the current run, closing the run when it is full.
+fn literal(out: &mut Vec<u8>, lit: &mut usize, run_at: &mut usize, byte: u8) {
+    *lit += 1;
+    out.push(byte);
+    if *lit == LZF_MAX_LITERAL {
+        out[*run_at] = (*lit - 1) as u8;
+        *lit = 0;
+        *run_at = out.len();
+        out.push(0);
+    }
 }
 
 /// LZF decompression to exactly `len` bytes.

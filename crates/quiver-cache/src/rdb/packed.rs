@@ -84,14 +84,9 @@ impl ListpackWriter {
 
     /// The entry's length, written so the listpack can be walked backwards.
     fn back_length(&mut self, start: usize) {
-        let l = (self.buf.len() - start) as u64;
-        let parts = match l {
-            0..=127 => 1,
-            128..=16_382 => 2,
-            16_383..=2_097_150 => 3,
-            2_097_151..=268_435_454 => 4,
-            _ => 5,
-        };
+        let len = self.buf.len() - start;
+        let l = len as u64;
+        let parts = back_length_bytes(len);
         for i in (0..parts).rev() {
             let byte = ((l >> (7 * i)) & 127) as u8;
             self.buf
@@ -107,6 +102,17 @@ impl ListpackWriter {
         let count = u16::try_from(self.count).unwrap_or(u16::MAX);
         self.buf[4..6].copy_from_slice(&count.to_le_bytes());
         self.buf
+    }
+}
+
+/// Bytes of a listpack entry's back length for an entry of `len` bytes.
+pub(crate) fn back_length_bytes(len: usize) -> usize {
+    match len {
+        0..=127 => 1,
+        128..=16_382 => 2,
+        16_383..=2_097_150 => 3,
+        2_097_151..=268_435_454 => 4,
+        _ => 5,
     }
 }
 
@@ -198,14 +204,7 @@ pub(crate) fn listpack_items(lp: &[u8]) -> Result<Vec<Item<'_>>> {
                 }
             }
         };
-        let back = match len {
-            0..=127 => 1,
-            128..=16_382 => 2,
-            16_383..=2_097_150 => 3,
-            2_097_151..=268_435_454 => 4,
-            _ => 5,
-        };
-        at += len + back;
+        at += len + back_length_bytes(len);
         if at > end {
             return Err(bad("a listpack entry past the end"));
         }

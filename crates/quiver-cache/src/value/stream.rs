@@ -166,15 +166,7 @@ mod listpack {
     /// Bytes of a listpack's header and end marker.
     pub(super) const EMPTY: usize = 7;
 
-    fn backlen(len: usize) -> usize {
-        match len {
-            0..=127 => 1,
-            128..=16_382 => 2,
-            16_383..=2_097_150 => 3,
-            2_097_151..=268_435_454 => 4,
-            _ => 5,
-        }
-    }
+    use crate::rdb::back_length_bytes as backlen;
 
     /// An integer element.
     pub(super) fn int(value: i64) -> usize {

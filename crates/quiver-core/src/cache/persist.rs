@@ -388,11 +388,11 @@ impl Cache {
             if s.started.is_some() {
                 return;
             }
-            let changed = self
-                .keyspace
-                .stats()
-                .changes
-                .saturating_sub(s.changes_at_save);
+            // Never waits on a shard: a script that never ends holds its keys.
+            let Some(changes) = self.keyspace.changes_now() else {
+                return;
+            };
+            let changed = changes.saturating_sub(s.changes_at_save);
             let since_s = (now_ms / 1000).saturating_sub(s.info.last_save_s);
             let may_retry = s
                 .failed_at_ms
