@@ -387,6 +387,22 @@ impl Log {
         .map_err(|e| self.inner.shared.poison(watermark::WATERMARK_FILE, e))
     }
 
+    /// Makes every record appended so far durable, sharing the fsync with concurrent
+    /// callers (group commit), without rewriting the watermark file (which only ever
+    /// trails the data): for callers that sync after every few appends. Returns the
+    /// offset below which everything is durable.
+    pub fn sync_appended(&self) -> Result<u64, SyncError> {
+        let Some(writer) = &self.inner.writer else {
+            return Ok(self.committed_offset());
+        };
+        let target = writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next_offset;
+        self.inner.make_durable(target)?;
+        Ok(target)
+    }
+
     /// Syncs and stops accepting appends, then releases the directory lock (another writer
     /// may open the directory; readers of this handle go on). Dropping a log closes it too
     /// (ignoring errors).

@@ -101,6 +101,19 @@ impl Log {
         Ok(report)
     }
 
+    /// Deletes the sealed segments that hold only offsets below `offset`: records the
+    /// caller no longer needs (what a snapshot now covers, say). The segment holding
+    /// `offset` and those after it stay.
+    pub fn delete_before(&self, offset: u64) -> Result<RetentionReport, SyncError> {
+        let mut report = RetentionReport::default();
+        let protect = Protect {
+            groups: false,
+            from: Some(offset),
+        };
+        while self.delete_oldest(protect, false, &mut report)? {}
+        Ok(report)
+    }
+
     /// Base offset of the segment after the oldest one (the oldest one's end), if the
     /// oldest is sealed.
     fn second_segment_base(&self) -> Option<u64> {

@@ -1,6 +1,7 @@
 //! Integration tests of the `quiver` binary and its configuration, through
 //! the public API and real processes on 127.0.0.1.
 
+mod aof;
 mod cli;
 mod config;
 mod crash;

@@ -11,11 +11,13 @@
 //! values. Every length read from input is checked against the bytes that are there before
 //! anything is allocated for it, so a damaged or hostile payload is refused, never trusted.
 
+pub mod journal;
 mod packed;
 pub(crate) use packed::back_length_bytes;
 pub mod snapshot;
 mod value;
 
+pub use journal::{Replayed, journal_libraries};
 pub use snapshot::{Consistency, LoadError, SnapshotStats};
 pub use snapshot::{LoadReport, SnapshotLoader, SnapshotWriter};
 pub use value::{RestoreOptions, dump_payload_check};

@@ -674,6 +674,23 @@ impl Db<'_> {
         })
         .map_err(|_| ())
     }
+
+    /// Stores a key read back from the journal in place of whatever the key holds.
+    pub(crate) fn replace_loaded(
+        &mut self,
+        key: &[u8],
+        loaded: Loaded,
+        expire_at: Option<u64>,
+        now_ms: u64,
+    ) {
+        let stored = self.write_key(key, now_ms, false, |k| {
+            k.delete();
+            insert_loaded(k, loaded, None);
+            k.set_expire(expire_at);
+            Ok(())
+        });
+        debug_assert!(stored.is_ok());
+    }
 }
 
 /// Stores a loaded value under the key of `k` (absent), with `access` if given.

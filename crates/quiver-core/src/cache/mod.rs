@@ -16,6 +16,7 @@
 //! The keyspace operations themselves (`Db::set`, `Db::lpush`...) are `quiver-cache`'s,
 //! re-exported here with the types they take and return.
 
+pub mod aof;
 mod blocking;
 mod lazy_free;
 pub mod persist;
@@ -73,6 +74,7 @@ pub struct Cache {
     /// subscription gets.
     delivery: Mutex<u64>,
     persistence: persist::Persistence,
+    aof: aof::AppendOnly,
 }
 
 impl std::fmt::Debug for Cache {
@@ -96,6 +98,7 @@ impl Cache {
             active_expire_on: AtomicBool::new(true),
             delivery: Mutex::new(0),
             persistence: persist::Persistence::new(),
+            aof: aof::AppendOnly::new(),
         })
     }
 
@@ -191,8 +194,8 @@ impl Cache {
     }
 
     /// Reclaims expired keys in the background until the task is dropped, as Redis does
-    /// ten times a second.
-    /// Starts the background saves the `save` rules call for on the same beat.
+    /// ten times a second. Starts the background saves the `save` rules call for, and
+    /// the rewrites of the append-only file its growth calls for, on the same beat.
     pub async fn run_active_expiry(
         self: Arc<Self>,
         now_ms: impl Fn() -> u64 + Copy + Send + 'static,
@@ -202,6 +205,7 @@ impl Cache {
         loop {
             ticker.tick().await;
             self.save_if_due(now_ms(), now_ms);
+            self.rewrite_if_due(now_ms);
             if !self.active_expire_on.load(Ordering::Relaxed) {
                 continue;
             }
@@ -241,6 +245,9 @@ impl Cache {
         let changes = self.keyspace.take_changes();
         if changes.is_empty() {
             return;
+        }
+        if self.aof.enabled() {
+            self.journal_changes(&changes);
         }
         let subscribers: Vec<Subscriber> = self
             .subscribers
@@ -369,7 +376,7 @@ impl Drop for ChangeSubscription {
         let _order = cache.lock_delivery();
         let mut subscribers = cache.write_subscribers();
         subscribers.retain(|(id, _)| *id != self.id);
-        if subscribers.is_empty() {
+        if subscribers.is_empty() && !cache.aof.enabled() {
             cache.feed_on.store(false, Ordering::Release);
             cache.keyspace.set_change_feed(false);
         }

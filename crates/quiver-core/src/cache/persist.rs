@@ -303,7 +303,7 @@ impl Cache {
             }
             s.dir.join(&s.file_name)
         };
-        let result = write_file(self, &path, now_ms, Consistency::PointInTime);
+        let result = write_file(self, &path, now_ms, Consistency::PointInTime, None);
         self.saved(&result, changes, now_ms, None);
         result
     }
@@ -328,7 +328,7 @@ impl Cache {
             .spawn(move || {
                 let changes = cache.keyspace.stats().changes;
                 let started = Instant::now();
-                let result = write_file(&cache, &path, now_ms(), Consistency::PerShard);
+                let result = write_file(&cache, &path, now_ms(), Consistency::PerShard, None);
                 cache.saved(&result, changes, now_ms(), Some(started));
                 if let Err(error) = &result {
                     tracing::error!(%error, "background save failed");
@@ -411,39 +411,48 @@ impl Cache {
 
     /// Loads the snapshot file if there is one; `None` when there is no file.
     pub fn load_snapshot(&self, now_ms: u64) -> Result<Option<LoadReport>, LoadSnapshotError> {
-        let path = self.persistence.path();
-        let mut file = match File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        load_file(self, &self.persistence.path(), now_ms)
+    }
+}
+
+/// Loads the snapshot at `path` if there is one; `None` when there is no file.
+pub(super) fn load_file(
+    cache: &Cache,
+    path: &Path,
+    now_ms: u64,
+) -> Result<Option<LoadReport>, LoadSnapshotError> {
+    let path = path.to_owned();
+    let mut file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(LoadSnapshotError::Io { path, source }),
+    };
+    let mut loader = SnapshotLoader::new();
+    let mut buf = vec![0; 1 << 20];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(source) => return Err(LoadSnapshotError::Io { path, source }),
         };
-        let mut loader = SnapshotLoader::new();
-        let mut buf = vec![0; 1 << 20];
-        loop {
-            let n = match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(source) => return Err(LoadSnapshotError::Io { path, source }),
-            };
-            loader
-                .feed(&self.keyspace, &buf[..n], now_ms)
-                .map_err(|source| LoadSnapshotError::Format {
-                    path: path.clone(),
-                    source,
-                })?;
-        }
-        let report = loader
-            .finish()
+        loader
+            .feed(&cache.keyspace, &buf[..n], now_ms)
             .map_err(|source| LoadSnapshotError::Format {
                 path: path.clone(),
                 source,
             })?;
-        let mut s = self.persistence.state();
-        s.changes_at_save = self.keyspace.stats().changes;
-        s.info.loaded_keys = report.keys;
-        Ok(Some(report))
     }
+    let report = loader
+        .finish()
+        .map_err(|source| LoadSnapshotError::Format {
+            path: path.clone(),
+            source,
+        })?;
+    let mut s = cache.persistence.state();
+    s.changes_at_save = cache.keyspace.stats().changes;
+    s.info.loaded_keys = report.keys;
+    Ok(Some(report))
 }
 
 /// Why the snapshot could not be loaded at start-up.
@@ -468,12 +477,14 @@ pub enum LoadSnapshotError {
 }
 
 /// Writes the snapshot to a temporary file beside `path`, syncs it, renames it over `path`
-/// and syncs the directory.
-fn write_file(
+/// and syncs the directory. A base of the append-only file says so, and names the first
+/// log offset it does not cover.
+pub(super) fn write_file(
     cache: &Cache,
     path: &Path,
     now_ms: u64,
     consistency: Consistency,
+    aof_offset: Option<u64>,
 ) -> Result<SnapshotStats, SaveError> {
     let io_error = |source| SaveError::Io {
         path: path.to_owned(),
@@ -486,13 +497,17 @@ fn write_file(
         let version = env!("CARGO_PKG_VERSION");
         let ctime = (now_ms / 1000).to_string();
         let used = cache.used_memory().to_string();
-        let aux: [(&str, &[u8]); 5] = [
+        let offset = aof_offset.map(|o| o.to_string());
+        let mut aux: Vec<(&str, &[u8])> = vec![
             ("quiver-ver", version.as_bytes()),
             ("redis-bits", b"64"),
             ("ctime", ctime.as_bytes()),
             ("used-mem", used.as_bytes()),
-            ("aof-base", b"0"),
+            ("aof-base", if offset.is_some() { b"1" } else { b"0" }),
         ];
+        if let Some(offset) = &offset {
+            aux.push((super::aof::OFFSET_AUX, offset.as_bytes()));
+        }
         let records = cache.persistence.records();
         let stats = cache.keyspace.write_snapshot(
             now_ms,

@@ -543,6 +543,27 @@ pub const KEYS: &[Key] = &[
         doc: "Snapshot rules (Redis `save`): pairs of seconds and changes; a background snapshot is written when at least that many keys changed within that many seconds. Empty: only SAVE, BGSAVE and SHUTDOWN SAVE write one. The file is cache/dump.rdb in data_dir, loaded at start-up.",
     },
     Key {
+        name: "cache.appendonly",
+        kind: Kind::Bool,
+        default: "false",
+        profiles: &[],
+        doc: "Journal every change of the cache in an append-only log (Redis `appendonly`): cache/appendonlydir in data_dir, a base snapshot plus a quiver-log log, replayed at start-up.",
+    },
+    Key {
+        name: "cache.appendfsync",
+        kind: Kind::Choice(&["always", "everysec", "no"]),
+        default: "everysec",
+        profiles: &[],
+        doc: "When the append-only log is fsynced (Redis `appendfsync`): always before the reply (group commit), everysec once a second, no when the OS decides. Every mode writes the log before replying, so a crash of the process loses nothing acknowledged.",
+    },
+    Key {
+        name: "cache.aof_recover",
+        kind: Kind::Bool,
+        default: "false",
+        profiles: &[],
+        doc: "Start even if the append-only log is damaged inside: keep the records before the damage and drop the rest (reported in the log). Off: such a log stops the start-up with the file and position.",
+    },
+    Key {
         name: "net.backlog",
         kind: Kind::Integer {
             min: 1,

@@ -160,6 +160,12 @@ pub struct CacheSettings {
     pub eviction_policy: String,
     /// Redis's `save` rules as written (checked when the server starts).
     pub save: String,
+    /// Journal changes in the append-only file.
+    pub appendonly: bool,
+    /// `always`, `everysec` or `no`.
+    pub appendfsync: String,
+    /// Open a damaged append-only log keeping what is before the damage.
+    pub aof_recover: bool,
 }
 
 /// Socket options shared by every TCP listener.
@@ -352,6 +358,9 @@ impl Config {
                 max_memory_bytes: bytes("cache.max_memory"),
                 eviction_policy: text("cache.eviction_policy"),
                 save: text("cache.save"),
+                appendonly: matches!(value("cache.appendonly"), Value::Bool(true)),
+                appendfsync: text("cache.appendfsync"),
+                aof_recover: matches!(value("cache.aof_recover"), Value::Bool(true)),
             },
             net: NetConfig {
                 backlog: u32::try_from(integer("net.backlog")).expect("bounded by the key's range"),

@@ -358,7 +358,7 @@ fn streams(out: &mut String, state: &ServerState) {
     let _ = writeln!(out, "quiver_streams_streams {}", stats.streams.len());
 }
 
-/// The cache's snapshots (SAVE, BGSAVE, the `save` rules).
+/// The cache's snapshots (SAVE, BGSAVE, the `save` rules) and append-only file.
 fn snapshots(out: &mut String, state: &ServerState) {
     let p = state.cache.persist_info();
     plain_counters(
@@ -401,7 +401,45 @@ fn snapshots(out: &mut String, state: &ServerState) {
             i64::try_from(p.last_stats.bytes).unwrap_or(i64::MAX),
         ),
     ];
-    for (name, help, value) in gauges {
+    let a = state.cache.aof_info();
+    plain_counters(
+        out,
+        &[
+            (
+                "quiver_cache_aof_rewrites_total",
+                "Rewrites of the cache's append-only file (BGREWRITEAOF, automatic, start-up).",
+                a.rewrites,
+            ),
+            (
+                "quiver_cache_aof_fsyncs_total",
+                "Fsyncs of the append-only log (one serves every write waiting for it under appendfsync always).",
+                a.fsyncs,
+            ),
+        ],
+    );
+    let aof_gauges: [(&str, &str, i64); 4] = [
+        (
+            "quiver_cache_aof_enabled",
+            "1 while the cache journals its changes in the append-only file.",
+            i64::from(a.enabled),
+        ),
+        (
+            "quiver_cache_aof_last_write_ok",
+            "1 when the last write and fsync of the append-only log succeeded, 0 when one failed (writes are then refused with MISCONF until a rewrite succeeds).",
+            i64::from(a.last_write_ok),
+        ),
+        (
+            "quiver_cache_aof_size_bytes",
+            "Bytes of the append-only log now.",
+            i64::try_from(a.current_size).unwrap_or(i64::MAX),
+        ),
+        (
+            "quiver_cache_aof_rewrite_in_progress",
+            "1 while a new base of the append-only file is being written.",
+            i64::from(a.rewrite_in_progress),
+        ),
+    ];
+    for (name, help, value) in gauges.into_iter().chain(aof_gauges) {
         family(out, name, "gauge", help);
         let _ = writeln!(out, "{name} {value}");
     }

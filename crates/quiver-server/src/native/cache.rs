@@ -62,6 +62,27 @@ pub fn delete(cache: &Cache, request_id: u32, request: &CacheDelete) -> Outgoing
     }
 }
 
+/// Refuses a write while persistence fails (RESP's MISCONF), or else makes it.
+pub fn write(cache: &Cache, request_id: u32, make: impl FnOnce() -> Outgoing) -> Outgoing {
+    if cache.append_only().write_failed() || cache.persistence().writes_refused() {
+        let message = "writes are refused: the cache cannot persist to disk (see the server log)";
+        return Outgoing::encode(request_id, &ErrorFrame::new(ErrorCode::INTERNAL, message));
+    }
+    make()
+}
+
+/// The reply to a write, once what it changed is as durable as `appendfsync` promises;
+/// an error frame instead if it could not be journaled.
+pub async fn durable(cache: &Cache, request_id: u32, reply: Outgoing) -> Outgoing {
+    match cache.wait_durable().await {
+        Ok(()) => reply,
+        Err(error) => Outgoing::encode(
+            request_id,
+            &ErrorFrame::new(ErrorCode::INTERNAL, &error.to_string()),
+        ),
+    }
+}
+
 fn op_error(error: &OpError) -> ErrorFrame {
     let code = match error {
         OpError::OutOfMemory => ErrorCode::OVERLOADED,

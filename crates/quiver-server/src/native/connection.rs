@@ -343,11 +343,17 @@ impl<D: Deliveries> Connection<'_, D> {
                 Flow::Continue
             }
             Frame::CacheSet(set) => {
-                send(out, cache::set(&shared.cache, request_id, &set)).await;
+                let reply = cache::write(&shared.cache, request_id, || {
+                    cache::set(&shared.cache, request_id, &set)
+                });
+                send(out, cache::durable(&shared.cache, request_id, reply).await).await;
                 Flow::Continue
             }
             Frame::CacheDelete(delete) => {
-                send(out, cache::delete(&shared.cache, request_id, &delete)).await;
+                let reply = cache::write(&shared.cache, request_id, || {
+                    cache::delete(&shared.cache, request_id, &delete)
+                });
+                send(out, cache::durable(&shared.cache, request_id, reply).await).await;
                 Flow::Continue
             }
             other => {

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use quiver_core::cache::ChangeOrigin;
+use quiver_core::cache::{Cache, ChangeOrigin};
 use quiver_core::pubsub::{Closed, Entry};
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Decoder, ErrorCode, ParseError, Protocol, Request};
@@ -221,7 +221,7 @@ impl Connection {
                         } else {
                             tracing::info!(client = self.session.id, peer = %self.session.peer, %error, "closing client");
                         }
-                        flush(&mut writer, &mut output, &self.session).await?;
+                        flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                         return Err(End::Closed);
                     }
                 };
@@ -245,11 +245,11 @@ impl Connection {
                 match self.handle_request(&request, &mut output) {
                     Flow::Continue => {}
                     Flow::Close => {
-                        flush(&mut writer, &mut output, &self.session).await?;
+                        flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                         return Err(End::Closed);
                     }
                     Flow::Block(blocked) => {
-                        flush(&mut writer, &mut output, &self.session).await?;
+                        flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                         let parked = Parked {
                             reader: &mut reader,
                             input,
@@ -279,13 +279,13 @@ impl Connection {
                     return Err(End::Closed);
                 }
                 if output.len() >= FLUSH_THRESHOLD_BYTES {
-                    flush(&mut writer, &mut output, &self.session).await?;
+                    flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                 }
             }
             if !scripts.is_empty() {
                 drain_scripts(&mut scripts, &mut output).await;
             }
-            flush(&mut writer, &mut output, &self.session).await?;
+            flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
             seat.served(served);
             self.handle.update(&self.session);
             if shutdown.is_triggered() {
@@ -333,7 +333,7 @@ impl Connection {
                 if self.deliver(&mut output).is_err() {
                     return Err(End::Closed);
                 }
-                flush(&mut writer, &mut output, &self.session).await?;
+                flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                 filled = false;
                 continue;
             };
@@ -435,10 +435,14 @@ impl Connection {
             };
             return self.refuse(Some(spec), &error, out);
         }
-        if (spec.has(flag::WRITE) || spec.name == "ping")
-            && self.shared.cache.persistence().writes_refused()
-        {
-            return self.refuse(Some(spec), &misconf(), out);
+        if spec.has(flag::WRITE) || spec.name == "ping" {
+            let cache = &self.shared.cache;
+            if cache.append_only().write_failed() {
+                return self.refuse(Some(spec), &misconf(MISCONF_AOF), out);
+            }
+            if cache.persistence().writes_refused() {
+                return self.refuse(Some(spec), &misconf(MISCONF_RDB), out);
+            }
         }
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
@@ -711,9 +715,17 @@ async fn flush(
     writer: &mut WriteHalf<'_>,
     output: &mut BytesMut,
     session: &Session,
+    cache: &Cache,
 ) -> Result<(), End> {
     if output.is_empty() {
         return Ok(());
+    }
+    // Replies go out only once the writes before them are as durable as `appendfsync`
+    // promises; if the journal failed they never go out.
+    if let Err(error) = cache.wait_durable().await {
+        tracing::error!(client = session.id, %error, "closing client: its writes could not be journaled");
+        output.clear();
+        return Err(End::Closed);
     }
     let result = match &session.subscriber {
         None => writer.write_all(output).await,
@@ -745,9 +757,14 @@ async fn sleep_or_forever(duration: Option<Duration>) {
 }
 
 /// Redis's refusal of writes while snapshots fail (`stop-writes-on-bgsave-error`).
-fn misconf() -> CommandError {
+const MISCONF_RDB: &str = "Quiver is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the server log for details about the RDB error.";
+
+/// Redis's refusal of writes while the append-only file cannot be written.
+const MISCONF_AOF: &str = "Errors writing to the AOF file: a write or fsync of the append-only log failed (see the server log); writes resume after a successful BGREWRITEAOF";
+
+fn misconf(message: &'static str) -> CommandError {
     CommandError::Other {
         code: ErrorCode::MisConf,
-        message: "Quiver is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the server log for details about the RDB error.".into(),
+        message: message.into(),
     }
 }

@@ -116,24 +116,45 @@ fn memory(shared: &RespShared, out: &mut String) {
     );
 }
 
-/// Snapshot figures; the cache loads its snapshot before the listeners open, so
-/// `loading` is always 0 here, and there is no append-only file.
+/// Snapshot and append-only figures; the cache loads what is on disk before the
+/// listeners open, so `loading` is always 0 here.
 fn persistence(shared: &RespShared, out: &mut String) {
     let p = shared.cache.persist_info();
+    let a = shared.cache.aof_info();
+    let status = |ok: bool| if ok { "ok" } else { "err" };
     let _ = write!(
         out,
-        "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_loaded:{}\r\nrdb_last_save_keys:{}\r\nrdb_last_save_bytes:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_loaded:{}\r\nrdb_last_save_keys:{}\r\nrdb_last_save_bytes:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\naof_loaded_records:{}\r\n",
         p.changes_since_save,
         u8::from(p.bgsave_in_progress),
         p.last_save_s,
-        if p.last_bgsave_ok { "ok" } else { "err" },
+        status(p.last_bgsave_ok),
         p.last_bgsave_time_s,
         p.current_bgsave_time_s,
         p.saves,
         p.loaded_keys,
         p.last_stats.keys,
         p.last_stats.bytes,
+        u8::from(a.enabled),
+        u8::from(a.rewrite_in_progress),
+        u8::from(a.rewrite_scheduled),
+        a.last_rewrite_time_s,
+        a.current_rewrite_time_s,
+        status(a.last_rewrite_ok),
+        a.rewrites,
+        status(a.last_write_ok),
+        a.loaded_records,
     );
+    if a.enabled {
+        let _ = write!(
+            out,
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:0\r\naof_pending_bio_fsync:{}\r\naof_delayed_fsync:0\r\n",
+            a.current_size,
+            a.base_size,
+            u8::from(a.rewrite_scheduled),
+            a.pending_records,
+        );
+    }
 }
 
 fn stats(shared: &RespShared, out: &mut String) {

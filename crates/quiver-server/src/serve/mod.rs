@@ -20,6 +20,7 @@ use std::time::Instant;
 use tokio::time::timeout_at;
 
 use bytes::Bytes;
+use quiver_core::cache::aof::{AofError, AppendFsync};
 use quiver_core::cache::{Cache, CacheConfig};
 use quiver_core::pubsub::PubSub;
 use quiver_core::streams::durable::{
@@ -84,46 +85,72 @@ fn configure_snapshots(cache: &Cache, config: &Config, data_dir: &Path) -> Resul
     })?;
     let persistence = cache.persistence();
     persistence.set_rules(rules);
-    persistence.set_dir(&dir).map_err(setting)
+    persistence.set_dir(&dir).map_err(setting)?;
+    let aof = cache.append_only();
+    aof.set_fsync(
+        AppendFsync::parse(&config.cache.appendfsync).expect("a choice of the key's values"),
+    );
+    aof.set_recover(config.cache.aof_recover);
+    Ok(())
 }
 
-/// Loads the cache's snapshot file, if there is one, and its function libraries; from
-/// then on snapshots carry the libraries loaded.
-fn load_cache_snapshot(cache: &Cache, shared: &Arc<resp::RespShared>) -> Result<(), ServeError> {
+/// Loads what the cache persisted (the snapshot, or with `cache.appendonly` the
+/// append-only file's base and log) and its function libraries, then turns the
+/// append-only file on if configured; from then on snapshots carry the libraries loaded.
+fn load_cache_snapshot(
+    cache: &Arc<Cache>,
+    shared: &Arc<resp::RespShared>,
+    config: &Config,
+) -> Result<(), ServeError> {
     let persistence = cache.persistence();
     let started = Instant::now();
-    match cache.load_snapshot(crate::clock::unix_ms()) {
-        Ok(None) => {}
-        Ok(Some(report)) => {
-            tracing::info!(
-                keys = report.keys,
-                expired = report.expired,
-                libraries = report.functions.len(),
-                path = %persistence.path().display(),
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "cache snapshot loaded"
-            );
-            if !report.functions.is_empty() {
-                shared
-                    .scripts
-                    .restore_libraries(&report.functions)
-                    .map_err(|message| ServeError::Setting {
-                        key: "data_dir",
-                        message: format!(
-                            "the function libraries in {} do not load: {message}",
-                            persistence.path().display()
-                        ),
-                    })?;
-            }
-        }
-        Err(error) => {
-            return Err(ServeError::Setting {
-                key: "data_dir",
-                message: format!(
+    let aof = config.cache.appendonly;
+    let failed = |message: String| ServeError::Setting {
+        key: if aof { "cache.appendonly" } else { "data_dir" },
+        message,
+    };
+    let load = cache
+        .load_persisted(aof, crate::clock::unix_ms())
+        .map_err(|error| {
+            failed(match error {
+                AofError::Record { .. } | AofError::Log { .. } => format!(
+                    "{error}; cache.aof_recover = true (--cache-aof-recover) starts keeping what is before the damage"
+                ),
+                _ => format!(
                     "{error}; move the file aside to start with an empty cache, or fix it with redis-check-rdb"
                 ),
-            });
-        }
+            })
+        })?;
+    if let Some(report) = &load.snapshot {
+        tracing::info!(
+            keys = report.keys,
+            expired = report.expired,
+            records = load.records,
+            libraries = load.libraries.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "cache loaded"
+        );
+    }
+    if !load.libraries.is_empty() {
+        shared
+            .scripts
+            .restore_libraries(&load.libraries)
+            .map_err(|message| {
+                failed(format!(
+                    "the function libraries persisted do not load: {message}"
+                ))
+            })?;
+    }
+    if aof {
+        let start = |now| {
+            cache.start_aof(false, now)?;
+            if load.base_current {
+                return Ok(());
+            }
+            // Before any client: the base the log goes on from.
+            cache.rewrite_now(now)
+        };
+        start(crate::clock::unix_ms).map_err(|error: AofError| failed(error.to_string()))?;
     }
     // Weak: the cache must not keep the RESP state (which holds the cache) alive.
     let shared = Arc::downgrade(shared);
@@ -196,7 +223,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             message,
         })?;
     // After the Redis parameters, which may name other snapshot rules or file.
-    load_cache_snapshot(&cache, &resp_shared)?;
+    load_cache_snapshot(&cache, &resp_shared, &config)?;
     let resp_scripts_busy = {
         let shared = Arc::downgrade(&resp_shared);
         move || shared.upgrade().is_some_and(|s| s.scripts.busy())
@@ -270,6 +297,9 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
     save_cache_at_shutdown(&cache, &resp_scripts_busy).await;
+    // The append-only log: what was journaled is synced, the log closed.
+    let closing = Arc::clone(&cache);
+    let _ = tokio::task::spawn_blocking(move || closing.stop_aof()).await;
     // Durable streams: appends finish, logs are synced and closed, group state written.
     let closing = state.broker.clone();
     let _ = tokio::task::spawn_blocking(move || closing.close()).await;

@@ -59,7 +59,9 @@ pub(crate) fn is_glob(pattern: &[u8]) -> bool {
 }
 
 /// Parameters Quiver sets with keys of its own, read when it starts: the key to use.
-pub(crate) const QUIVER_KEYS: [(&str, &str); 7] = [
+pub(crate) const QUIVER_KEYS: [(&str, &str); 9] = [
+    ("appendonly", "cache.appendonly"),
+    ("appendfsync", "cache.appendfsync"),
     ("databases", "cache.databases"),
     ("maxclients", "resp.max_connections"),
     ("timeout", "resp.idle_timeout"),

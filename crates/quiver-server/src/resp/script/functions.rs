@@ -397,6 +397,11 @@ impl Registry {
             .collect()
     }
 
+    /// The code of every library loaded.
+    pub(super) fn codes(&self) -> impl Iterator<Item = &[u8]> {
+        self.libraries.values().map(|loaded| &loaded.code[..])
+    }
+
     /// FUNCTION DUMP: each library's code as an RDB function record, then the RDB
     /// version and the CRC64 of what precedes, as Redis writes a serialized value.
     pub(super) fn dump(&self) -> Vec<u8> {

@@ -445,6 +445,16 @@ impl Scripts {
         self.engine().functions.dump()
     }
 
+    /// Journals the libraries now loaded in the cache's append-only file (after FUNCTION
+    /// LOAD, DELETE, FLUSH or RESTORE); under the engine's lock, so concurrent changes
+    /// are journaled in the order they were made.
+    pub(in crate::resp) fn journal_libraries(&self, cache: &quiver_core::cache::Cache) {
+        if cache.append_only().enabled() {
+            let engine = self.engine();
+            cache.journal_libraries(engine.functions.codes());
+        }
+    }
+
     /// The libraries as RDB `FUNCTION2` records, what a snapshot carries before its keys
     /// (FUNCTION DUMP's payload without its version and checksum).
     pub fn library_records(&self) -> Vec<u8> {

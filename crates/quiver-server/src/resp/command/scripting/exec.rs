@@ -163,16 +163,23 @@ fn on_engine<'k>(
         }
         ScriptingCommand::FunctionLoad { code, replace } => {
             match scripts.load_library(&code, replace) {
-                Ok(name) => write::write_bulk(out, name.as_bytes()),
+                Ok(name) => {
+                    scripts.journal_libraries(&shared.cache);
+                    write::write_bulk(out, name.as_bytes());
+                }
                 Err(message) => fail(out, &message),
             }
         }
         ScriptingCommand::FunctionDelete { library } => match scripts.delete_library(&library) {
-            Ok(()) => write::write_simple(out, b"OK"),
+            Ok(()) => {
+                scripts.journal_libraries(&shared.cache);
+                write::write_simple(out, b"OK");
+            }
             Err(message) => fail(out, message),
         },
         ScriptingCommand::FunctionFlush => {
             scripts.flush_libraries();
+            scripts.journal_libraries(&shared.cache);
             write::write_simple(out, b"OK");
         }
         ScriptingCommand::FunctionList { pattern, with_code } => {
@@ -182,7 +189,10 @@ fn on_engine<'k>(
         ScriptingCommand::FunctionDump => write::write_bulk(out, &scripts.dump()),
         ScriptingCommand::FunctionRestore { payload, policy } => {
             match scripts.restore(&payload, policy) {
-                Ok(()) => write::write_simple(out, b"OK"),
+                Ok(()) => {
+                    scripts.journal_libraries(&shared.cache);
+                    write::write_simple(out, b"OK");
+                }
                 Err(message) => fail(out, &message),
             }
         }

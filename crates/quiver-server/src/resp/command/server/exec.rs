@@ -1,6 +1,7 @@
 //! Running server commands: INFO CONFIG COMMAND TIME.
 
 use bytes::{Bytes, BytesMut};
+use quiver_core::cache::aof::AppendFsync;
 use quiver_core::cache::persist::{SaveError, parse_save_rules, render_save_rules};
 use quiver_core::cache::{EventClasses, EvictionPolicy};
 
@@ -123,6 +124,10 @@ pub(in crate::resp) fn execute(
                 tracing::error!(%error, "BGSAVE failed to start");
                 write::write_error(out, b"ERR");
             }
+        },
+        ServerCommand::BgRewriteAof => match conn.shared.cache.bgrewriteaof(unix_ms) {
+            Ok(()) => write::write_simple(out, b"Background append only file rewriting started"),
+            Err(error) => write::write_error(out, format!("ERR {error}").as_bytes()),
         },
         ServerCommand::LastSave => {
             let last = conn.shared.cache.persist_info().last_save_s;
@@ -412,7 +417,6 @@ const LIVE: &[Live] = &[
         get: |s| s.listen_addr.ip().to_string(),
         set: None,
     },
-    // The cache writes no snapshots and keeps no append-only file (yet).
     Live {
         name: "save",
         get: |s| render_save_rules(&s.cache.persistence().rules()),
@@ -445,10 +449,52 @@ const LIVE: &[Live] = &[
     },
     Live {
         name: "appendonly",
-        get: |_| yes_no(false),
-        set: None,
+        get: |s| yes_no(s.cache.append_only().enabled()),
+        // Applied first, by `apply_all`: turning it on may fail.
+        set: Some(|_, _| {}),
+    },
+    Live {
+        name: "appendfsync",
+        get: |s| s.cache.append_only().fsync().as_str().to_owned(),
+        set: Some(|s, v| {
+            if let Some(fsync) = AppendFsync::parse(v) {
+                s.cache.append_only().set_fsync(fsync);
+            }
+        }),
+    },
+    Live {
+        name: "auto-aof-rewrite-percentage",
+        get: |s| s.cache.append_only().auto_rewrite().0.to_string(),
+        set: Some(|s, v| {
+            let aof = s.cache.append_only();
+            aof.set_auto_rewrite(number(v), aof.auto_rewrite().1);
+        }),
+    },
+    Live {
+        name: "auto-aof-rewrite-min-size",
+        get: |s| s.cache.append_only().auto_rewrite().1.to_string(),
+        set: Some(|s, v| {
+            let aof = s.cache.append_only();
+            aof.set_auto_rewrite(aof.auto_rewrite().0, number(v));
+        }),
     },
 ];
+
+/// Turns the append-only file on or off (`appendonly`); turning it on opens the log and
+/// starts writing its base in the background.
+fn set_appendonly(shared: &RespShared, value: &str) -> Result<(), String> {
+    let cache = &shared.cache;
+    match (value == "yes", cache.append_only().enabled()) {
+        (true, false) => cache
+            .start_aof(true, unix_ms)
+            .map_err(|error| format!("cannot turn the append-only file on: {error}")),
+        (false, true) => {
+            cache.stop_aof();
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
 
 fn live(name: &str) -> Option<&'static Live> {
     LIVE.iter().find(|live| live.name == name)
@@ -484,9 +530,6 @@ fn refusal(shared: &RespShared, name: &str, value: &str) -> Option<String> {
         "dir" if !std::path::Path::new(value).is_dir() => {
             Some(format!("{value:?} is not an existing directory"))
         }
-        "appendonly" if value == "yes" => {
-            Some("Quiver's cache keeps no append-only file yet".to_owned())
-        }
         _ if live.set.is_some() => None,
         _ => {
             let current = (live.get)(shared);
@@ -510,6 +553,10 @@ fn apply_all(
         if let Some(reason) = refusal(shared, name, value) {
             return Err((name, reason));
         }
+    }
+    // The one change that may fail as it is made goes first, so a failure applies none.
+    if let Some((name, value)) = changes.iter().find(|(name, _)| *name == "appendonly") {
+        set_appendonly(shared, value).map_err(|reason| (*name, reason))?;
     }
     for (name, value) in changes {
         shared.stored_params.touch(name);

@@ -62,6 +62,8 @@ pub enum ServerCommand {
     BgSave { schedule: bool },
     /// `LASTSAVE`.
     LastSave,
+    /// `BGREWRITEAOF`.
+    BgRewriteAof,
 }
 
 /// DEBUG's subcommands.

@@ -91,6 +91,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("[SCHEDULE]")
     .dangerous(),
     c(
+        "bgrewriteaof",
+        1,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        "1.0.0",
+        "Asynchronously rewrites the append-only file to disk.",
+        |_| wrap(ServerCommand::BgRewriteAof),
+    )
+    .dangerous(),
+    c(
         "lastsave",
         1,
         LOADING | STALE | FAST,

@@ -1,0 +1,160 @@
+//! Journal records: the state of changed keys, one record per key, for the append-only
+//! file. A record says what a key *is* after a change, never which command made it, so
+//! replaying records is deterministic (no clock, no randomness, no script) and replaying
+//! one twice does no harm.
+//!
+//! Record forms (the value of one log record; numbers as RDB lengths unless said):
+//! - `W` db expire_ms(u64 LE, 0 for none) type key value: the key holds this value
+//!   (type, key and value exactly as in an RDB file);
+//! - `D` db key(RDB string): the key is gone;
+//! - `F` db: every key of the database is gone (followed by `W` records for the keys it
+//!   holds at the time, which SWAPDB brings);
+//! - `L` code…: the function libraries, each as an RDB string (replacing all).
+
+use super::value::{Loaded, is_value_type, read_value, write_value};
+use super::{Input, RdbError, bad, write_length, write_string};
+use crate::keyspace::{Keyspace, Shard, lock};
+use crate::table::Keyed;
+
+const TAG_WRITE: u8 = b'W';
+const TAG_DELETE: u8 = b'D';
+const TAG_FLUSH: u8 = b'F';
+const TAG_LIBRARIES: u8 = b'L';
+
+/// What one replayed record did beyond the keyspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replayed {
+    /// A key was written or removed, or a database emptied.
+    Keys,
+    /// The function libraries are now these (their source code).
+    Libraries(Vec<Vec<u8>>),
+}
+
+impl Keyspace {
+    /// Appends to `out` one record per key of `keys` (database, key) with its state at
+    /// `now_ms`; `buf` is reused scratch space. A key listed twice in a row is written
+    /// once.
+    pub fn journal_keys<'k>(
+        &self,
+        keys: impl IntoIterator<Item = (usize, &'k [u8])>,
+        now_ms: u64,
+        out: &mut Vec<Vec<u8>>,
+    ) {
+        let mut last: Option<(usize, &[u8])> = None;
+        for (db, key) in keys {
+            if last == Some((db, key)) || db >= self.databases {
+                continue;
+            }
+            last = Some((db, key));
+            let (shard, hash) = self.route(key);
+            let s = lock(&self.shards[shard].lock);
+            let found = s.dbs[db]
+                .table
+                .find(hash, key)
+                .filter(|&idx| s.expire_at(db, idx).is_none_or(|at| at > now_ms));
+            let mut record = Vec::new();
+            match found {
+                Some(idx) => write_entry(&mut record, &s, db, idx),
+                None => {
+                    record.push(TAG_DELETE);
+                    write_length(&mut record, db as u64);
+                    write_string(&mut record, key);
+                }
+            }
+            drop(s);
+            out.push(record);
+        }
+    }
+
+    /// Appends to `out` the record emptying database `db`, then one record per key it
+    /// holds at `now_ms`, a shard at a time.
+    pub fn journal_database(&self, db: usize, now_ms: u64, out: &mut Vec<Vec<u8>>) {
+        let mut record = vec![TAG_FLUSH];
+        write_length(&mut record, db as u64);
+        out.push(record);
+        if db >= self.databases {
+            return;
+        }
+        for cell in self.shards.iter() {
+            let s = lock(&cell.lock);
+            for idx in 0..s.dbs[db].table.len() {
+                if s.expire_at(db, idx).is_some_and(|at| at <= now_ms) {
+                    continue;
+                }
+                let mut record = Vec::new();
+                write_entry(&mut record, &s, db, idx);
+                out.push(record);
+            }
+        }
+    }
+
+    /// Applies one record read back from the journal.
+    pub fn replay_journal(&self, record: &[u8], now_ms: u64) -> Result<Replayed, RdbError> {
+        let mut input = Input::new(record);
+        let tag = input.u8()?;
+        if tag == TAG_LIBRARIES {
+            let mut libraries = Vec::new();
+            while input.remaining() > 0 {
+                libraries.push(input.string()?.into_owned());
+            }
+            return Ok(Replayed::Libraries(libraries));
+        }
+        let db = usize::try_from(input.length()?).unwrap_or(usize::MAX);
+        let mut handle = self.db(db).map_err(|_| {
+            bad(format!(
+                "database {db} out of range (the node has {} databases)",
+                self.databases
+            ))
+        })?;
+        match tag {
+            TAG_WRITE => {
+                let expire = input.u64_le()?;
+                let t = input.u8()?;
+                if !is_value_type(t) {
+                    return Err(bad(format!("unknown value type {t}")));
+                }
+                let key = input.string()?.into_owned();
+                let loaded: Loaded = read_value(t, &mut input)?;
+                if loaded.is_empty_collection() {
+                    return Err(bad("an empty collection"));
+                }
+                match (expire != 0).then_some(expire) {
+                    Some(at) if at <= now_ms => {
+                        handle.del(&[&key], now_ms);
+                    }
+                    expire => handle.replace_loaded(&key, loaded, expire, now_ms),
+                }
+            }
+            TAG_DELETE => {
+                let key = input.string()?;
+                handle.del(&[&key], now_ms);
+            }
+            TAG_FLUSH => drop(handle.flushdb()),
+            other => return Err(bad(format!("unknown journal record tag {other}"))),
+        }
+        if input.remaining() > 0 {
+            return Err(bad(format!(
+                "{} bytes after the end of the record",
+                input.remaining()
+            )));
+        }
+        Ok(Replayed::Keys)
+    }
+}
+
+/// The record that sets the function libraries to `libraries` (their source code).
+pub fn journal_libraries<'a>(libraries: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut record = vec![TAG_LIBRARIES];
+    for code in libraries {
+        write_string(&mut record, code);
+    }
+    record
+}
+
+fn write_entry(out: &mut Vec<u8>, s: &Shard, db: usize, idx: usize) {
+    let entry = s.dbs[db].table.at(idx);
+    out.push(TAG_WRITE);
+    write_length(out, db as u64);
+    out.extend_from_slice(&s.expire_at(db, idx).unwrap_or(0).to_le_bytes());
+    write_value(out, entry, Some(entry.key()));
+}
