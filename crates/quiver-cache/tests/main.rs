@@ -3,6 +3,7 @@
 mod changes;
 mod evict;
 mod hashes;
+mod journal;
 mod keys;
 mod lists;
 mod memory;

@@ -15,6 +15,7 @@ use super::value::{Loaded, is_value_type, read_value, write_value};
 use super::{Input, RdbError, bad, write_length, write_string};
 use crate::keyspace::{Keyspace, Shard, lock};
 use crate::table::Keyed;
+use crate::{Change, ChangeKind};
 
 const TAG_WRITE: u8 = b'W';
 const TAG_DELETE: u8 = b'D';
@@ -31,6 +32,24 @@ pub enum Replayed {
 }
 
 impl Keyspace {
+    /// Appends to `out` the records of `changes` (from the change feed, in order): the
+    /// state of each key changed, and for an emptied database ([`ChangeKind::Flushed`],
+    /// which SWAPDB also reports) the database's whole content.
+    pub fn journal_changes(&self, changes: &[Change], now_ms: u64, out: &mut Vec<Vec<u8>>) {
+        let mut keys: Vec<(usize, &[u8])> = Vec::new();
+        for change in changes {
+            match change.kind {
+                ChangeKind::Event(_) => {}
+                ChangeKind::Flushed => {
+                    self.journal_keys(keys.drain(..), now_ms, out);
+                    self.journal_database(change.db, now_ms, out);
+                }
+                _ => keys.push((change.db, &change.key)),
+            }
+        }
+        self.journal_keys(keys, now_ms, out);
+    }
+
     /// Appends to `out` one record per key of `keys` (database, key) with its state at
     /// `now_ms`; `buf` is reused scratch space. A key listed twice in a row is written
     /// once.
@@ -156,5 +175,5 @@ fn write_entry(out: &mut Vec<u8>, s: &Shard, db: usize, idx: usize) {
     out.push(TAG_WRITE);
     write_length(out, db as u64);
     out.extend_from_slice(&s.expire_at(db, idx).unwrap_or(0).to_le_bytes());
-    write_value(out, entry, Some(entry.key()));
+    super::without_compression(|| write_value(out, entry, Some(entry.key())));
 }

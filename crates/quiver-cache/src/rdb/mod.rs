@@ -250,6 +250,20 @@ pub(crate) fn write_int_string(out: &mut Vec<u8>, v: i64) {
     }
 }
 
+thread_local! {
+    /// Strings are written uncompressed on this thread (see [`without_compression`]).
+    static PLAIN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` writing strings as Redis does with `rdbcompression no`: the journal's
+/// records, written on the path of every write command, skip the cost of LZF.
+pub(crate) fn without_compression<R>(f: impl FnOnce() -> R) -> R {
+    let before = PLAIN.replace(true);
+    let result = f();
+    PLAIN.set(before);
+    result
+}
+
 /// A string as Redis writes it with `rdbcompression yes`: a short integer spelled
 /// canonically as an integer, a string over 20 bytes LZF-compressed when that saves at
 /// least four bytes, anything else plain.
@@ -261,6 +275,7 @@ pub fn write_string(out: &mut Vec<u8>, data: &[u8]) {
         return;
     }
     if data.len() > 20
+        && !PLAIN.get()
         && let Some(compressed) = lzf_compress(data, data.len() - 4)
     {
         out.push(0xc3);

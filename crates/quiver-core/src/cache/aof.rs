@@ -27,11 +27,11 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use quiver_cache::rdb::{LoadReport, Replayed};
+use quiver_cache::rdb::{LoadReport, Replayed, SnapshotStats};
 use quiver_log::{Durability, Log, LogConfig, RecoveryMode};
 
 use super::persist::{LoadSnapshotError, SaveError};
-use super::{Cache, Change, ChangeKind};
+use super::{Cache, Change};
 
 /// The directory of the append-only file inside the snapshot directory (Redis's
 /// `appenddirname` default).
@@ -147,9 +147,9 @@ pub struct AofInfo {
     pub last_rewrite_ok: bool,
     /// Whether the last write or fsync of the log succeeded.
     pub last_write_ok: bool,
-    /// Bytes of the log now.
+    /// Bytes of the base and the log now.
     pub current_size: u64,
-    /// Bytes of the log after the last rewrite.
+    /// Bytes of the base and the log after the last rewrite (or the load).
     pub base_size: u64,
     /// Rewrites since start-up.
     pub rewrites: u64,
@@ -182,7 +182,10 @@ pub struct AofLoad {
 struct Journal {
     log: Log,
     path: PathBuf,
-    /// Offset after the last record appended (updated under the delivery lock).
+    /// Records journaled, not yet appended to the log: they go in one batch when a
+    /// connection is about to reply (or the fsync thread wakes), not one per command.
+    pending: Mutex<Vec<Vec<u8>>>,
+    /// Offset after the last record appended.
     appended: AtomicU64,
     /// Offset below which records are durable as the mode promises.
     durable: tokio::sync::watch::Sender<u64>,
@@ -214,6 +217,7 @@ impl Journal {
         Ok(Arc::new(Journal {
             log,
             path: path.to_owned(),
+            pending: Mutex::new(Vec::new()),
             appended: AtomicU64::new(end),
             durable: tokio::sync::watch::Sender::new(end),
             failed: AtomicBool::new(false),
@@ -230,6 +234,30 @@ impl Journal {
         }
         // Wakes the waiters so they see the failure.
         self.durable.send_modify(|_| {});
+    }
+
+    /// Queues records for the next batch (called under the delivery lock, in order).
+    fn queue(&self, records: Vec<Vec<u8>>) {
+        if !records.is_empty() {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend(records);
+        }
+    }
+
+    /// Appends the pending records to the log as one batch; the offset after them.
+    fn drain(&self) -> u64 {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        if !pending.is_empty() && !self.failed.load(Ordering::Acquire) {
+            let values: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+            match self.log.append_batch(&values) {
+                Ok(range) => self.appended.store(range.end, Ordering::Release),
+                Err(e) => self.fail("append", e),
+            }
+        }
+        pending.clear();
+        self.appended.load(Ordering::Acquire)
     }
 
     /// Makes everything appended durable (fsync); the fsync thread's work.
@@ -306,6 +334,9 @@ struct AofState {
     scheduled: bool,
     last_rewrite_time_s: i64,
     last_rewrite_ok: bool,
+    /// Bytes of the base file.
+    base_file_bytes: u64,
+    /// Bytes of the base and the log after the last rewrite (or the load).
     base_size: u64,
     rewrites: u64,
     loaded_records: u64,
@@ -336,6 +367,7 @@ impl AppendOnly {
                 scheduled: false,
                 last_rewrite_time_s: -1,
                 last_rewrite_ok: true,
+                base_file_bytes: 0,
                 base_size: 0,
                 rewrites: 0,
                 loaded_records: 0,
@@ -417,25 +449,20 @@ impl Cache {
     /// snapshot. Call [`Cache::start_aof`] afterwards to journal from then on.
     pub fn load_persisted(&self, aof: bool, now_ms: u64) -> Result<AofLoad, AofError> {
         let mut load = AofLoad::default();
-        if !aof {
-            load.snapshot = self.load_rdb(&self.persistence.path(), now_ms)?;
-            load.libraries = load
-                .snapshot
-                .as_ref()
-                .map(|r| r.functions.clone())
-                .unwrap_or_default();
-            return Ok(load);
-        }
         let dir = self.aof_dir();
-        let base = self.load_rdb(&dir.join(BASE_FILE), now_ms)?;
-        let from = match &base {
-            Some(report) => Some(base_offset(report).ok_or_else(|| AofError::Record {
-                path: dir.join(BASE_FILE),
-                offset: 0,
-                reason: format!("the base has no valid {OFFSET_AUX} field"),
-            })?),
-            None => None,
+        let base = match aof {
+            true => self.load_rdb(&dir.join(BASE_FILE), now_ms)?,
+            false => None,
         };
+        let from = base
+            .as_ref()
+            .map(|report| {
+                base_offset(report).ok_or_else(|| AofError::Log {
+                    path: dir.join(BASE_FILE),
+                    message: format!("the base has no valid {OFFSET_AUX} field"),
+                })
+            })
+            .transpose()?;
         load.snapshot = match base {
             Some(base) => Some(base),
             None => self.load_rdb(&self.persistence.path(), now_ms)?,
@@ -446,7 +473,7 @@ impl Cache {
             .map(|r| r.functions.clone())
             .unwrap_or_default();
         let log_dir = dir.join(LOG_DIR);
-        if !log_dir.is_dir() {
+        if !aof || !log_dir.is_dir() {
             return Ok(load);
         }
         let journal = Journal::open(&log_dir, self.aof.recover.load(Ordering::Relaxed))?;
@@ -498,7 +525,10 @@ impl Cache {
             }
             load.records += 1;
         }
-        self.aof.state().loaded_records = load.records;
+        let mut s = self.aof.state();
+        s.loaded_records = load.records;
+        s.base_file_bytes = fs::metadata(dir.join(BASE_FILE)).map_or(0, |m| m.len());
+        s.base_size = s.base_file_bytes + journal.log.size_bytes();
         Ok(load)
     }
 
@@ -577,21 +607,8 @@ impl Cache {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let mut records = Vec::new();
-        let mut keys: Vec<(usize, &[u8])> = Vec::new();
-        for change in changes {
-            match change.kind {
-                ChangeKind::Event(_) => {}
-                ChangeKind::Flushed => {
-                    self.keyspace
-                        .journal_keys(keys.drain(..), now_ms, &mut records);
-                    self.keyspace
-                        .journal_database(change.db, now_ms, &mut records);
-                }
-                _ => keys.push((change.db, &change.key)),
-            }
-        }
-        self.keyspace.journal_keys(keys, now_ms, &mut records);
-        self.append_records(&journal, &records);
+        self.keyspace.journal_changes(changes, now_ms, &mut records);
+        journal.queue(records);
     }
 
     /// Journals the function libraries now in force (after FUNCTION LOAD, DELETE, FLUSH
@@ -600,18 +617,7 @@ impl Cache {
         let _order = self.lock_delivery();
         if let Some(journal) = self.aof.journal() {
             let record = quiver_cache::rdb::journal_libraries(libraries);
-            self.append_records(&journal, &[record]);
-        }
-    }
-
-    fn append_records(&self, journal: &Journal, records: &[Vec<u8>]) {
-        if records.is_empty() || journal.failed.load(Ordering::Acquire) {
-            return;
-        }
-        let values: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-        match journal.log.append_batch(&values) {
-            Ok(range) => journal.appended.store(range.end, Ordering::Release),
-            Err(e) => journal.fail("append", e),
+            journal.queue(vec![record]);
         }
     }
 
@@ -625,11 +631,9 @@ impl Cache {
         let Some(journal) = self.aof.journal() else {
             return Ok(());
         };
-        let target = {
-            // Whoever took this client's changes has appended them once this is free.
-            let _order = self.lock_delivery();
-            journal.appended.load(Ordering::Acquire)
-        };
+        // Whoever took this client's changes has queued their records once this is free.
+        drop(self.lock_delivery());
+        let target = journal.drain();
         let failed = |j: &Journal| AofError::Log {
             path: j.path.clone(),
             message: "a write or fsync failed".into(),
@@ -704,23 +708,27 @@ impl Cache {
     fn rewrite(self: &Arc<Self>, now_ms: impl Fn() -> u64) -> Result<(), AofError> {
         let started = Instant::now();
         let result = self.rewrite_inner(now_ms);
-        let size = self.aof.journal().map_or(0, |j| j.log.size_bytes());
+        let log_size = self.aof.journal().map_or(0, |j| j.log.size_bytes());
         let mut s = self.aof.state();
         s.started = None;
         s.last_rewrite_time_s = started.elapsed().as_secs() as i64;
         s.last_rewrite_ok = result.is_ok();
-        if result.is_ok() {
-            s.rewrites += 1;
-            s.base_size = size;
-            s.failed_at = None;
-        } else {
-            s.failed_at = Some(Instant::now());
+        match &result {
+            Ok(stats) => {
+                s.rewrites += 1;
+                s.base_file_bytes = stats.bytes;
+                s.base_size = stats.bytes + log_size;
+                s.failed_at = None;
+            }
+            Err(_) => s.failed_at = Some(Instant::now()),
         }
-        result
+        result.map(drop)
     }
 
-    fn rewrite_inner(self: &Arc<Self>, now_ms: impl Fn() -> u64) -> Result<(), AofError> {
-        let dir = self.aof_dir();
+    fn rewrite_inner(
+        self: &Arc<Self>,
+        now_ms: impl Fn() -> u64,
+    ) -> Result<SnapshotStats, AofError> {
         let (journal, offset) = {
             let _order = self.lock_delivery();
             let mut slot = self
@@ -736,17 +744,23 @@ impl Cache {
                 // covers the rest.
                 current.stop();
                 let _ = current.log.close();
-                let fresh = Journal::open(&dir.join(LOG_DIR), true)?;
+                let fresh = Journal::open(&current.path, true)?;
                 spawn_syncer(&fresh, Arc::clone(&self.aof.fsync));
                 *slot = Some(Arc::clone(&fresh));
             }
             let journal = slot.clone().expect("set above");
-            let offset = journal.appended.load(Ordering::Acquire);
+            let offset = journal.drain();
             (journal, offset)
         };
-        super::persist::write_file(
+        // Beside the log, even if `dir` changed since it was opened.
+        let base = journal
+            .path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(BASE_FILE);
+        let stats = super::persist::write_file(
             self,
-            &dir.join(BASE_FILE),
+            &base,
             now_ms(),
             quiver_cache::rdb::Consistency::PerShard,
             Some(offset),
@@ -758,7 +772,7 @@ impl Cache {
                 path: journal.path.clone(),
                 message: e.to_string(),
             })?;
-        Ok(())
+        Ok(stats)
     }
 
     /// Starts a rewrite when the log grew past `auto-aof-rewrite-percentage` of its size
@@ -777,7 +791,7 @@ impl Cache {
                 return;
             }
             let (percentage, min_size) = self.aof.auto_rewrite();
-            let size = journal.log.size_bytes();
+            let size = s.base_file_bytes + journal.log.size_bytes();
             let base = s.base_size.max(1);
             let grown = percentage > 0
                 && size >= min_size
@@ -807,13 +821,19 @@ impl Cache {
             last_write_ok: !journal
                 .as_ref()
                 .is_some_and(|j| j.failed.load(Ordering::Acquire)),
-            current_size: journal.as_ref().map_or(0, |j| j.log.size_bytes()),
+            current_size: s.base_file_bytes + journal.as_ref().map_or(0, |j| j.log.size_bytes()),
             base_size: s.base_size,
             rewrites: s.rewrites,
             pending_records: journal.as_ref().map_or(0, |j| {
+                let queued = j
+                    .pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .len();
                 j.appended
                     .load(Ordering::Acquire)
                     .saturating_sub(*j.durable.borrow())
+                    + queued as u64
             }),
             fsyncs: journal
                 .as_ref()
@@ -837,7 +857,7 @@ fn base_offset(report: &LoadReport) -> Option<u64> {
 }
 
 /// Starts the journal's fsync thread: on demand under `always`, once a second under
-/// `everysec`, never under `no` (it still wakes to notice a change of mode).
+/// `everysec`; under `no` it only writes out, once a second, what no client flushed.
 fn spawn_syncer(journal: &Arc<Journal>, fsync: Arc<AtomicU8>) {
     let weak = Arc::downgrade(journal);
     let handle = std::thread::Builder::new()
@@ -857,6 +877,7 @@ fn spawn_syncer(journal: &Arc<Journal>, fsync: Arc<AtomicU8>) {
                             AppendFsync::Always => Duration::from_millis(100),
                             _ => Duration::from_secs(1).saturating_sub(last.elapsed()),
                         };
+                        let wait = wait.max(Duration::from_millis(1));
                         woken = cv
                             .wait_timeout(woken, wait)
                             .unwrap_or_else(PoisonError::into_inner)
@@ -865,20 +886,23 @@ fn spawn_syncer(journal: &Arc<Journal>, fsync: Arc<AtomicU8>) {
                     *woken = false;
                 }
                 if journal.stopping.load(Ordering::Acquire) {
+                    journal.drain();
                     journal.sync();
                     return;
                 }
                 let mode = AppendFsync::from_u8(fsync.load(Ordering::Relaxed));
-                let due = match mode {
-                    AppendFsync::Always => true,
-                    AppendFsync::EverySec => last.elapsed() >= Duration::from_secs(1),
-                    AppendFsync::No => false,
-                };
-                if due && journal.log.next_offset() > *journal.durable.borrow() {
-                    journal.sync();
+                let due = mode == AppendFsync::Always || last.elapsed() >= Duration::from_secs(1);
+                if !due {
+                    continue;
                 }
-                if due || mode != AppendFsync::EverySec {
-                    last = Instant::now();
+                last = Instant::now();
+                // Records no client waits for (active expiry's) reach the file too.
+                let end = journal.drain();
+                if end > *journal.durable.borrow() {
+                    match mode {
+                        AppendFsync::No => journal.write_out(end),
+                        _ => journal.sync(),
+                    }
                 }
             }
         })
