@@ -575,15 +575,26 @@ impl Cache {
     }
 
     /// Turns the append-only file off (`appendonly no`): what was journaled is synced,
-    /// the log closed.
+    /// the log closed, and the change feed off unless someone else subscribes.
     pub fn stop_aof(&self) {
+        if !self.aof.enabled() {
+            return;
+        }
+        self.close_aof();
+        let _order = self.lock_delivery();
+        if self.write_subscribers().is_empty() && !self.aof.enabled() {
+            self.feed_on.store(false, Ordering::Release);
+            self.keyspace.set_change_feed(false);
+        }
+    }
+
+    /// Closes the journal as the server stops: what was journaled is synced and the log
+    /// closed. Leaves the change feed alone, so a script that never ends (holding every
+    /// shard) does not hold the stop.
+    pub fn close_aof(&self) {
         let journal = {
             let _order = self.lock_delivery();
             self.aof.on.store(false, Ordering::Release);
-            if self.write_subscribers().is_empty() {
-                self.feed_on.store(false, Ordering::Release);
-                self.keyspace.set_change_feed(false);
-            }
             self.aof
                 .journal
                 .write()

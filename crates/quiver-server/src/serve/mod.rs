@@ -299,7 +299,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     save_cache_at_shutdown(&cache, &resp_scripts_busy).await;
     // The append-only log: what was journaled is synced, the log closed.
     let closing = Arc::clone(&cache);
-    let _ = tokio::task::spawn_blocking(move || closing.stop_aof()).await;
+    let _ = tokio::task::spawn_blocking(move || closing.close_aof()).await;
     // Durable streams: appends finish, logs are synced and closed, group state written.
     let closing = state.broker.clone();
     let _ = tokio::task::spawn_blocking(move || closing.close()).await;
