@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, Value};
 
-use crate::support::{Server, Started, http_get, redis_connection};
+use crate::support::{Server, Started, http_get, info_field, redis_connection};
 
 const WRITERS: usize = 4;
 
@@ -41,21 +41,25 @@ fn log_dir(data: &Path) -> PathBuf {
     data.join("cache/appendonlydir/log")
 }
 
-fn info_field(con: &mut Connection, field: &str) -> String {
-    let info: String = redis::cmd("INFO").arg("persistence").query(con).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in {info}"))
-        .to_owned()
+/// SET k{i} i for every i of `keys`, in one pipeline.
+fn set_keys(con: &mut Connection, keys: std::ops::Range<u32>) {
+    let mut pipe = redis::pipe();
+    for i in keys {
+        pipe.cmd("SET").arg(format!("k{i}")).arg(i).ignore();
+    }
+    pipe.query::<()>(con).unwrap();
 }
 
 fn wait_rewrite(con: &mut Connection) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while info_field(con, "aof_rewrite_in_progress") != "0" {
+    while info_field(con, "persistence", "aof_rewrite_in_progress") != "0" {
         assert!(Instant::now() < deadline, "the rewrite did not finish");
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(info_field(con, "aof_last_bgrewrite_status"), "ok");
+    assert_eq!(
+        info_field(con, "persistence", "aof_last_bgrewrite_status"),
+        "ok"
+    );
 }
 
 /// What one writer had acknowledged: its counter, list and last string.
@@ -209,14 +213,8 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
     let data = tempfile::tempdir().expect("temp dir");
     let server = Server::start(data.path(), &["--cache-save", ""]);
     let mut con = redis_connection(&server);
-    for i in 0..1000 {
-        let _: () = redis::cmd("SET")
-            .arg(format!("k{i}"))
-            .arg(i)
-            .query(&mut con)
-            .unwrap();
-    }
-    assert_eq!(info_field(&mut con, "aof_enabled"), "0");
+    set_keys(&mut con, 0..1000);
+    assert_eq!(info_field(&mut con, "persistence", "aof_enabled"), "0");
     let refused = redis::cmd("BGREWRITEAOF")
         .query::<Value>(&mut con)
         .unwrap_err();
@@ -270,12 +268,16 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
             .query(&mut con)
             .unwrap();
     }
-    let before: u64 = info_field(&mut con, "aof_current_size").parse().unwrap();
+    let before: u64 = info_field(&mut con, "persistence", "aof_current_size")
+        .parse()
+        .unwrap();
     assert!(before > 24 << 20, "{before}");
     let started: String = redis::cmd("BGREWRITEAOF").query(&mut con).unwrap();
     assert_eq!(started, "Background append only file rewriting started");
     wait_rewrite(&mut con);
-    let after: u64 = info_field(&mut con, "aof_current_size").parse().unwrap();
+    let after: u64 = info_field(&mut con, "persistence", "aof_current_size")
+        .parse()
+        .unwrap();
     assert!(
         after < 9 << 20,
         "the covered segments are gone: {before} -> {after}"
@@ -302,7 +304,7 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
         .query(&mut con)
         .unwrap();
     assert_eq!(seven, 7);
-    assert_eq!(info_field(&mut con, "aof_enabled"), "1");
+    assert_eq!(info_field(&mut con, "persistence", "aof_enabled"), "1");
 }
 
 #[test]
@@ -310,13 +312,7 @@ fn a_torn_tail_is_cut_and_damage_inside_stops_start_up() {
     let data = tempfile::tempdir().expect("temp dir");
     let server = Server::start(data.path(), &aof_args("always"));
     let mut con = redis_connection(&server);
-    for i in 0..200 {
-        let _: () = redis::cmd("SET")
-            .arg(format!("k{i}"))
-            .arg(i)
-            .query(&mut con)
-            .unwrap();
-    }
+    set_keys(&mut con, 0..200);
     server.signal("KILL");
     drop(server);
     let segment = log_dir(data.path()).join("00000000000000000000.log");
@@ -344,12 +340,9 @@ fn a_torn_tail_is_cut_and_damage_inside_stops_start_up() {
     // stops naming the file and the way out.
     let server = Server::start(data.path(), &aof_args("always"));
     let mut con = redis_connection(&server);
+    // One batch each: the damage falls among whole batches, not in the last one.
     for i in 200..300 {
-        let _: () = redis::cmd("SET")
-            .arg(format!("k{i}"))
-            .arg(i)
-            .query(&mut con)
-            .unwrap();
+        set_keys(&mut con, i..i + 1);
     }
     server.signal("KILL");
     drop(server);
@@ -421,7 +414,10 @@ fn concurrent_writes_share_fsyncs_under_always() {
     stop.store(true, Ordering::Relaxed);
     let writes: u64 = clients.into_iter().map(|c| c.join().unwrap()).sum();
     let mut con = redis_connection(&server);
-    assert_eq!(info_field(&mut con, "aof_pending_bio_fsync"), "0");
+    assert_eq!(
+        info_field(&mut con, "persistence", "aof_pending_bio_fsync"),
+        "0"
+    );
     let (status, metrics) = http_get(server.http, "/metrics");
     assert_eq!(status, 200);
     let fsyncs: u64 = metrics

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, Value};
 
-use crate::support::{Server, Started, redis_connection};
+use crate::support::{Server, Started, info_field, redis_connection};
 
 /// A redis-server on a Unix socket saving into `dir`, killed on drop.
 struct RedisServer {
@@ -301,14 +301,6 @@ fn snapshots_move_between_redis_and_quiver_both_ways() {
     answers(&mut rcon);
 }
 
-fn info_field(con: &mut Connection, field: &str) -> String {
-    let info: String = redis::cmd("INFO").arg("persistence").query(con).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in {info}"))
-        .to_owned()
-}
-
 #[test]
 fn bgsave_and_shutdown_keep_the_keys_across_restarts() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -321,18 +313,30 @@ fn bgsave_and_shutdown_keep_the_keys_across_restarts() {
             .query(&mut con)
             .unwrap();
     }
-    assert_eq!(info_field(&mut con, "rdb_changes_since_last_save"), "5000");
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_changes_since_last_save"),
+        "5000"
+    );
     let before: u64 = redis::cmd("LASTSAVE").query(&mut con).unwrap();
     let started: String = redis::cmd("BGSAVE").query(&mut con).unwrap();
     assert_eq!(started, "Background saving started");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while info_field(&mut con, "rdb_bgsave_in_progress") != "0" {
+    while info_field(&mut con, "persistence", "rdb_bgsave_in_progress") != "0" {
         assert!(Instant::now() < deadline, "BGSAVE did not finish");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(info_field(&mut con, "rdb_last_bgsave_status"), "ok");
-    assert_eq!(info_field(&mut con, "rdb_changes_since_last_save"), "0");
-    assert_eq!(info_field(&mut con, "rdb_last_save_keys"), "5000");
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_last_bgsave_status"),
+        "ok"
+    );
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_changes_since_last_save"),
+        "0"
+    );
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_last_save_keys"),
+        "5000"
+    );
     let after: u64 = redis::cmd("LASTSAVE").query(&mut con).unwrap();
     assert!(after >= before);
 
@@ -347,7 +351,10 @@ fn bgsave_and_shutdown_keep_the_keys_across_restarts() {
     let mut server = Server::start(data.path(), &[]);
     let mut con = redis_connection(&server);
     assert_eq!(redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(), 5000);
-    assert_eq!(info_field(&mut con, "rdb_last_load_keys_loaded"), "5000");
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_last_load_keys_loaded"),
+        "5000"
+    );
 
     // SHUTDOWN with `save` rules set writes a last snapshot.
     let _: () = redis::cmd("SET")
@@ -416,7 +423,10 @@ fn a_failed_snapshot_refuses_writes_until_one_succeeds() {
     std::fs::create_dir_all(snapshot_path(data.path()).join("in-the-way")).unwrap();
     let failed = redis::cmd("SAVE").query::<Value>(&mut con).unwrap_err();
     assert_eq!(failed.code(), Some("ERR"), "{failed}");
-    assert_eq!(info_field(&mut con, "rdb_last_bgsave_status"), "err");
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_last_bgsave_status"),
+        "err"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(data.path().join("cache"))
         .unwrap()
         .map(|e| e.unwrap().file_name())

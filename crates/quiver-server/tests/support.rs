@@ -188,6 +188,15 @@ pub fn logged_fingerprint(server: &Server) -> String {
 }
 
 /// A `redis` crate connection to the server's RESP listener.
+/// One field of `INFO section`, as text.
+pub fn info_field(con: &mut redis::Connection, section: &str, field: &str) -> String {
+    let info: String = redis::cmd("INFO").arg(section).query(con).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in {info}"))
+        .to_owned()
+}
+
 pub fn redis_connection(server: &Server) -> redis::Connection {
     let client = redis::Client::open(format!("redis://{}/", server.resp)).expect("redis url");
     client
