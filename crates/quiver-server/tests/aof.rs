@@ -432,3 +432,89 @@ fn concurrent_writes_share_fsyncs_under_always() {
         "{fsyncs} fsyncs for {writes} writes"
     );
 }
+
+/// `prlimit` sets the server's soft file-size limit (RLIMIT_FSIZE) in bytes; `false` when the
+/// tool is missing.
+fn set_file_size_limit(server: &Server, limit: &str) -> bool {
+    match Command::new("prlimit")
+        .arg("--pid")
+        .arg(server.pid().to_string())
+        .arg(format!("--fsize={limit}:"))
+        .status()
+    {
+        Ok(status) => {
+            assert!(status.success(), "prlimit failed");
+            true
+        }
+        Err(error) => {
+            eprintln!("write-failure test skipped: cannot run prlimit: {error}");
+            false
+        }
+    }
+}
+
+#[test]
+fn a_failed_append_refuses_writes_until_a_rewrite_succeeds() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(data.path(), &aof_args("always"));
+    let mut con = redis_connection(&server);
+    set_keys(&mut con, 0..10);
+    // Appends past 256 KiB now fail (EFBIG): the journal fails, writes are refused.
+    if !set_file_size_limit(&server, "262144") {
+        return;
+    }
+    let value = vec![b'v'; 4096];
+    let mut acknowledged = 0;
+    for i in 0..200 {
+        let set = redis::cmd("SET")
+            .arg(format!("big{i}"))
+            .arg(&value[..])
+            .query::<()>(&mut con);
+        if set.is_err() {
+            break;
+        }
+        acknowledged += 1;
+    }
+    assert!(acknowledged < 200, "an append failed");
+    let mut con = redis_connection(&server);
+    let refused = redis::cmd("SET")
+        .arg("k")
+        .arg("x")
+        .query::<Value>(&mut con)
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("MISCONF"), "{refused}");
+    assert_eq!(
+        info_field(&mut con, "persistence", "aof_last_write_status"),
+        "err"
+    );
+    let get: Option<String> = redis::cmd("GET").arg("k0").query(&mut con).unwrap();
+    assert_eq!(get.as_deref(), Some("0"), "reads go on");
+
+    // Room again: a rewrite reopens the log and writes a base; writes resume.
+    assert!(set_file_size_limit(&server, "unlimited"));
+    let _: String = redis::cmd("BGREWRITEAOF").query(&mut con).unwrap();
+    wait_rewrite(&mut con);
+    assert_eq!(
+        info_field(&mut con, "persistence", "aof_last_write_status"),
+        "ok"
+    );
+    let _: () = redis::cmd("SET")
+        .arg("after")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    server.signal("KILL");
+    drop(server);
+
+    let server = Server::start(data.path(), &aof_args("always"));
+    let mut con = redis_connection(&server);
+    for i in 0..acknowledged {
+        let exists: i64 = redis::cmd("EXISTS")
+            .arg(format!("big{i}"))
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(exists, 1, "acknowledged big{i} is kept");
+    }
+    let after: Option<i64> = redis::cmd("GET").arg("after").query(&mut con).unwrap();
+    assert_eq!(after, Some(1));
+}

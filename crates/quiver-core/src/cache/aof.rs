@@ -663,7 +663,14 @@ impl Cache {
                     .wait_for(|&d| d >= target || journal.failed.load(Ordering::Acquire))
                     .await;
             }
-            AppendFsync::EverySec | AppendFsync::No => journal.write_out(target),
+            AppendFsync::EverySec | AppendFsync::No => {
+                // The thread's other connections queue their records meanwhile: one
+                // write then serves them all.
+                tokio::task::yield_now().await;
+                if *journal.durable.borrow() < target {
+                    journal.write_out(journal.drain());
+                }
+            }
         }
         if journal.failed.load(Ordering::Acquire) {
             return Err(failed(&journal));

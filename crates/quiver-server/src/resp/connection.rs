@@ -444,6 +444,9 @@ impl Connection {
                 return self.refuse(Some(spec), &misconf(MISCONF_RDB), out);
             }
         }
+        if spec.has(flag::WRITE) || matches!(spec.name, "eval" | "evalsha" | "fcall" | "exec") {
+            self.session.wrote.store(true, Ordering::Relaxed);
+        }
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
             // Inside MULTI, Redis checks only the name and the arity when it queues; the
@@ -633,6 +636,7 @@ impl Connection {
             // Registered first, then retried: a push between the first attempt
             // and the registration is not missed.
             self.now_ms = unix_ms();
+            self.session.wrote.store(true, Ordering::Relaxed);
             if let Flow::Continue = self.execute(spec, command.clone(), output) {
                 break Ok(());
             }
@@ -722,7 +726,9 @@ async fn flush(
     }
     // Replies go out only once the writes before them are as durable as `appendfsync`
     // promises; if the journal failed they never go out.
-    if let Err(error) = cache.wait_durable().await {
+    if session.wrote.swap(false, Ordering::Relaxed)
+        && let Err(error) = cache.wait_durable().await
+    {
         tracing::error!(client = session.id, %error, "closing client: its writes could not be journaled");
         output.clear();
         return Err(End::Closed);

@@ -59,6 +59,9 @@ pub struct Session {
     pub subscriber: Option<Subscriber>,
     /// `CLIENT TRACKING ON` as given; `None` while off.
     pub tracking: Option<Tracking>,
+    /// A command that may write ran since the replies were last sent: they wait until
+    /// its changes are as durable as the append-only file promises.
+    pub wrote: std::sync::atomic::AtomicBool,
 }
 
 /// Client-side caching as the client turned it on.
@@ -102,6 +105,7 @@ impl Session {
             watched: Vec::new(),
             subscriber: None,
             tracking: None,
+            wrote: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -46,8 +46,16 @@ impl Default for Shutdown {
 
 /// Waits for SIGINT or SIGTERM. The first one triggers `shutdown` (graceful
 /// drain); a second one exits the process at once with status 130.
+///
+/// SIGXFSZ (a write past the file-size limit, `ulimit -f`) is caught and ignored for the
+/// life of the process: such a write then fails with `EFBIG`, which the storage reports
+/// (the cache refuses writes with `MISCONF`) instead of the process being killed.
 pub async fn watch_signals(shutdown: Shutdown) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
+    /// SIGXFSZ on Linux.
+    const SIGXFSZ: i32 = 25;
+    // A handler stays installed once registered, even after its stream is dropped.
+    drop(signal(SignalKind::from_raw(SIGXFSZ))?);
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     tokio::select! {
