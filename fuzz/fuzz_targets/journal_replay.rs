@@ -18,7 +18,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let changes = ks.take_changes();
     let mut records = Vec::new();
-    ks.journal_changes(&changes, NOW_MS, &mut records);
+    ks.journal_changes(&changes, NOW_MS, &mut records)
+        .expect("no shard is held");
     let replica = Keyspace::new(CacheConfig::default()).expect("a keyspace");
     for record in &records {
         replica

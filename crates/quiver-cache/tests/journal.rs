@@ -104,7 +104,9 @@ proptest! {
             let now = T0 + step as u64 * 5;
             apply(&source, op, now);
             let mut records = Vec::new();
-            source.journal_changes(&source.take_changes(), now, &mut records);
+            source
+                .journal_changes(&source.take_changes(), now, &mut records)
+                .unwrap();
             for record in &records {
                 prop_assert_eq!(replica.replay_journal(record, now), Ok(Replayed::Keys));
             }
@@ -142,7 +144,9 @@ fn libraries_and_damaged_records() {
         .set(b"k", b"v", SetOptions::default(), T0)
         .unwrap();
     let mut records = Vec::new();
-    source.journal_changes(&source.take_changes(), T0, &mut records);
+    source
+        .journal_changes(&source.take_changes(), T0, &mut records)
+        .unwrap();
     let mut long = records[0].clone();
     long.push(0);
     assert!(ks.replay_journal(&long, T0).is_err());

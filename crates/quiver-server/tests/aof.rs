@@ -518,3 +518,29 @@ fn a_failed_append_refuses_writes_until_a_rewrite_succeeds() {
     let after: Option<i64> = redis::cmd("GET").arg("after").query(&mut con).unwrap();
     assert_eq!(after, Some(1));
 }
+
+#[test]
+fn everysec_fsyncs_once_a_second() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(data.path(), &aof_args("everysec"));
+    let mut con = redis_connection(&server);
+    set_keys(&mut con, 0..100);
+    let fsyncs = |server: &Server| -> u64 {
+        let (_, metrics) = http_get(server.http, "/metrics");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("quiver_cache_aof_fsyncs_total "))
+            .expect("the fsync counter")
+            .parse()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fsyncs(&server) == 0 {
+        assert!(Instant::now() < deadline, "no fsync within 10 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        info_field(&mut con, "persistence", "aof_pending_bio_fsync"),
+        "0"
+    );
+}

@@ -178,16 +178,31 @@ fn busy_script_is_killed_from_the_same_connection_thread() {
 /// stops the server.
 #[test]
 fn a_script_that_wrote_cannot_be_killed() {
+    script_that_wrote(&[]);
+}
+
+/// The same with the append-only file on: its journal never waits on the keys the
+/// script holds, so the server still answers and stops.
+#[test]
+fn a_script_that_wrote_cannot_be_killed_with_the_append_only_file() {
+    script_that_wrote(&[
+        "--cache-appendonly",
+        "true",
+        "--cache-appendfsync",
+        "always",
+    ]);
+}
+
+fn script_that_wrote(extra: &[&str]) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut server = Server::start(
-        dir.path(),
-        &[
-            "--resp-busy-reply-threshold",
-            "50ms",
-            "--shutdown-drain-timeout",
-            "1s",
-        ],
-    );
+    let mut args = vec![
+        "--resp-busy-reply-threshold",
+        "50ms",
+        "--shutdown-drain-timeout",
+        "1s",
+    ];
+    args.extend_from_slice(extra);
+    let mut server = Server::start(dir.path(), &args);
     let mut admin = redis_connection(&server);
     let resp = server.resp;
     // The script never ends: its client is left behind; dropping the server ends it.

@@ -139,6 +139,18 @@ impl ChangeLog {
         std::mem::take(&mut *self.lock())
     }
 
+    /// Puts back changes taken but not handed out, before any recorded since.
+    pub(crate) fn put_back(&self, mut taken: Vec<Change>) {
+        if taken.is_empty() {
+            return;
+        }
+        let mut changes = self.lock();
+        taken.append(&mut changes);
+        *changes = taken;
+        drop(changes);
+        self.pending.store(true, Ordering::Release);
+    }
+
     fn lock(&self) -> MutexGuard<'_, Vec<Change>> {
         // A push cannot be left half done.
         self.changes

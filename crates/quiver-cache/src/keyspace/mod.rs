@@ -303,6 +303,12 @@ impl Keyspace {
         self.changes.take()
     }
 
+    /// Puts back changes [`Keyspace::take_changes`] gave that could not be handed out
+    /// yet; the next call gives them first.
+    pub fn put_back_changes(&self, changes: Vec<Change>) {
+        self.changes.put_back(changes);
+    }
+
     /// Whether changes wait for [`Keyspace::take_changes`] (one atomic load).
     pub fn has_changes(&self) -> bool {
         self.changes.pending()

@@ -13,7 +13,9 @@
 
 use super::value::{Loaded, is_value_type, read_value, write_value};
 use super::{Input, RdbError, bad, write_length, write_string};
-use crate::keyspace::{Keyspace, Shard, lock};
+use std::sync::MutexGuard;
+
+use crate::keyspace::{Keyspace, Shard};
 use crate::table::Keyed;
 use crate::{Change, ChangeKind};
 
@@ -21,6 +23,14 @@ const TAG_WRITE: u8 = b'W';
 const TAG_DELETE: u8 = b'D';
 const TAG_FLUSH: u8 = b'F';
 const TAG_LIBRARIES: u8 = b'L';
+
+/// Tries for a held shard before giving up: enough for another command to finish.
+const SPINS: usize = 64;
+
+/// A shard stayed held while changes were journaled; try again later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a shard is held (a script or a transaction holds the keyspace)")]
+pub struct ShardBusy;
 
 /// What one replayed record did beyond the keyspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,30 +45,49 @@ impl Keyspace {
     /// Appends to `out` the records of `changes` (from the change feed, in order): the
     /// state of each key changed, and for an emptied database ([`ChangeKind::Flushed`],
     /// which SWAPDB also reports) the database's whole content.
-    pub fn journal_changes(&self, changes: &[Change], now_ms: u64, out: &mut Vec<Vec<u8>>) {
+    ///
+    /// Never waits long for a shard: one that stays held (a script or a transaction
+    /// holds the keyspace) gives [`ShardBusy`], and `out` is then incomplete.
+    pub fn journal_changes(
+        &self,
+        changes: &[Change],
+        now_ms: u64,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<(), ShardBusy> {
         let mut keys: Vec<(usize, &[u8])> = Vec::new();
         for change in changes {
             match change.kind {
                 ChangeKind::Event(_) => {}
                 ChangeKind::Flushed => {
-                    self.journal_keys(keys.drain(..), now_ms, out);
-                    self.journal_database(change.db, now_ms, out);
+                    self.journal_keys(keys.drain(..), now_ms, out)?;
+                    self.journal_database(change.db, now_ms, out)?;
                 }
                 _ => keys.push((change.db, &change.key)),
             }
         }
-        self.journal_keys(keys, now_ms, out);
+        self.journal_keys(keys, now_ms, out)
+    }
+
+    /// The shard, waiting a little while another thread holds it.
+    fn lock_briefly(&self, idx: usize) -> Result<MutexGuard<'_, Shard>, ShardBusy> {
+        for _ in 0..SPINS {
+            if let Some(guard) = self.try_lock_shard(idx) {
+                return Ok(guard);
+            }
+            std::thread::yield_now();
+        }
+        Err(ShardBusy)
     }
 
     /// Appends to `out` one record per key of `keys` (database, key) with its state at
     /// `now_ms`; `buf` is reused scratch space. A key listed twice in a row is written
     /// once.
-    pub fn journal_keys<'k>(
+    fn journal_keys<'k>(
         &self,
         keys: impl IntoIterator<Item = (usize, &'k [u8])>,
         now_ms: u64,
         out: &mut Vec<Vec<u8>>,
-    ) {
+    ) -> Result<(), ShardBusy> {
         let mut last: Option<(usize, &[u8])> = None;
         for (db, key) in keys {
             if last == Some((db, key)) || db >= self.databases {
@@ -66,7 +95,7 @@ impl Keyspace {
             }
             last = Some((db, key));
             let (shard, hash) = self.route(key);
-            let s = lock(&self.shards[shard].lock);
+            let s = self.lock_briefly(shard)?;
             let found = s.dbs[db]
                 .table
                 .find(hash, key)
@@ -83,19 +112,25 @@ impl Keyspace {
             drop(s);
             out.push(record);
         }
+        Ok(())
     }
 
     /// Appends to `out` the record emptying database `db`, then one record per key it
     /// holds at `now_ms`, a shard at a time.
-    pub fn journal_database(&self, db: usize, now_ms: u64, out: &mut Vec<Vec<u8>>) {
+    fn journal_database(
+        &self,
+        db: usize,
+        now_ms: u64,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<(), ShardBusy> {
         let mut record = vec![TAG_FLUSH];
         write_length(&mut record, db as u64);
         out.push(record);
         if db >= self.databases {
-            return;
+            return Ok(());
         }
-        for cell in self.shards.iter() {
-            let s = lock(&cell.lock);
+        for idx in 0..self.shards.len() {
+            let s = self.lock_briefly(idx)?;
             for idx in 0..s.dbs[db].table.len() {
                 if s.expire_at(db, idx).is_some_and(|at| at <= now_ms) {
                     continue;
@@ -105,6 +140,7 @@ impl Keyspace {
                 out.push(record);
             }
         }
+        Ok(())
     }
 
     /// Applies one record read back from the journal.

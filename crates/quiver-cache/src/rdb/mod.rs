@@ -17,7 +17,7 @@ pub(crate) use packed::back_length_bytes;
 pub mod snapshot;
 mod value;
 
-pub use journal::{Replayed, journal_libraries};
+pub use journal::{Replayed, ShardBusy, journal_libraries};
 pub use snapshot::{Consistency, LoadError, SnapshotStats};
 pub use snapshot::{LoadReport, SnapshotLoader, SnapshotWriter};
 pub use value::{RestoreOptions, dump_payload_check};

@@ -117,9 +117,7 @@ pub enum AofError {
     #[error(transparent)]
     Load(#[from] LoadSnapshotError),
     /// A record of the log does not apply.
-    #[error(
-        "record {offset} of the append-only log {path} is not valid: {reason}; start with the append-only recovery option to keep what is before it"
-    )]
+    #[error("record {offset} of the append-only log {path} is not valid: {reason}")]
     Record {
         /// The log's directory.
         path: PathBuf,
@@ -187,8 +185,10 @@ struct Journal {
     pending: Mutex<Vec<Vec<u8>>>,
     /// Offset after the last record appended.
     appended: AtomicU64,
-    /// Offset below which records are durable as the mode promises.
-    durable: tokio::sync::watch::Sender<u64>,
+    /// Offset below which records are written to the file.
+    written: AtomicU64,
+    /// Offset below which records are fsynced; `always` waiters watch it.
+    synced: tokio::sync::watch::Sender<u64>,
     failed: AtomicBool,
     fsyncs: AtomicU64,
     /// The fsync thread is to sync once more and end.
@@ -219,7 +219,8 @@ impl Journal {
             path: path.to_owned(),
             pending: Mutex::new(Vec::new()),
             appended: AtomicU64::new(end),
-            durable: tokio::sync::watch::Sender::new(end),
+            written: AtomicU64::new(end),
+            synced: tokio::sync::watch::Sender::new(end),
             failed: AtomicBool::new(false),
             fsyncs: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
@@ -233,7 +234,7 @@ impl Journal {
             tracing::error!(%error, path = %self.path.display(), "append-only log {what} failed: writes are refused until a rewrite succeeds");
         }
         // Wakes the waiters so they see the failure.
-        self.durable.send_modify(|_| {});
+        self.synced.send_modify(|_| {});
     }
 
     /// Queues records for the next batch (called under the delivery lock, in order).
@@ -268,7 +269,8 @@ impl Journal {
         match self.log.sync_appended() {
             Ok(end) => {
                 self.fsyncs.fetch_add(1, Ordering::Relaxed);
-                self.durable.send_if_modified(|d| {
+                self.written.fetch_max(end, Ordering::AcqRel);
+                self.synced.send_if_modified(|d| {
                     let moved = end > *d;
                     *d = (*d).max(end);
                     moved
@@ -285,11 +287,7 @@ impl Journal {
         }
         match self.log.flush() {
             Ok(()) => {
-                self.durable.send_if_modified(|d| {
-                    let moved = target > *d;
-                    *d = (*d).max(target);
-                    moved
-                });
+                self.written.fetch_max(target, Ordering::AcqRel);
             }
             Err(e) => self.fail("write", e),
         }
@@ -482,27 +480,40 @@ impl Cache {
             tracing::warn!(%report, path = %log_dir.display(), "append-only log repaired");
             load.recovery = Some(report.to_string());
         }
-        let first = journal.log.first_offset();
-        load.base_current =
-            from.is_some_and(|from| from <= journal.log.next_offset()) && load.recovery.is_none();
-        let from = from.unwrap_or(first);
-        if from < first {
-            return Err(AofError::Record {
-                path: log_dir,
-                offset: from,
-                reason: format!("the base needs records from {from}, the log starts at {first}"),
-            });
-        }
         let recover = self.aof.recover.load(Ordering::Relaxed);
-        for record in journal.log.iter(from) {
+        let (first, end) = (journal.log.first_offset(), journal.log.next_offset());
+        load.base_current = from.is_some_and(|from| from <= end) && load.recovery.is_none();
+        let mut from = from.unwrap_or(first);
+        // Damage that recovery may skip: records the base needs are gone.
+        let damaged = |load: &mut AofLoad, offset: u64, reason: String| {
+            if !recover {
+                return Err(AofError::Record {
+                    path: log_dir.clone(),
+                    offset,
+                    reason,
+                });
+            }
+            tracing::warn!(offset, %reason, records = load.records, "append-only log damaged: replay stops before the damage");
+            load.recovery = Some(format!("replay stopped at record {offset}: {reason}"));
+            load.base_current = false;
+            Ok(())
+        };
+        if from < first {
+            damaged(
+                &mut load,
+                from,
+                format!("the base needs records from {from}, the log starts at {first}"),
+            )?;
+            from = end;
+        }
+        // A log that ends before the base's offset lost nothing the base needs; a new
+        // base is written before anything is appended.
+        for record in journal.log.iter(from.min(end)) {
             let record = match record {
                 Ok(record) => record,
-                Err(e @ quiver_log::ReadError::Corrupt { .. }) if recover => {
-                    // What follows is dropped: the new base written next covers what
-                    // was replayed, and the log goes on after it.
-                    tracing::warn!(error = %e, records = load.records, "append-only log damaged: replay stops before the damage");
-                    load.recovery = Some(format!("replay stopped at the damage: {e}"));
-                    load.base_current = false;
+                Err(e @ quiver_log::ReadError::Corrupt { .. }) => {
+                    let at = from + load.records;
+                    damaged(&mut load, at, e.to_string())?;
                     break;
                 }
                 Err(e) => {
@@ -516,11 +527,8 @@ impl Cache {
                 Ok(Replayed::Keys) => {}
                 Ok(Replayed::Libraries(libraries)) => load.libraries = libraries,
                 Err(e) => {
-                    return Err(AofError::Record {
-                        path: log_dir,
-                        offset: record.offset,
-                        reason: e.to_string(),
-                    });
+                    damaged(&mut load, record.offset, e.to_string())?;
+                    break;
                 }
             }
             load.records += 1;
@@ -545,10 +553,25 @@ impl Cache {
             return Ok(());
         }
         let dir = self.aof_dir();
-        fs::create_dir_all(&dir).map_err(|e| AofError::Log {
-            path: dir.clone(),
-            message: e.to_string(),
-        })?;
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |e: std::io::Error| AofError::Log {
+                path,
+                message: e.to_string(),
+            }
+        };
+        if write_base {
+            // Turned on at run time: what an earlier period left is stale.
+            let log_dir = dir.join(LOG_DIR);
+            if log_dir.is_dir() {
+                fs::remove_dir_all(&log_dir).map_err(io(&log_dir))?;
+            }
+            let base = dir.join(BASE_FILE);
+            if base.exists() {
+                fs::remove_file(&base).map_err(io(&base))?;
+            }
+        }
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
         let journal = Journal::open(&dir.join(LOG_DIR), self.aof.recover.load(Ordering::Relaxed))?;
         spawn_syncer(&journal, Arc::clone(&self.aof.fsync));
         {
@@ -610,22 +633,30 @@ impl Cache {
     }
 
     /// Journals the changes of a command; called under the delivery lock, in order.
-    pub(super) fn journal_changes(&self, changes: &[Change]) {
+    /// `false` when a shard stayed held (nothing is queued then).
+    pub(super) fn journal_changes(&self, changes: &[Change]) -> bool {
         let Some(journal) = self.aof.journal() else {
-            return;
+            return true;
         };
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let mut records = Vec::new();
-        self.keyspace.journal_changes(changes, now_ms, &mut records);
+        if self
+            .keyspace
+            .journal_changes(changes, now_ms, &mut records)
+            .is_err()
+        {
+            return false;
+        }
         journal.queue(records);
+        true
     }
 
     /// Journals the function libraries now in force (after FUNCTION LOAD, DELETE, FLUSH
-    /// or RESTORE).
+    /// or RESTORE). The caller orders these calls (the script engine's lock); the
+    /// delivery lock is not taken, since the caller may hold every shard.
     pub fn journal_libraries<'a>(&self, libraries: impl IntoIterator<Item = &'a [u8]>) {
-        let _order = self.lock_delivery();
         if let Some(journal) = self.aof.journal() {
             let record = quiver_cache::rdb::journal_libraries(libraries);
             journal.queue(vec![record]);
@@ -639,36 +670,38 @@ impl Cache {
         if !self.aof.enabled() {
             return Ok(());
         }
+        // This client's changes may still be in the feed (put back because a shard was
+        // held): they are journaled first, waiting without blocking the thread. Taking
+        // the delivery lock also waits for a delivery under way to queue its records.
+        while !self.deliver_changes() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         let Some(journal) = self.aof.journal() else {
             return Ok(());
         };
-        // Whoever took this client's changes has queued their records once this is free.
-        drop(self.lock_delivery());
         let target = journal.drain();
         let failed = |j: &Journal| AofError::Log {
             path: j.path.clone(),
             message: "a write or fsync failed".into(),
         };
-        if journal.failed.load(Ordering::Acquire) {
-            return Err(failed(&journal));
-        }
-        if *journal.durable.borrow() >= target {
-            return Ok(());
-        }
         match self.aof.fsync() {
             AppendFsync::Always => {
-                let mut durable = journal.durable.subscribe();
-                journal.poke();
-                let _ = durable
-                    .wait_for(|&d| d >= target || journal.failed.load(Ordering::Acquire))
-                    .await;
+                if *journal.synced.borrow() < target {
+                    let mut synced = journal.synced.subscribe();
+                    journal.poke();
+                    let _ = synced
+                        .wait_for(|&d| d >= target || journal.failed.load(Ordering::Acquire))
+                        .await;
+                }
             }
             AppendFsync::EverySec | AppendFsync::No => {
-                // The thread's other connections queue their records meanwhile: one
-                // write then serves them all.
-                tokio::task::yield_now().await;
-                if *journal.durable.borrow() < target {
-                    journal.write_out(journal.drain());
+                if journal.written.load(Ordering::Acquire) < target {
+                    // The thread's other connections queue their records meanwhile: one
+                    // write then serves them all.
+                    tokio::task::yield_now().await;
+                    if journal.written.load(Ordering::Acquire) < target {
+                        journal.write_out(journal.drain());
+                    }
                 }
             }
         }
@@ -747,7 +780,7 @@ impl Cache {
         self: &Arc<Self>,
         now_ms: impl Fn() -> u64,
     ) -> Result<SnapshotStats, AofError> {
-        let (journal, offset) = {
+        let (journal, offset, reopened) = {
             let _order = self.lock_delivery();
             let mut slot = self
                 .aof
@@ -757,19 +790,30 @@ impl Cache {
             let Some(current) = slot.clone() else {
                 return Err(AofError::Off);
             };
-            if current.failed.load(Ordering::Acquire) {
-                // Reopened: recovery keeps what reached the file; the base written next
-                // covers the rest.
+            let reopened = current.failed.load(Ordering::Acquire);
+            if reopened {
+                // Reopened: recovery keeps what reached the file. The journal counts as
+                // failed (writes refused, nothing appended) until the base written next,
+                // which covers everything in memory, is in place.
                 current.stop();
                 let _ = current.log.close();
                 let fresh = Journal::open(&current.path, true)?;
+                fresh.failed.store(true, Ordering::Release);
                 spawn_syncer(&fresh, Arc::clone(&self.aof.fsync));
                 *slot = Some(Arc::clone(&fresh));
             }
             let journal = slot.clone().expect("set above");
             let offset = journal.drain();
-            (journal, offset)
+            (journal, offset, reopened)
         };
+        // Every record below the base's offset is on disk before the base says so.
+        journal.log.sync_appended().map_err(|e| {
+            journal.fail("fsync", &e);
+            AofError::Log {
+                path: journal.path.clone(),
+                message: e.to_string(),
+            }
+        })?;
         // Beside the log, even if `dir` changed since it was opened.
         let base = journal
             .path
@@ -790,6 +834,9 @@ impl Cache {
                 path: journal.path.clone(),
                 message: e.to_string(),
             })?;
+        if reopened {
+            journal.failed.store(false, Ordering::Release);
+        }
         Ok(stats)
     }
 
@@ -850,7 +897,7 @@ impl Cache {
                     .len();
                 j.appended
                     .load(Ordering::Acquire)
-                    .saturating_sub(*j.durable.borrow())
+                    .saturating_sub(*j.synced.borrow())
                     + queued as u64
             }),
             fsyncs: journal
@@ -916,11 +963,13 @@ fn spawn_syncer(journal: &Arc<Journal>, fsync: Arc<AtomicU8>) {
                 last = Instant::now();
                 // Records no client waits for (active expiry's) reach the file too.
                 let end = journal.drain();
-                if end > *journal.durable.borrow() {
-                    match mode {
-                        AppendFsync::No => journal.write_out(end),
-                        _ => journal.sync(),
+                match mode {
+                    AppendFsync::No if end > journal.written.load(Ordering::Acquire) => {
+                        journal.write_out(end);
                     }
+                    AppendFsync::No => {}
+                    _ if end > *journal.synced.borrow() => journal.sync(),
+                    _ => {}
                 }
             }
         })

@@ -167,7 +167,9 @@ impl Cache {
     pub fn after_command(&self) {
         self.waiters.wake_ready(&self.keyspace);
         if self.feed_on.load(Ordering::Acquire) && self.keyspace.has_changes() {
-            self.deliver_changes();
+            // Not delivered now (a held shard): the next call, or the reply's wait for
+            // durability, delivers them.
+            let _ = self.deliver_changes();
         }
     }
 
@@ -215,7 +217,8 @@ impl Cache {
     }
 
     /// Calls `subscriber` with the changes of every later command, in order, on the
-    /// thread that ran the command, until the returned subscription is dropped. Keep it
+    /// thread that ran the command (or a later command's, when the append-only file had
+    /// to wait for a held shard), until the returned subscription is dropped. Keep it
     /// short (the command's reply waits for it), and do not call the cache, subscribe or
     /// drop a subscription from it (the delivery lock is held). A subscriber that panics
     /// misses that batch; the command and the other subscribers go on.
@@ -240,14 +243,18 @@ impl Cache {
         }
     }
 
-    fn deliver_changes(&self) {
+    /// Hands the changes recorded so far to the journal and the subscribers; `false`
+    /// when the journal could not read a key's state (a script or transaction holds its
+    /// shard): the changes are put back for a later call.
+    fn deliver_changes(&self) -> bool {
         let _order = self.lock_delivery();
         let changes = self.keyspace.take_changes();
         if changes.is_empty() {
-            return;
+            return true;
         }
-        if self.aof.enabled() {
-            self.journal_changes(&changes);
+        if self.aof.enabled() && !self.journal_changes(&changes) {
+            self.keyspace.put_back_changes(changes);
+            return false;
         }
         let subscribers: Vec<Subscriber> = self
             .subscribers
@@ -264,6 +271,7 @@ impl Cache {
                 tracing::error!(changes = changes.len(), "a change-feed subscriber panicked");
             }
         }
+        true
     }
 
     fn lock_delivery(&self) -> std::sync::MutexGuard<'_, u64> {
