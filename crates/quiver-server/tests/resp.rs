@@ -564,3 +564,71 @@ fn debug_runs_when_the_configuration_allows_it() {
         "{error}"
     );
 }
+
+/// The id of the client whose `CLIENT LIST` line shows `cmd`, once one does.
+fn client_running(con: &mut redis::Connection, cmd: &str) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+        let found = list.lines().find_map(|line| {
+            line.split(' ')
+                .any(|field| field == format!("cmd={cmd}"))
+                .then(|| line.strip_prefix("id=")?.split(' ').next()?.parse().ok())
+                .flatten()
+        });
+        if let Some(id) = found {
+            return id;
+        }
+        assert!(std::time::Instant::now() < deadline, "no client runs {cmd}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn client_unblock_ends_a_wait_as_a_timeout_or_an_error() {
+    let (_dir, server) = start(&[]);
+    let mut admin = redis_connection(&server);
+    let mut waiting = redis_connection(&server);
+    let popped = std::thread::spawn(move || {
+        redis::cmd("BLPOP")
+            .arg("queue")
+            .arg(0)
+            .query::<Value>(&mut waiting)
+    });
+    let id = client_running(&mut admin, "blpop");
+    let unblocked: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(id)
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(unblocked, 1);
+    assert_eq!(popped.join().unwrap().unwrap(), Value::Nil);
+
+    let mut waiting = redis_connection(&server);
+    let read = std::thread::spawn(move || {
+        redis::cmd("XREAD")
+            .arg("BLOCK")
+            .arg(0)
+            .arg("STREAMS")
+            .arg("s")
+            .arg("$")
+            .query::<Value>(&mut waiting)
+    });
+    let id = client_running(&mut admin, "xread");
+    let unblocked: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(id)
+        .arg("ERROR")
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(unblocked, 1);
+    let error = read.join().unwrap().unwrap_err();
+    assert_eq!(error.code(), Some("UNBLOCKED"), "{error}");
+    // Not blocked (any more): nothing to do.
+    let again: i64 = redis::cmd("CLIENT")
+        .arg("UNBLOCK")
+        .arg(id)
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(again, 0);
+}

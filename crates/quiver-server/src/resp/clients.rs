@@ -14,6 +14,11 @@ use quiver_core::pubsub::{Inbox, Space};
 
 use super::session::Session;
 
+/// CLIENT UNBLOCK … TIMEOUT.
+pub const UNBLOCK_TIMEOUT: u8 = 1;
+/// CLIENT UNBLOCK … ERROR.
+pub const UNBLOCK_ERROR: u8 = 2;
+
 /// What other connections may see and do to one client.
 #[derive(Debug)]
 pub struct ClientHandle {
@@ -30,6 +35,11 @@ pub struct ClientHandle {
     /// invalidations to it).
     pub kill: Notify,
     pub killed: AtomicBool,
+    /// The connection waits in a blocking command (BLPOP, XREAD BLOCK, WAIT...).
+    pub blocked: AtomicBool,
+    /// `CLIENT UNBLOCK` asked it to stop waiting: [`UNBLOCK_TIMEOUT`] or
+    /// [`UNBLOCK_ERROR`]; 0 otherwise.
+    pub unblock: std::sync::atomic::AtomicU8,
     /// Where messages for this client go, subscribed or not (client-side caching
     /// redirects to it).
     pub inbox: Inbox,
@@ -108,6 +118,8 @@ impl Clients {
             }),
             kill: Notify::new(),
             killed: AtomicBool::new(false),
+            blocked: AtomicBool::new(false),
+            unblock: std::sync::atomic::AtomicU8::new(0),
             inbox,
         });
         self.lock().insert(id, Arc::clone(&handle));
@@ -148,6 +160,22 @@ impl ClientHandle {
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Release);
         self.kill.notify_one();
+    }
+
+    /// CLIENT UNBLOCK: a blocked connection stops waiting and answers as on a timeout,
+    /// or with an `UNBLOCKED` error; whether it was blocked.
+    pub fn unblock(&self, error: bool) -> bool {
+        if !self.blocked.load(Ordering::Acquire) {
+            return false;
+        }
+        let reason = if error {
+            UNBLOCK_ERROR
+        } else {
+            UNBLOCK_TIMEOUT
+        };
+        self.unblock.store(reason, Ordering::Release);
+        self.kill.notify_one();
+        true
     }
 
     /// Makes the connection read its inbox from now on.

@@ -21,7 +21,7 @@ use tokio::net::tcp::{ReadHalf, WriteHalf};
 use tokio::sync::Notify;
 
 use super::ahead;
-use super::clients::ClientHandle;
+use super::clients::{ClientHandle, UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
 use super::command::pubsub::exec::{PendingPublish, write_entries};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
@@ -249,6 +249,8 @@ impl Connection {
                         return Err(End::Closed);
                     }
                     Flow::Block(blocked) => {
+                        // CLIENT LIST shows the blocking command while it waits.
+                        self.handle.update(&self.session);
                         flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                         let parked = Parked {
                             reader: &mut reader,
@@ -609,8 +611,9 @@ impl Connection {
     }
 
     /// Parks the connection until a key gets data (then retries the
-    /// command), the deadline passes (then replies null), or the client is
-    /// killed, disconnects or the server shuts down.
+    /// command), the deadline passes or CLIENT UNBLOCK asks (then replies as
+    /// on a timeout, or with the `UNBLOCKED` error), or the client is killed,
+    /// disconnects or the server shuts down.
     async fn block(
         &mut self,
         blocked: Blocked,
@@ -632,6 +635,8 @@ impl Connection {
         let notify = Arc::new(Notify::new());
         let db = self.session.db;
         self.shared.cache.block(db, &keys, &notify);
+        self.handle.unblock.store(0, Ordering::Release);
+        self.handle.blocked.store(true, Ordering::Release);
         let result = loop {
             // Registered first, then retried: a push between the first attempt
             // and the registration is not missed.
@@ -641,7 +646,12 @@ impl Connection {
                 break Ok(());
             }
             let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
-            if timeout.is_some_and(|left| left.is_zero()) {
+            let unblocked = self.handle.unblock.swap(0, Ordering::AcqRel);
+            if unblocked == UNBLOCK_ERROR {
+                write::write_error(output, b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                break Ok(());
+            }
+            if unblocked == UNBLOCK_TIMEOUT || timeout.is_some_and(|left| left.is_zero()) {
                 // Redis answers every timed-out blocking list command with the null array.
                 match timeout_reply {
                     Some(n) => write::write_integer(output, n),
@@ -660,6 +670,7 @@ impl Connection {
                 () = shutdown.wait() => break Err(End::Closed),
             }
         };
+        self.handle.blocked.store(false, Ordering::Release);
         self.shared.cache.unblock(db, &keys, &notify);
         result
     }

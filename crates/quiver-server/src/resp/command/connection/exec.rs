@@ -173,6 +173,13 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             .encode(protocol, out);
         }
         ClientCommand::Kill(filter) => kill(conn, &filter, out),
+        ClientCommand::Unblock { id, error } => {
+            let unblocked = u64::try_from(id)
+                .ok()
+                .and_then(|id| conn.shared.clients.get(id))
+                .is_some_and(|client| client.unblock(error));
+            write::write_integer(out, i64::from(unblocked));
+        }
         ClientCommand::Tracking(tracking) => match track(conn, tracking) {
             Ok(()) => write::write_simple(out, b"OK"),
             Err(message) => write::write_error(out, message.as_bytes()),

@@ -106,6 +106,8 @@ pub enum ClientCommand {
     TrackingInfo,
     /// `CLIENT NO-EVICT ON|OFF`.
     NoEvict(bool),
+    /// `CLIENT UNBLOCK client-id [TIMEOUT|ERROR]`.
+    Unblock { id: i64, error: bool },
     /// `CLIENT HELP`.
     Help,
 }
@@ -283,6 +285,34 @@ fn parse_client_list(args: &mut Args<'_>) -> Result<Command, CommandError> {
         });
     }
     Err(CommandError::Syntax)
+}
+
+/// `CLIENT UNBLOCK client-id [TIMEOUT|ERROR]`: Redis checks the reason before the id.
+pub(super) fn parse_client_unblock(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    if args.remaining() > 2 {
+        return Err(CommandError::Other {
+            code: ErrorCode::Err,
+            message: format!(
+                "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+                String::from_utf8_lossy(args.subcommand_as_sent())
+            )
+            .into(),
+        });
+    }
+    let id = args.next_slice()?;
+    let error = match args.peek() {
+        None => false,
+        Some(reason) if is(reason, "timeout") => false,
+        Some(reason) if is(reason, "error") => true,
+        Some(_) => {
+            return Err(CommandError::Other {
+                code: ErrorCode::Err,
+                message: "CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into(),
+            });
+        }
+    };
+    let id = parse_i64(id).ok_or(CommandError::NotInteger)?;
+    client(ClientCommand::Unblock { id, error })
 }
 
 fn parse_client_kill(args: &mut Args<'_>) -> Result<Command, CommandError> {

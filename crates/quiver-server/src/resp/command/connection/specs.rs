@@ -242,6 +242,15 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     .with_syntax("ON|OFF")
     .with_acl_category("@connection"),
     c(
+        "client|unblock",
+        -3,
+        ADMIN | CLIENT_FLAGS,
+        "5.0.0",
+        "Unblocks a client blocked by a blocking command from a different connection.",
+        parse_client_unblock,
+    )
+    .with_syntax("client-id [TIMEOUT|ERROR]"),
+    c(
         "client|trackinginfo",
         2,
         CLIENT_FLAGS,
