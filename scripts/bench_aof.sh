@@ -18,34 +18,13 @@ quiver="${CARGO_TARGET_DIR:-$here/../target}/release/quiver"
 valkey=${VALKEY_SERVER:-valkey-server}
 redis=${REDIS_SERVER:-redis-server}
 
-# start NAME PORT DIR FSYNC: the server journaling into DIR, no snapshot rules.
-start() {
-    case $1 in
-    valkey | redis)
-        local binary=$valkey
-        [ "$1" = redis ] && binary=$redis
-        "$binary" --port "$2" --save '' --appendonly yes --appendfsync "$4" --dir "$3" \
-            >/dev/null 2>&1 &
-        ;;
-    quiver)
-        "$quiver" serve --data-dir "$3" --resp-addr "127.0.0.1:$2" --cache-save '' \
-            --cache-appendonly true --cache-appendfsync "$4" \
-            --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
-            --log-level warn >/dev/null 2>&1 &
-        ;;
-    esac
-    pid=$!
-    started "$pid"
-    wait_port "$2"
-}
-
 for mode in ${MODES:-everysec always}; do
     for round in $(seq "$rounds"); do
         for name in ${SERVERS:-valkey redis quiver}; do
             port=$(free_port)
             dir="$work/$name-$mode-$round"
             mkdir -p "$dir"
-            start "$name" "$port" "$dir" "$mode"
+            start_resp_server "$name" "$port" "$dir" "$mode"
             rps=$(redis-benchmark -p "$port" -t set -P 16 -c 50 -r 1000000 -d 64 \
                 -n "$requests" --csv 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
             echo "$mode $name round $round: $rps SET/s"

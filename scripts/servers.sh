@@ -33,14 +33,22 @@ wait_port() {
     return 1
 }
 
-# start_resp_server NAME PORT: starts valkey, redis or quiver (binaries from $valkey,
-# $redis and $quiver) on PORT without persistence, waits for it and sets $pid.
+# start_resp_server NAME PORT [DIR APPENDFSYNC]: starts valkey, redis or quiver (binaries
+# from $valkey, $redis and $quiver) on PORT, without persistence, or with DIR and
+# APPENDFSYNC with the append-only file on in DIR and no snapshot rules; waits for it and
+# sets $pid.
 start_resp_server() {
+    local dir=${3:-$work/$1} redis_aof=(--appendonly no) quiver_aof=()
+    if [ -n "${4:-}" ]; then
+        redis_aof=(--appendonly yes --appendfsync "$4" --dir "$dir")
+        quiver_aof=(--cache-appendonly true --cache-appendfsync "$4")
+    fi
     case $1 in
-    valkey) "$valkey" --port "$2" --save '' --appendonly no >/dev/null 2>&1 & ;;
-    redis) "$redis" --port "$2" --save '' --appendonly no >/dev/null 2>&1 & ;;
+    valkey) "$valkey" --port "$2" --save '' "${redis_aof[@]}" >/dev/null 2>&1 & ;;
+    redis) "$redis" --port "$2" --save '' "${redis_aof[@]}" >/dev/null 2>&1 & ;;
     quiver)
-        "$quiver" serve --data-dir "$work/quiver" --resp-addr "127.0.0.1:$2" --cache-save '' \
+        "$quiver" serve --data-dir "$dir" --resp-addr "127.0.0.1:$2" --cache-save '' \
+            "${quiver_aof[@]}" \
             --http-addr 127.0.0.1:0 --native-addr 127.0.0.1:0 --quic-addr 127.0.0.1:0 \
             --log-level warn >/dev/null 2>&1 &
         ;;
