@@ -632,3 +632,47 @@ fn client_unblock_ends_a_wait_as_a_timeout_or_an_error() {
         .unwrap();
     assert_eq!(again, 0);
 }
+
+#[test]
+fn client_pause_holds_writes_or_everything_until_it_ends() {
+    let (_dir, server) = start(&[]);
+    let mut admin = redis_connection(&server);
+    let mut other = redis_connection(&server);
+    let ok: String = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(60_000)
+        .arg("WRITE")
+        .query(&mut admin)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    // Reads go on; a write waits until CLIENT UNPAUSE.
+    let read: Option<String> = redis::cmd("GET").arg("k").query(&mut other).unwrap();
+    assert_eq!(read, None);
+    let written = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        redis::cmd("SET")
+            .arg("k")
+            .arg("v")
+            .query::<()>(&mut other)
+            .unwrap();
+        started.elapsed()
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!written.is_finished(), "the write waits");
+    let _: String = redis::cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query(&mut admin)
+        .unwrap();
+    assert!(written.join().unwrap() >= Duration::from_millis(200));
+
+    // ALL holds every command, CLIENT UNPAUSE too, until the time passes.
+    let _: String = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(300)
+        .query(&mut admin)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let read: String = redis::cmd("GET").arg("k").query(&mut admin).unwrap();
+    assert_eq!(read, "v");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+}

@@ -62,6 +62,8 @@ pub(super) enum Flow {
     Publish(Box<PendingPublish>),
     /// EVAL, EVALSHA or FCALL running on the script thread: its reply comes here.
     Script(tokio::sync::oneshot::Receiver<BytesMut>),
+    /// CLIENT PAUSE holds the command until then: wait, then handle it again.
+    Paused(Instant),
 }
 
 /// A blocking command waiting for data.
@@ -242,8 +244,21 @@ impl Connection {
                         self.shared.scripts.settled().await;
                     }
                 }
-                match self.handle_request(&request, &mut output) {
-                    Flow::Continue => {}
+                let mut flow = self.handle_request(&request, &mut output);
+                while let Flow::Paused(until) = flow {
+                    flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                    tokio::select! {
+                        biased;
+                        () = self.handle.kill.notified() => if self.handle.killed.load(Ordering::Acquire) {
+                            return Err(End::Closed);
+                        },
+                        () = shutdown.wait() => return Err(End::Closed),
+                        () = self.shared.pause.wait(until) => {}
+                    }
+                    flow = self.handle_request(&request, &mut output);
+                }
+                match flow {
+                    Flow::Continue | Flow::Paused(_) => {}
                     Flow::Close => {
                         flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                         return Err(End::Closed);
@@ -446,7 +461,12 @@ impl Connection {
                 return self.refuse(Some(spec), &misconf(MISCONF_RDB), out);
             }
         }
-        if spec.has(flag::WRITE) || matches!(spec.name, "eval" | "evalsha" | "fcall" | "exec") {
+        let writes = may_write(spec)
+            || spec.name == "exec" && self.session.multi.as_ref().is_some_and(|m| m.writes);
+        if let Some(until) = self.shared.pause.holds(writes) {
+            return Flow::Paused(until);
+        }
+        if writes {
             self.session.wrote.store(true, Ordering::Relaxed);
         }
         let command = match Command::parse_resolved(spec, request) {
@@ -469,6 +489,9 @@ impl Connection {
                     .key_positions(request)
                     .filter_map(|pos| request.arg(pos));
                 multi.reads.extend(keys.map(bytes::Bytes::copy_from_slice));
+            }
+            if let Some(multi) = &mut self.session.multi {
+                multi.writes |= writes;
             }
             return self.queue(Queued::Command(command), out);
         }
@@ -681,6 +704,23 @@ struct Parked<'r, 'a> {
     reader: &'r mut ReadHalf<'a>,
     input: &'r mut BytesMut,
     shutdown: &'r Shutdown,
+}
+
+/// Whether a command may write (or, in Redis's words, replicate): what a CLIENT PAUSE
+/// WRITE holds, and after which replies wait for the append-only file.
+fn may_write(spec: &CommandSpec) -> bool {
+    spec.has(flag::WRITE)
+        || matches!(
+            spec.name,
+            "eval"
+                | "evalsha"
+                | "fcall"
+                | "publish"
+                | "spublish"
+                | "pfcount"
+                | "script|load"
+                | "script|flush"
+        )
 }
 
 /// Commands that run at once even inside MULTI instead of being queued.

@@ -9,6 +9,7 @@ mod clients;
 pub mod command;
 mod connection;
 mod info;
+mod pause;
 pub mod redis_config;
 pub mod script;
 mod session;
@@ -79,6 +80,8 @@ pub struct RespShared {
     stop: std::sync::OnceLock<Shutdown>,
     clients: Clients,
     stats: CommandStats,
+    /// CLIENT PAUSE in force.
+    pause: pause::Pause,
 }
 
 impl RespShared {
@@ -106,6 +109,7 @@ impl RespShared {
             stop: std::sync::OnceLock::new(),
             clients: Clients::default(),
             stats: CommandStats::new(),
+            pause: pause::Pause::default(),
         }
     }
 

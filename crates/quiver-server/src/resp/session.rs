@@ -32,6 +32,8 @@ pub struct Multi {
     pub queued: Vec<Queued>,
     /// A command failed to queue: EXEC must answer EXECABORT.
     pub aborted: bool,
+    /// A queued command may write: EXEC waits out a CLIENT PAUSE WRITE.
+    pub writes: bool,
     /// Keys the queued reads name, remembered for client-side caching when EXEC runs
     /// them.
     pub reads: Vec<Bytes>,

@@ -108,7 +108,7 @@ fn command_info_shape() {
     );
     let client = info_reply(lookup(b"client").unwrap());
     match client {
-        Reply::Array(items) => assert!(matches!(&items[9], Reply::Array(subs) if subs.len() == 12)),
+        Reply::Array(items) => assert!(matches!(&items[9], Reply::Array(subs) if subs.len() == 15)),
         other => panic!("{other:?}"),
     }
 }

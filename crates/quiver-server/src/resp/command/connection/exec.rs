@@ -173,6 +173,19 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             .encode(protocol, out);
         }
         ClientCommand::Kill(filter) => kill(conn, &filter, out),
+        ClientCommand::Pause { timeout_ms, all } => {
+            let until = std::time::Instant::now()
+                .checked_add(std::time::Duration::from_millis(timeout_ms))
+                .unwrap_or_else(|| {
+                    std::time::Instant::now() + std::time::Duration::from_secs(1 << 40)
+                });
+            conn.shared.pause.pause(until, all);
+            write::write_simple(out, b"OK");
+        }
+        ClientCommand::Unpause => {
+            conn.shared.pause.unpause();
+            write::write_simple(out, b"OK");
+        }
         ClientCommand::Unblock { id, error } => {
             let unblocked = u64::try_from(id)
                 .ok()

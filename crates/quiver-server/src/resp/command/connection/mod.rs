@@ -108,6 +108,10 @@ pub enum ClientCommand {
     NoEvict(bool),
     /// `CLIENT UNBLOCK client-id [TIMEOUT|ERROR]`.
     Unblock { id: i64, error: bool },
+    /// `CLIENT PAUSE timeout [WRITE|ALL]` (milliseconds).
+    Pause { timeout_ms: u64, all: bool },
+    /// `CLIENT UNPAUSE`.
+    Unpause,
     /// `CLIENT HELP`.
     Help,
 }
@@ -287,29 +291,54 @@ fn parse_client_list(args: &mut Args<'_>) -> Result<Command, CommandError> {
     Err(CommandError::Syntax)
 }
 
+/// Redis's answer to a CLIENT subcommand with more arguments than it takes.
+fn too_many(args: &Args<'_>) -> CommandError {
+    CommandError::Other {
+        code: ErrorCode::Err,
+        message: format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(args.subcommand_as_sent())
+        )
+        .into(),
+    }
+}
+
+fn message(text: &'static str) -> CommandError {
+    CommandError::Other {
+        code: ErrorCode::Err,
+        message: text.into(),
+    }
+}
+
+/// `CLIENT PAUSE timeout [WRITE|ALL]`: Redis checks the mode before the timeout.
+pub(super) fn parse_client_pause(args: &mut Args<'_>) -> Result<Command, CommandError> {
+    if args.remaining() > 2 {
+        return Err(too_many(args));
+    }
+    let timeout = args.next_slice()?;
+    let all = match args.peek() {
+        None => true,
+        Some(mode) if is(mode, "all") => true,
+        Some(mode) if is(mode, "write") => false,
+        Some(_) => return Err(message("CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let timeout_ms =
+        parse_i64(timeout).ok_or_else(|| message("timeout is not an integer or out of range"))?;
+    let timeout_ms = u64::try_from(timeout_ms).map_err(|_| message("timeout is negative"))?;
+    client(ClientCommand::Pause { timeout_ms, all })
+}
+
 /// `CLIENT UNBLOCK client-id [TIMEOUT|ERROR]`: Redis checks the reason before the id.
 pub(super) fn parse_client_unblock(args: &mut Args<'_>) -> Result<Command, CommandError> {
     if args.remaining() > 2 {
-        return Err(CommandError::Other {
-            code: ErrorCode::Err,
-            message: format!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-                String::from_utf8_lossy(args.subcommand_as_sent())
-            )
-            .into(),
-        });
+        return Err(too_many(args));
     }
     let id = args.next_slice()?;
     let error = match args.peek() {
         None => false,
         Some(reason) if is(reason, "timeout") => false,
         Some(reason) if is(reason, "error") => true,
-        Some(_) => {
-            return Err(CommandError::Other {
-                code: ErrorCode::Err,
-                message: "CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into(),
-            });
-        }
+        Some(_) => return Err(message("CLIENT UNBLOCK reason should be TIMEOUT or ERROR")),
     };
     let id = parse_i64(id).ok_or(CommandError::NotInteger)?;
     client(ClientCommand::Unblock { id, error })

@@ -251,6 +251,23 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     )
     .with_syntax("client-id [TIMEOUT|ERROR]"),
     c(
+        "client|pause",
+        -3,
+        ADMIN | CLIENT_FLAGS,
+        "3.0.0",
+        "Suspends commands processing.",
+        parse_client_pause,
+    )
+    .with_syntax("timeout [WRITE|ALL]"),
+    c(
+        "client|unpause",
+        2,
+        ADMIN | CLIENT_FLAGS,
+        "6.2.0",
+        "Resumes processing of clients that were paused.",
+        |_| client(ClientCommand::Unpause),
+    ),
+    c(
         "client|trackinginfo",
         2,
         CLIENT_FLAGS,

@@ -1,0 +1,62 @@
+//! CLIENT PAUSE and CLIENT UNPAUSE: for a while, commands of every client wait (`ALL`),
+//! or only those that may write (`WRITE`), as in Redis 7.0, where even CLIENT UNPAUSE
+//! waits out an `ALL` pause.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+/// The pause in force, if any.
+#[derive(Debug, Default)]
+pub struct Pause {
+    state: Mutex<Option<Paused>>,
+    /// Wakes waiting clients when the pause is lifted or changed.
+    changed: Notify,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Paused {
+    until: Instant,
+    /// `ALL` (every command) rather than `WRITE`.
+    all: bool,
+}
+
+impl Pause {
+    /// CLIENT PAUSE: a pause in force is extended and made stricter, never shortened.
+    pub fn pause(&self, until: Instant, all: bool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = Some(match *state {
+            Some(p) if p.until > Instant::now() => Paused {
+                until: p.until.max(until),
+                all: p.all || all,
+            },
+            _ => Paused { until, all },
+        });
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// CLIENT UNPAUSE.
+    pub fn unpause(&self) {
+        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        self.changed.notify_waiters();
+    }
+
+    /// Until when a command waits; `writes`: it may write (or replicate).
+    pub fn holds(&self, writes: bool) -> Option<Instant> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state
+            .filter(|p| p.until > Instant::now() && (p.all || writes))
+            .map(|p| p.until)
+    }
+
+    /// Waits until `until`, or until the pause is lifted or changed.
+    pub async fn wait(&self, until: Instant) {
+        let changed = self.changed.notified();
+        tokio::select! {
+            () = tokio::time::sleep_until(until.into()) => {}
+            () = changed => {}
+        }
+    }
+}
