@@ -649,13 +649,11 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
     let read: Option<String> = redis::cmd("GET").arg("k").query(&mut other).unwrap();
     assert_eq!(read, None);
     let written = std::thread::spawn(move || {
-        let started = std::time::Instant::now();
         redis::cmd("SET")
             .arg("k")
             .arg("v")
             .query::<()>(&mut other)
             .unwrap();
-        started.elapsed()
     });
     std::thread::sleep(Duration::from_millis(200));
     assert!(!written.is_finished(), "the write waits");
@@ -663,7 +661,7 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
         .arg("UNPAUSE")
         .query(&mut admin)
         .unwrap();
-    assert!(written.join().unwrap() >= Duration::from_millis(200));
+    written.join().unwrap();
 
     // ALL holds every command, CLIENT UNPAUSE too, until the time passes.
     let _: String = redis::cmd("CLIENT")
