@@ -674,3 +674,61 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
     assert_eq!(read, "v");
     assert!(started.elapsed() >= Duration::from_millis(250));
 }
+
+#[test]
+fn latency_records_slow_commands_and_histograms() {
+    let (_dir, server) = start(&["--resp-redis-config", "enable-debug-command yes"]);
+    let mut con = redis_connection(&server);
+    let doctor: String = redis::cmd("LATENCY").arg("DOCTOR").query(&mut con).unwrap();
+    assert!(doctor.contains("disabled"), "{doctor}");
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("latency-monitor-threshold")
+        .arg(20)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("DEBUG")
+        .arg("SLEEP")
+        .arg("0.05")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
+    let latest: Vec<(String, i64, i64, i64)> =
+        redis::cmd("LATENCY").arg("LATEST").query(&mut con).unwrap();
+    assert_eq!(latest.len(), 1, "{latest:?}");
+    assert_eq!(latest[0].0, "command");
+    assert!(latest[0].2 >= 50 && latest[0].3 >= 50, "{latest:?}");
+    let history: Vec<(i64, i64)> = redis::cmd("LATENCY")
+        .arg("HISTORY")
+        .arg("command")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(history.len(), 1);
+    let graph: String = redis::cmd("LATENCY")
+        .arg("GRAPH")
+        .arg("command")
+        .query(&mut con)
+        .unwrap();
+    assert!(graph.starts_with("command - high "), "{graph}");
+    let doctor: String = redis::cmd("LATENCY").arg("DOCTOR").query(&mut con).unwrap();
+    assert!(doctor.contains("1. command: 1 latency spikes"), "{doctor}");
+    let histogram: Value = redis::cmd("LATENCY")
+        .arg("HISTOGRAM")
+        .arg("set")
+        .query(&mut con)
+        .unwrap();
+    let text = format!("{histogram:?}");
+    assert!(
+        text.contains("calls") && text.contains("histogram_usec"),
+        "{text}"
+    );
+    let reset: i64 = redis::cmd("LATENCY")
+        .arg("RESET")
+        .arg("command")
+        .arg("nosuch")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(reset, 1);
+    let latest: Vec<Value> = redis::cmd("LATENCY").arg("LATEST").query(&mut con).unwrap();
+    assert!(latest.is_empty());
+}

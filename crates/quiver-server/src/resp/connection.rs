@@ -510,9 +510,13 @@ impl Connection {
                 .slowlog
                 .record(request, micros, session.peer, name);
         }
+        self.shared
+            .latency
+            .command(spec.has(flag::FAST), elapsed, self.now_ms / 1000);
         if let Some(slot) = self.shared.stats.slot(spec) {
             slot.calls.fetch_add(1, Ordering::Relaxed);
             slot.usec.fetch_add(micros, Ordering::Relaxed);
+            slot.histogram[super::latency::bucket(elapsed)].fetch_add(1, Ordering::Relaxed);
             if out.get(before) == Some(&b'-') {
                 slot.failed_calls.fetch_add(1, Ordering::Relaxed);
             }

@@ -9,6 +9,7 @@ mod clients;
 pub mod command;
 mod connection;
 mod info;
+pub(crate) mod latency;
 mod pause;
 pub mod redis_config;
 pub mod script;
@@ -82,6 +83,8 @@ pub struct RespShared {
     stats: CommandStats,
     /// CLIENT PAUSE in force.
     pause: pause::Pause,
+    /// LATENCY's events.
+    latency: latency::Latency,
 }
 
 impl RespShared {
@@ -110,6 +113,7 @@ impl RespShared {
             clients: Clients::default(),
             stats: CommandStats::new(),
             pause: pause::Pause::default(),
+            latency: latency::Latency::default(),
         }
     }
 

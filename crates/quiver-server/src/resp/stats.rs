@@ -15,6 +15,8 @@ pub struct Slot {
     pub usec: AtomicU64,
     pub rejected_calls: AtomicU64,
     pub failed_calls: AtomicU64,
+    /// Calls by time taken (LATENCY HISTOGRAM): see [`crate::resp::latency::bucket`].
+    pub histogram: [AtomicU64; crate::resp::latency::BUCKETS],
 }
 
 /// Every command's slot, sorted by full name (`client|list` after `client`).
@@ -54,6 +56,11 @@ impl CommandStats {
         self.index.get(&address(spec)).map(|&i| &self.slots[i])
     }
 
+    /// Every slot, with its command's full name.
+    pub fn all(&self) -> impl Iterator<Item = (&'static str, &Slot)> + '_ {
+        self.names.iter().copied().zip(&self.slots)
+    }
+
     /// Every slot that was used, with its command's name.
     pub fn used(&self) -> impl Iterator<Item = (&'static str, &Slot)> + '_ {
         self.names
@@ -73,7 +80,10 @@ impl CommandStats {
                 &slot.usec,
                 &slot.rejected_calls,
                 &slot.failed_calls,
-            ] {
+            ]
+            .into_iter()
+            .chain(&slot.histogram)
+            {
                 counter.store(0, Ordering::Relaxed);
             }
         }

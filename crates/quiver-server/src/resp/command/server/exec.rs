@@ -129,6 +129,56 @@ pub(in crate::resp) fn execute(
             Ok(()) => write::write_simple(out, b"Background append only file rewriting started"),
             Err(error) => write::write_error(out, format!("ERR {error}").as_bytes()),
         },
+        ServerCommand::LatencyLatest => {
+            let latest = conn.shared.latency.latest();
+            Reply::Array(
+                latest
+                    .into_iter()
+                    .map(|(name, time, ms, max)| {
+                        Reply::Array(vec![
+                            Reply::bulk(name),
+                            Reply::Integer(i64::try_from(time).unwrap_or(i64::MAX)),
+                            Reply::Integer(i64::try_from(ms).unwrap_or(i64::MAX)),
+                            Reply::Integer(i64::try_from(max).unwrap_or(i64::MAX)),
+                        ])
+                    })
+                    .collect(),
+            )
+            .encode(protocol, out);
+        }
+        ServerCommand::LatencyHistory { event } => {
+            let samples = conn.shared.latency.history(&event);
+            Reply::Array(
+                samples
+                    .into_iter()
+                    .map(|(time, ms)| {
+                        Reply::Array(vec![
+                            Reply::Integer(i64::try_from(time).unwrap_or(i64::MAX)),
+                            Reply::Integer(i64::try_from(ms).unwrap_or(i64::MAX)),
+                        ])
+                    })
+                    .collect(),
+            )
+            .encode(protocol, out);
+        }
+        ServerCommand::LatencyReset { events } => {
+            let reset = conn.shared.latency.reset(&events);
+            write::write_integer(out, i64::try_from(reset).unwrap_or(i64::MAX));
+        }
+        ServerCommand::LatencyGraph { event } => {
+            match conn.shared.latency.graph(&event, unix_ms() / 1000) {
+                Ok(graph) => write::write_verbatim(out, protocol, b"txt", graph.as_bytes()),
+                Err(message) => write::write_error(out, message.as_bytes()),
+            }
+        }
+        ServerCommand::LatencyDoctor => {
+            let report = conn.shared.latency.doctor();
+            write::write_verbatim(out, protocol, b"txt", report.as_bytes());
+        }
+        ServerCommand::LatencyHistogram { commands } => {
+            latency_histogram(conn, &commands).encode(protocol, out);
+        }
+        ServerCommand::LatencyHelp => container_help("latency", protocol, out),
         ServerCommand::LastSave => {
             let last = conn.shared.cache.persist_info().last_save_s;
             write::write_integer(out, i64::try_from(last).unwrap_or(i64::MAX));
@@ -372,6 +422,11 @@ const LIVE: &[Live] = &[
         }),
     },
     Live {
+        name: "latency-monitor-threshold",
+        get: |s| s.latency.threshold_ms().to_string(),
+        set: Some(|s, v| s.latency.set_threshold_ms(number(v))),
+    },
+    Live {
         name: "slowlog-max-len",
         get: |s| s.slowlog.max_len().to_string(),
         set: Some(|s, v| s.slowlog.set_max_len(size(v))),
@@ -479,6 +534,52 @@ const LIVE: &[Live] = &[
         }),
     },
 ];
+
+/// LATENCY HISTOGRAM: for each command named (every command called, when none is),
+/// its calls and their cumulative count at each bucket's bound in microseconds.
+fn latency_histogram(conn: &Connection, commands: &[Bytes]) -> Reply {
+    let wanted = |name: &str| {
+        commands.is_empty()
+            || commands
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(name.as_bytes()))
+    };
+    let entries = conn
+        .shared
+        .stats
+        .all()
+        .filter(|(name, _)| wanted(name))
+        .filter_map(|(name, slot)| {
+            let counts: Vec<u64> = slot
+                .histogram
+                .iter()
+                .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                .collect();
+            let calls: u64 = counts.iter().sum();
+            if calls == 0 {
+                return None;
+            }
+            let mut cumulative = 0;
+            let mut buckets = Vec::new();
+            for (k, count) in counts.into_iter().enumerate() {
+                if count > 0 {
+                    cumulative += count;
+                    let bound = crate::resp::latency::bucket_usec(k);
+                    buckets.push((
+                        Reply::Integer(bound as i64),
+                        Reply::Integer(cumulative as i64),
+                    ));
+                }
+            }
+            let detail = Reply::Map(vec![
+                (Reply::bulk("calls"), Reply::Integer(calls as i64)),
+                (Reply::bulk("histogram_usec"), Reply::Map(buckets)),
+            ]);
+            Some((Reply::bulk(name), detail))
+        })
+        .collect();
+    Reply::Map(entries)
+}
 
 /// Turns the append-only file on or off (`appendonly`); turning it on opens the log and
 /// starts writing its base in the background.

@@ -64,6 +64,20 @@ pub enum ServerCommand {
     LastSave,
     /// `BGREWRITEAOF`.
     BgRewriteAof,
+    /// `LATENCY LATEST`.
+    LatencyLatest,
+    /// `LATENCY HISTORY event`.
+    LatencyHistory { event: Bytes },
+    /// `LATENCY RESET [event...]`.
+    LatencyReset { events: Vec<Bytes> },
+    /// `LATENCY GRAPH event`.
+    LatencyGraph { event: Bytes },
+    /// `LATENCY DOCTOR`.
+    LatencyDoctor,
+    /// `LATENCY HISTOGRAM [command...]`.
+    LatencyHistogram { commands: Vec<Bytes> },
+    /// `LATENCY HELP`.
+    LatencyHelp,
 }
 
 /// DEBUG's subcommands.

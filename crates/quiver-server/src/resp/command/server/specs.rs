@@ -100,6 +100,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .dangerous(),
     c(
+        "latency",
+        -2,
+        0,
+        "2.8.13",
+        "A container for latency diagnostics commands",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(LATENCY_SUBCOMMANDS),
+    c(
         "lastsave",
         1,
         LOADING | STALE | FAST,
@@ -646,5 +655,80 @@ const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
         "6.2.0",
         "Show helpful text about the different subcommands",
         |_| wrap(ServerCommand::SlowLogHelp),
+    ),
+];
+
+const LATENCY_TIPS: &[&str] = &[
+    "nondeterministic_output",
+    "request_policy:all_nodes",
+    "response_policy:special",
+];
+
+const LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "latency|doctor",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "2.8.13",
+        "Return a human readable latency analysis report.",
+        |_| wrap(ServerCommand::LatencyDoctor),
+    )
+    .with_tips(LATENCY_TIPS),
+    c(
+        "latency|graph",
+        3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "2.8.13",
+        "Return a latency graph for the event.",
+        |a| wrap(ServerCommand::LatencyGraph { event: a.next()? }),
+    )
+    .with_syntax("event")
+    .with_tips(LATENCY_TIPS),
+    c(
+        "latency|history",
+        3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "2.8.13",
+        "Return timestamp-latency samples for the event.",
+        |a| wrap(ServerCommand::LatencyHistory { event: a.next()? }),
+    )
+    .with_syntax("event")
+    .with_tips(LATENCY_TIPS),
+    c(
+        "latency|latest",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "2.8.13",
+        "Return the latest latency samples for all events.",
+        |_| wrap(ServerCommand::LatencyLatest),
+    )
+    .with_tips(LATENCY_TIPS),
+    c(
+        "latency|reset",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "2.8.13",
+        "Reset latency data for one or more events.",
+        |a| wrap(ServerCommand::LatencyReset { events: a.rest() }),
+    )
+    .with_syntax("[event...]")
+    .with_tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    c(
+        "latency|histogram",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "7.0.0",
+        "Return the cumulative distribution of latencies of a subset of commands or all.",
+        |a| wrap(ServerCommand::LatencyHistogram { commands: a.rest() }),
+    )
+    .with_syntax("[command...]")
+    .with_tips(LATENCY_TIPS),
+    c(
+        "latency|help",
+        2,
+        LOADING | STALE,
+        "2.8.13",
+        "Show helpful text about the different subcommands.",
+        |_| wrap(ServerCommand::LatencyHelp),
     ),
 ];
