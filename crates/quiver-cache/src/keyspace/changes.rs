@@ -139,6 +139,11 @@ impl ChangeLog {
         std::mem::take(&mut *self.lock())
     }
 
+    /// Whether a change of `origin` waits to be taken.
+    pub(crate) fn pending_from(&self, origin: u64) -> bool {
+        self.pending() && self.lock().iter().any(|c| c.origin == origin)
+    }
+
     /// Puts back changes taken but not handed out, before any recorded since.
     pub(crate) fn put_back(&self, mut taken: Vec<Change>) {
         if taken.is_empty() {

@@ -309,6 +309,11 @@ impl Keyspace {
         self.changes.put_back(changes);
     }
 
+    /// Whether a change made by `origin` (a [`ChangeOrigin`]) waits to be taken.
+    pub fn has_changes_from(&self, origin: u64) -> bool {
+        self.changes.pending_from(origin)
+    }
+
     /// Whether changes wait for [`Keyspace::take_changes`] (one atomic load).
     pub fn has_changes(&self) -> bool {
         self.changes.pending()

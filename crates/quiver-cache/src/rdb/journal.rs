@@ -46,26 +46,37 @@ impl Keyspace {
     /// state of each key changed, and for an emptied database ([`ChangeKind::Flushed`],
     /// which SWAPDB also reports) the database's whole content.
     ///
-    /// Never waits long for a shard: one that stays held (a script or a transaction
-    /// holds the keyspace) gives [`ShardBusy`], and `out` is then incomplete.
+    /// Never waits long for a shard: at a change whose shard stays held (a script or a
+    /// transaction holds the keyspace) it stops with [`ShardBusy`] and the number of
+    /// changes before it, whose records `out` holds.
     pub fn journal_changes(
         &self,
         changes: &[Change],
         now_ms: u64,
         out: &mut Vec<Vec<u8>>,
-    ) -> Result<(), ShardBusy> {
-        let mut keys: Vec<(usize, &[u8])> = Vec::new();
-        for change in changes {
-            match change.kind {
-                ChangeKind::Event(_) => {}
+    ) -> Result<(), (ShardBusy, usize)> {
+        let mut last: Option<(usize, &[u8])> = None;
+        for (i, change) in changes.iter().enumerate() {
+            let done = out.len();
+            let journaled = match change.kind {
+                ChangeKind::Event(_) => Ok(()),
                 ChangeKind::Flushed => {
-                    self.journal_keys(keys.drain(..), now_ms, out)?;
-                    self.journal_database(change.db, now_ms, out)?;
+                    last = None;
+                    self.journal_database(change.db, now_ms, out)
                 }
-                _ => keys.push((change.db, &change.key)),
+                // The same key again right after itself: its state is journaled once.
+                _ if last == Some((change.db, &change.key)) => Ok(()),
+                _ => {
+                    last = Some((change.db, &change.key));
+                    self.journal_keys([(change.db, &change.key[..])], now_ms, out)
+                }
+            };
+            if let Err(busy) = journaled {
+                out.truncate(done);
+                return Err((busy, i));
             }
         }
-        self.journal_keys(keys, now_ms, out)
+        Ok(())
     }
 
     /// The shard, waiting a little while another thread holds it.
@@ -88,12 +99,10 @@ impl Keyspace {
         now_ms: u64,
         out: &mut Vec<Vec<u8>>,
     ) -> Result<(), ShardBusy> {
-        let mut last: Option<(usize, &[u8])> = None;
         for (db, key) in keys {
-            if last == Some((db, key)) || db >= self.databases {
+            if db >= self.databases {
                 continue;
             }
-            last = Some((db, key));
             let (shard, hash) = self.route(key);
             let s = self.lock_briefly(shard)?;
             let found = s.dbs[db]

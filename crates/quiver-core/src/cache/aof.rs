@@ -193,6 +193,8 @@ struct Journal {
     fsyncs: AtomicU64,
     /// The fsync thread is to sync once more and end.
     stopping: AtomicBool,
+    /// Reopened after a failure: writes are refused until a base covers memory.
+    refusing: AtomicBool,
     wake: (Mutex<bool>, Condvar),
     syncer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -224,6 +226,7 @@ impl Journal {
             failed: AtomicBool::new(false),
             fsyncs: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
+            refusing: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             syncer: Mutex::new(None),
         }))
@@ -423,12 +426,13 @@ impl AppendOnly {
         self.recover.store(recover, Ordering::Relaxed);
     }
 
-    /// Whether writes are refused because the journal failed (Redis's MISCONF).
+    /// Whether writes are refused because the journal failed, or its reopened log has
+    /// no base yet (Redis's MISCONF).
     pub fn write_failed(&self) -> bool {
         self.enabled()
-            && self
-                .journal()
-                .is_some_and(|j| j.failed.load(Ordering::Acquire))
+            && self.journal().is_some_and(|j| {
+                j.failed.load(Ordering::Acquire) || j.refusing.load(Ordering::Acquire)
+            })
     }
 }
 
@@ -633,24 +637,16 @@ impl Cache {
     }
 
     /// Journals the changes of a command; called under the delivery lock, in order.
-    /// `false` when a shard stayed held (nothing is queued then).
-    pub(super) fn journal_changes(&self, changes: &[Change]) -> bool {
-        let Some(journal) = self.aof.journal() else {
-            return true;
-        };
+    /// `Some(n)` when a shard stayed held: only the first `n` changes are queued.
+    pub(super) fn journal_changes(&self, changes: &[Change]) -> Option<usize> {
+        let journal = self.aof.journal()?;
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let mut records = Vec::new();
-        if self
-            .keyspace
-            .journal_changes(changes, now_ms, &mut records)
-            .is_err()
-        {
-            return false;
-        }
+        let journaled = self.keyspace.journal_changes(changes, now_ms, &mut records);
         journal.queue(records);
-        true
+        journaled.err().map(|(_, n)| n)
     }
 
     /// Journals the function libraries now in force (after FUNCTION LOAD, DELETE, FLUSH
@@ -663,18 +659,20 @@ impl Cache {
         }
     }
 
-    /// Returns once what was journaled so far is as durable as `appendfsync` promises;
+    /// Returns once the changes of `origin` (a client, as [`super::ChangeOrigin`] names
+    /// it) and what was journaled before them are as durable as `appendfsync` promises;
     /// `Err` when the journal failed (the replies must not be sent). Immediate when the
     /// append-only file is off or nothing is pending.
-    pub async fn wait_durable(&self) -> Result<(), AofError> {
+    pub async fn wait_durable(&self, origin: u64) -> Result<(), AofError> {
         if !self.aof.enabled() {
             return Ok(());
         }
-        // This client's changes may still be in the feed (put back because a shard was
-        // held): they are journaled first, waiting without blocking the thread. Taking
-        // the delivery lock also waits for a delivery under way to queue its records.
-        while !self.deliver_changes() {
-            tokio::time::sleep(Duration::from_millis(1)).await;
+        // The changes of `origin` (this client) may still be in the feed, put back
+        // because a shard was held: they are journaled first, waiting without blocking
+        // the thread. Taking the delivery lock also waits for a delivery under way to
+        // queue its records.
+        while !self.deliver_changes() && self.keyspace.has_changes_from(origin) {
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
         let Some(journal) = self.aof.journal() else {
             return Ok(());
@@ -790,15 +788,17 @@ impl Cache {
             let Some(current) = slot.clone() else {
                 return Err(AofError::Off);
             };
-            let reopened = current.failed.load(Ordering::Acquire);
-            if reopened {
-                // Reopened: recovery keeps what reached the file. The journal counts as
-                // failed (writes refused, nothing appended) until the base written next,
-                // which covers everything in memory, is in place.
+            let failed = current.failed.load(Ordering::Acquire);
+            let reopened = failed || current.refusing.load(Ordering::Acquire);
+            if failed {
+                // Reopened: recovery keeps what reached the file. Clients' writes are
+                // refused until the base written next, which covers everything in
+                // memory, is in place; what changes meanwhile (a script, an eviction)
+                // is journaled after the base's offset as usual.
                 current.stop();
                 let _ = current.log.close();
                 let fresh = Journal::open(&current.path, true)?;
-                fresh.failed.store(true, Ordering::Release);
+                fresh.refusing.store(true, Ordering::Release);
                 spawn_syncer(&fresh, Arc::clone(&self.aof.fsync));
                 *slot = Some(Arc::clone(&fresh));
             }
@@ -835,7 +835,7 @@ impl Cache {
                 message: e.to_string(),
             })?;
         if reopened {
-            journal.failed.store(false, Ordering::Release);
+            journal.refusing.store(false, Ordering::Release);
         }
         Ok(stats)
     }
@@ -864,7 +864,8 @@ impl Cache {
             let may_retry = s
                 .failed_at
                 .is_none_or(|at| at.elapsed() >= Duration::from_secs(5));
-            let failed = journal.failed.load(Ordering::Acquire);
+            let failed =
+                journal.failed.load(Ordering::Acquire) || journal.refusing.load(Ordering::Acquire);
             std::mem::take(&mut s.scheduled) || (may_retry && (grown || failed))
         };
         if due {

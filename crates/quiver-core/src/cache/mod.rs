@@ -245,16 +245,19 @@ impl Cache {
 
     /// Hands the changes recorded so far to the journal and the subscribers; `false`
     /// when the journal could not read a key's state (a script or transaction holds its
-    /// shard): the changes are put back for a later call.
+    /// shard): the changes from that one on are put back for a later call.
     fn deliver_changes(&self) -> bool {
         let _order = self.lock_delivery();
-        let changes = self.keyspace.take_changes();
+        let mut changes = self.keyspace.take_changes();
         if changes.is_empty() {
             return true;
         }
-        if self.aof.enabled() && !self.journal_changes(&changes) {
-            self.keyspace.put_back_changes(changes);
-            return false;
+        let mut complete = true;
+        if self.aof.enabled()
+            && let Some(journaled) = self.journal_changes(&changes)
+        {
+            self.keyspace.put_back_changes(changes.split_off(journaled));
+            complete = false;
         }
         let subscribers: Vec<Subscriber> = self
             .subscribers
@@ -271,7 +274,7 @@ impl Cache {
                 tracing::error!(changes = changes.len(), "a change-feed subscriber panicked");
             }
         }
-        true
+        complete
     }
 
     fn lock_delivery(&self) -> std::sync::MutexGuard<'_, u64> {

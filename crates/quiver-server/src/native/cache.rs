@@ -74,7 +74,7 @@ pub fn write(cache: &Cache, request_id: u32, make: impl FnOnce() -> Outgoing) ->
 /// The reply to a write, once what it changed is as durable as `appendfsync` promises;
 /// an error frame instead if it could not be journaled.
 pub async fn durable(cache: &Cache, request_id: u32, reply: Outgoing) -> Outgoing {
-    match cache.wait_durable().await {
+    match cache.wait_durable(0).await {
         Ok(()) => reply,
         Err(error) => Outgoing::encode(
             request_id,

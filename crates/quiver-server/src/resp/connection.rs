@@ -255,6 +255,12 @@ impl Connection {
                         () = shutdown.wait() => return Err(End::Closed),
                         () = self.shared.pause.wait(until) => {}
                     }
+                    // Its time starts now, and a script may have taken the keyspace.
+                    self.now_ms = unix_ms();
+                    self.clock = Instant::now();
+                    if self.shared.scripts.holding() && !is_script_call(&request) {
+                        self.shared.scripts.settled().await;
+                    }
                     flow = self.handle_request(&request, &mut output);
                 }
                 match flow {
@@ -264,7 +270,10 @@ impl Connection {
                         return Err(End::Closed);
                     }
                     Flow::Block(blocked) => {
-                        // CLIENT LIST shows the blocking command while it waits.
+                        // Unblockable, and shown by CLIENT LIST, before the client can
+                        // see it waits.
+                        self.handle.unblock.store(0, Ordering::Release);
+                        self.handle.blocked.store(true, Ordering::Release);
                         self.handle.update(&self.session);
                         flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                         let parked = Parked {
@@ -466,7 +475,7 @@ impl Connection {
         if let Some(until) = self.shared.pause.holds(writes) {
             return Flow::Paused(until);
         }
-        if writes {
+        if spec.has(flag::WRITE) || matches!(spec.name, "eval" | "evalsha" | "fcall" | "exec") {
             self.session.wrote.store(true, Ordering::Relaxed);
         }
         let command = match Command::parse_resolved(spec, request) {
@@ -662,8 +671,6 @@ impl Connection {
         let notify = Arc::new(Notify::new());
         let db = self.session.db;
         self.shared.cache.block(db, &keys, &notify);
-        self.handle.unblock.store(0, Ordering::Release);
-        self.handle.blocked.store(true, Ordering::Release);
         let result = loop {
             // Registered first, then retried: a push between the first attempt
             // and the registration is not missed.
@@ -782,7 +789,7 @@ async fn flush(
     // Replies go out only once the writes before them are as durable as `appendfsync`
     // promises; if the journal failed they never go out.
     if session.wrote.swap(false, Ordering::Relaxed)
-        && let Err(error) = cache.wait_durable().await
+        && let Err(error) = cache.wait_durable(session.id).await
     {
         tracing::error!(client = session.id, %error, "closing client: its writes could not be journaled");
         output.clear();

@@ -51,9 +51,21 @@ impl Pause {
             .map(|p| p.until)
     }
 
-    /// Waits until `until`, or until the pause is lifted or changed.
+    /// Waits until `until`, or until the pause is lifted or changed (the caller checks
+    /// again).
     pub async fn wait(&self, until: Instant) {
         let changed = self.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        // Lifted or changed between the caller's check and now: no wait.
+        let current = self
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map(|p| p.until);
+        if current != Some(until) {
+            return;
+        }
         tokio::select! {
             () = tokio::time::sleep_until(until.into()) => {}
             () = changed => {}

@@ -538,11 +538,14 @@ const LIVE: &[Live] = &[
 /// LATENCY HISTOGRAM: for each command named (every command called, when none is),
 /// its calls and their cumulative count at each bucket's bound in microseconds.
 fn latency_histogram(conn: &Connection, commands: &[Bytes]) -> Reply {
+    // A container's name takes its subcommands too (`client` names `client|list`).
     let wanted = |name: &str| {
+        let container = name.split('|').next().unwrap_or(name);
         commands.is_empty()
-            || commands
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(name.as_bytes()))
+            || commands.iter().any(|c| {
+                c.eq_ignore_ascii_case(name.as_bytes())
+                    || c.eq_ignore_ascii_case(container.as_bytes())
+            })
     };
     let entries = conn
         .shared
