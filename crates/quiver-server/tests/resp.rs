@@ -732,3 +732,61 @@ fn latency_records_slow_commands_and_histograms() {
     let latest: Vec<Value> = redis::cmd("LATENCY").arg("LATEST").query(&mut con).unwrap();
     assert!(latest.is_empty());
 }
+
+#[test]
+fn debug_reload_saves_flushes_and_loads_back() {
+    let (_dir, server) = start(&[
+        "--resp-redis-config",
+        "enable-debug-command yes",
+        "--cache-save",
+        "",
+    ]);
+    let mut con = redis_connection(&server);
+    let reload = |con: &mut redis::Connection, options: &[&str]| {
+        redis::cmd("DEBUG")
+            .arg("RELOAD")
+            .arg(options)
+            .query::<Value>(con)
+    };
+    let _: () = redis::cmd("SET").arg("a").arg(1).query(&mut con).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("t")
+        .arg("v")
+        .arg("PX")
+        .arg(100_000)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(reload(&mut con, &[]).unwrap(), Value::Okay);
+    let ttl: i64 = redis::cmd("PTTL").arg("t").query(&mut con).unwrap();
+    assert!(ttl > 90_000, "{ttl}");
+    // NOSAVE: what the file holds replaces what is in memory.
+    let _: () = redis::cmd("SET").arg("a").arg(2).query(&mut con).unwrap();
+    let _: () = redis::cmd("SET").arg("b").arg(3).query(&mut con).unwrap();
+    assert_eq!(reload(&mut con, &["NOSAVE"]).unwrap(), Value::Okay);
+    let values: (Option<i64>, Option<i64>) = redis::cmd("MGET")
+        .arg("a")
+        .arg("b")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(values, (Some(1), None));
+    // NOFLUSH MERGE: the file's keys win; NOFLUSH alone fails on a key already there.
+    let _: () = redis::cmd("SET").arg("a").arg(5).query(&mut con).unwrap();
+    let _: () = redis::cmd("SET").arg("c").arg(6).query(&mut con).unwrap();
+    assert_eq!(
+        reload(&mut con, &["NOSAVE", "NOFLUSH", "MERGE"]).unwrap(),
+        Value::Okay
+    );
+    let values: (i64, i64) = redis::cmd("MGET")
+        .arg("a")
+        .arg("c")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(values, (1, 6));
+    let conflict = reload(&mut con, &["NOSAVE", "NOFLUSH"]).unwrap_err();
+    assert!(
+        conflict.to_string().contains("Error trying to load"),
+        "{conflict}"
+    );
+    let bad = reload(&mut con, &["FOO"]).unwrap_err();
+    assert!(bad.to_string().contains("only supports the MERGE"), "{bad}");
+}

@@ -249,6 +249,8 @@ pub struct SnapshotLoader {
     expire: Option<u64>,
     idle_s: Option<u64>,
     freq: Option<u8>,
+    /// A key already there is replaced instead of failing the load.
+    merge: bool,
     report: LoadReport,
 }
 
@@ -277,7 +279,16 @@ impl SnapshotLoader {
             expire: None,
             idle_s: None,
             freq: None,
+            merge: false,
             report: LoadReport::default(),
+        }
+    }
+
+    /// The same loader, replacing keys already there instead of failing on them.
+    pub fn merging(self) -> Self {
+        Self {
+            merge: true,
+            ..self
         }
     }
 
@@ -419,8 +430,17 @@ impl SnapshotLoader {
             _ => initial_access(&clock),
         };
         let mut db = ks.db(self.db).map_err(|e| e.to_string())?;
-        db.load_entry(key, loaded, expire, access, now_ms)
-            .map_err(|()| format!("the key {:?} appears twice", String::from_utf8_lossy(key)))?;
+        if self.merge {
+            db.replace_loaded(key, loaded, expire, now_ms);
+        } else {
+            db.load_entry(key, loaded, expire, access, now_ms)
+                .map_err(|()| {
+                    format!(
+                        "the key {:?} is already there",
+                        String::from_utf8_lossy(key)
+                    )
+                })?;
+        }
         self.report.keys += 1;
         Ok(())
     }

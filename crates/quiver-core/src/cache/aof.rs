@@ -909,7 +909,7 @@ impl Cache {
     }
 
     fn load_rdb(&self, path: &Path, now_ms: u64) -> Result<Option<LoadReport>, AofError> {
-        Ok(super::persist::load_file(self, path, now_ms)?)
+        Ok(super::persist::load_file(self, path, now_ms, false)?)
     }
 }
 

@@ -411,7 +411,22 @@ impl Cache {
 
     /// Loads the snapshot file if there is one; `None` when there is no file.
     pub fn load_snapshot(&self, now_ms: u64) -> Result<Option<LoadReport>, LoadSnapshotError> {
-        load_file(self, &self.persistence.path(), now_ms)
+        load_file(self, &self.persistence.path(), now_ms, false)
+    }
+
+    /// Loads the snapshot file into the keys there are (DEBUG RELOAD); with `merge` its
+    /// keys replace existing ones, else an existing key fails the load. A missing file
+    /// is an error.
+    pub fn reload_snapshot(
+        &self,
+        merge: bool,
+        now_ms: u64,
+    ) -> Result<LoadReport, LoadSnapshotError> {
+        let path = self.persistence.path();
+        load_file(self, &path, now_ms, merge)?.ok_or_else(|| LoadSnapshotError::Io {
+            path,
+            source: io::Error::from(io::ErrorKind::NotFound),
+        })
     }
 }
 
@@ -420,6 +435,7 @@ pub(super) fn load_file(
     cache: &Cache,
     path: &Path,
     now_ms: u64,
+    merge: bool,
 ) -> Result<Option<LoadReport>, LoadSnapshotError> {
     let path = path.to_owned();
     let mut file = match File::open(&path) {
@@ -428,6 +444,9 @@ pub(super) fn load_file(
         Err(source) => return Err(LoadSnapshotError::Io { path, source }),
     };
     let mut loader = SnapshotLoader::new();
+    if merge {
+        loader = loader.merging();
+    }
     let mut buf = vec![0; 1 << 20];
     loop {
         let n = match file.read(&mut buf) {

@@ -232,9 +232,16 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
             conn.shared.cache.set_active_expire(on);
             write::write_simple(out, b"OK");
         }
+        DebugCommand::Reload { merge, flush, save } => debug_reload(conn, merge, flush, save, out),
         DebugCommand::Help => {
             let lines = [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "RELOAD [option ...]",
+                "    Save the RDB on disk and reload it back to memory. Options:",
+                "    * MERGE: conflicting keys are loaded from the RDB.",
+                "    * NOFLUSH: the existing keys are not removed before the load; without",
+                "      MERGE a conflicting key fails the load.",
+                "    * NOSAVE: the keys are loaded from the existing RDB file.",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "    Setting it to 0 disables expiring keys in background when they are not",
                 "    accessed (otherwise the server does it).",
@@ -895,4 +902,35 @@ fn output_limits(shared: &RespShared) -> String {
         pubsub.soft_bytes,
         pubsub.soft_period.as_secs()
     )
+}
+
+/// DEBUG RELOAD: saves the snapshot (unless NOSAVE), removes every key (unless NOFLUSH),
+/// and loads the snapshot file back, its keys replacing existing ones with MERGE.
+fn debug_reload(conn: &Connection, merge: bool, flush: bool, save: bool, out: &mut BytesMut) {
+    let cache = &conn.shared.cache;
+    if save && let Err(error) = cache.save(unix_ms()) {
+        tracing::error!(%error, "DEBUG RELOAD: the snapshot could not be saved");
+        write::write_error(out, b"ERR");
+        return;
+    }
+    if flush {
+        let garbage = cache.db(0).expect("database 0 exists").flushall();
+        cache.free_later(garbage);
+        cache.after_command();
+    }
+    let loaded = cache.reload_snapshot(merge, unix_ms());
+    cache.after_command();
+    match loaded {
+        Ok(_) => {
+            tracing::info!("keyspace reloaded by DEBUG RELOAD");
+            write::write_simple(out, b"OK");
+        }
+        Err(error) => {
+            tracing::error!(%error, "DEBUG RELOAD: the snapshot could not be loaded");
+            write::write_error(
+                out,
+                b"ERR Error trying to load the RDB dump, check server logs.",
+            );
+        }
+    }
 }

@@ -88,6 +88,12 @@ pub enum DebugCommand {
     Sleep(std::time::Duration),
     /// `DEBUG SET-ACTIVE-EXPIRE 0|1`.
     SetActiveExpire(bool),
+    /// `DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]`.
+    Reload {
+        merge: bool,
+        flush: bool,
+        save: bool,
+    },
     /// `DEBUG HELP`.
     Help,
     /// A subcommand of Redis's DEBUG that Quiver does not have.
@@ -97,7 +103,7 @@ pub enum DebugCommand {
 }
 
 /// The DEBUG subcommands of Redis 7.0 that Quiver answers with an error saying so.
-const REDIS_DEBUG_SUBCOMMANDS: [&str; 27] = [
+const REDIS_DEBUG_SUBCOMMANDS: [&str; 26] = [
     "segfault",
     "panic",
     "restart",
@@ -105,7 +111,6 @@ const REDIS_DEBUG_SUBCOMMANDS: [&str; 27] = [
     "assert",
     "log",
     "leak",
-    "reload",
     "loadaof",
     "drop-cluster-packet-filter",
     "object",
@@ -138,6 +143,22 @@ fn parse_debug(a: &mut Args<'_>) -> Result<Command, CommandError> {
         ))
     } else if is(&name, "set-active-expire") && a.remaining() == 1 {
         DebugCommand::SetActiveExpire(a.i64()? != 0)
+    } else if is(&name, "reload") {
+        let (mut merge, mut flush, mut save) = (false, true, true);
+        for option in a.rest() {
+            if is(&option, "merge") {
+                merge = true;
+            } else if is(&option, "noflush") {
+                flush = false;
+            } else if is(&option, "nosave") {
+                save = false;
+            } else {
+                return Err(CommandError::Message(
+                    "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+                ));
+            }
+        }
+        DebugCommand::Reload { merge, flush, save }
     } else if REDIS_DEBUG_SUBCOMMANDS.iter().any(|sub| is(&name, sub))
         || is(&name, "sleep")
         || is(&name, "set-active-expire")
