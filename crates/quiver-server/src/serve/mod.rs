@@ -217,7 +217,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     resp_shared.scripts.set_busy_threshold_ms(
         u64::try_from(config.resp.busy_reply_threshold.as_millis()).unwrap_or(u64::MAX),
     );
-    resp::command::server::exec::apply_start_params(&resp_shared, &config.resp.redis_config)
+    resp::command::server::config::apply_start_params(&resp_shared, &config.resp.redis_config)
         .map_err(|message| ServeError::Setting {
             key: "resp.redis_config",
             message,
