@@ -53,14 +53,21 @@ pub(crate) struct ShardCell {
 /// CPU is cheaper than a sleep and a wake-up, which on a hot key (every client pushing to
 /// one list) would cost both threads a context switch per command.
 pub(crate) fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
-    for _ in 0..LOCK_SPIN_TRIES {
-        match m.try_lock() {
-            Ok(guard) => return guard,
-            Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
+    lock_spinning(m).unwrap_or_else(|| m.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// The spin of [`lock`] without the sleep after it: `None` when the shard stays held
+/// longer than a command holds one (a script or a transaction holds the keyspace), for
+/// work that must never wait on such a hold.
+pub(crate) fn lock_spinning(m: &Mutex<Shard>) -> Option<MutexGuard<'_, Shard>> {
+    (0..LOCK_SPIN_TRIES).find_map(|_| match m.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => {
+            std::hint::spin_loop();
+            None
         }
-    }
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+    })
 }
 
 /// Attempts to take a contended shard before sleeping on it: with a pause between tries,
@@ -389,17 +396,17 @@ impl Keyspace {
     pub fn changes_now(&self) -> Option<u64> {
         let mut total = 0;
         for c in self.shards.iter() {
-            let shard = (0..LOCK_SPIN_TRIES).find_map(|_| match c.lock.try_lock() {
-                Ok(guard) => Some(guard),
-                Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-                Err(TryLockError::WouldBlock) => {
-                    std::hint::spin_loop();
-                    None
-                }
-            })?;
-            total += shard.stats.changes;
+            total += lock_spinning(&c.lock)?.stats.changes;
         }
         Some(total)
+    }
+
+    /// Keys changed since the start (what the `save` rules count).
+    pub fn changes(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|c| lock(&c.lock).stats.changes)
+            .sum()
     }
 
     /// Removes every key of every database (FLUSHALL).

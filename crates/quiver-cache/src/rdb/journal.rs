@@ -13,9 +13,7 @@
 
 use super::value::{Loaded, is_value_type, read_value, write_value};
 use super::{Input, RdbError, bad, write_length, write_string};
-use std::sync::MutexGuard;
-
-use crate::keyspace::{Keyspace, Shard};
+use crate::keyspace::{Keyspace, Shard, lock_spinning};
 use crate::table::Keyed;
 use crate::{Change, ChangeKind};
 
@@ -23,9 +21,6 @@ const TAG_WRITE: u8 = b'W';
 const TAG_DELETE: u8 = b'D';
 const TAG_FLUSH: u8 = b'F';
 const TAG_LIBRARIES: u8 = b'L';
-
-/// Tries for a held shard before giving up: enough for another command to finish.
-const SPINS: usize = 64;
 
 /// A shard stayed held while changes were journaled; try again later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -66,9 +61,11 @@ impl Keyspace {
                 }
                 // The same key again right after itself: its state is journaled once.
                 _ if last == Some((change.db, &change.key)) => Ok(()),
+                _ if change.db >= self.databases => Ok(()),
                 _ => {
                     last = Some((change.db, &change.key));
-                    self.journal_keys([(change.db, &change.key[..])], now_ms, out)
+                    self.journal_key(change.db, &change.key, now_ms)
+                        .map(|record| out.push(record))
                 }
             };
             if let Err(busy) = journaled {
@@ -79,49 +76,25 @@ impl Keyspace {
         Ok(())
     }
 
-    /// The shard, waiting a little while another thread holds it.
-    fn lock_briefly(&self, idx: usize) -> Result<MutexGuard<'_, Shard>, ShardBusy> {
-        for _ in 0..SPINS {
-            if let Some(guard) = self.try_lock_shard(idx) {
-                return Ok(guard);
+    /// The record of `key` of database `db` with its state at `now_ms`: its value, or
+    /// that it is gone.
+    fn journal_key(&self, db: usize, key: &[u8], now_ms: u64) -> Result<Vec<u8>, ShardBusy> {
+        let (shard, hash) = self.route(key);
+        let s = lock_spinning(&self.shards[shard].lock).ok_or(ShardBusy)?;
+        let found = s.dbs[db]
+            .table
+            .find(hash, key)
+            .filter(|&idx| s.expire_at(db, idx).is_none_or(|at| at > now_ms));
+        let mut record = Vec::new();
+        match found {
+            Some(idx) => write_entry(&mut record, &s, db, idx),
+            None => {
+                record.push(TAG_DELETE);
+                write_length(&mut record, db as u64);
+                write_string(&mut record, key);
             }
-            std::thread::yield_now();
         }
-        Err(ShardBusy)
-    }
-
-    /// Appends to `out` one record per key of `keys` (database, key) with its state at
-    /// `now_ms`; `buf` is reused scratch space. A key listed twice in a row is written
-    /// once.
-    fn journal_keys<'k>(
-        &self,
-        keys: impl IntoIterator<Item = (usize, &'k [u8])>,
-        now_ms: u64,
-        out: &mut Vec<Vec<u8>>,
-    ) -> Result<(), ShardBusy> {
-        for (db, key) in keys {
-            if db >= self.databases {
-                continue;
-            }
-            let (shard, hash) = self.route(key);
-            let s = self.lock_briefly(shard)?;
-            let found = s.dbs[db]
-                .table
-                .find(hash, key)
-                .filter(|&idx| s.expire_at(db, idx).is_none_or(|at| at > now_ms));
-            let mut record = Vec::new();
-            match found {
-                Some(idx) => write_entry(&mut record, &s, db, idx),
-                None => {
-                    record.push(TAG_DELETE);
-                    write_length(&mut record, db as u64);
-                    write_string(&mut record, key);
-                }
-            }
-            drop(s);
-            out.push(record);
-        }
-        Ok(())
+        Ok(record)
     }
 
     /// Appends to `out` the record emptying database `db`, then one record per key it
@@ -139,7 +112,7 @@ impl Keyspace {
             return Ok(());
         }
         for idx in 0..self.shards.len() {
-            let s = self.lock_briefly(idx)?;
+            let s = lock_spinning(&self.shards[idx].lock).ok_or(ShardBusy)?;
             for idx in 0..s.dbs[db].table.len() {
                 if s.expire_at(db, idx).is_some_and(|at| at <= now_ms) {
                     continue;

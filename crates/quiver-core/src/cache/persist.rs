@@ -285,7 +285,7 @@ impl Cache {
 
     /// INFO persistence's figures.
     pub fn persist_info(&self) -> PersistInfo {
-        let changes = self.keyspace.stats().changes;
+        let changes = self.keyspace.changes();
         let s = self.persistence.state();
         let mut info = s.info.clone();
         info.changes_since_save = changes.saturating_sub(s.changes_at_save);
@@ -295,7 +295,7 @@ impl Cache {
 
     /// SAVE: writes the snapshot now, holding every shard until it is on disk.
     pub fn save(&self, now_ms: u64) -> Result<SnapshotStats, SaveError> {
-        let changes = self.keyspace.stats().changes;
+        let changes = self.keyspace.changes();
         let path = {
             let s = self.persistence.state();
             if s.started.is_some() {
@@ -326,7 +326,7 @@ impl Cache {
         let spawned = std::thread::Builder::new()
             .name("quiver-bgsave".into())
             .spawn(move || {
-                let changes = cache.keyspace.stats().changes;
+                let changes = cache.keyspace.changes();
                 let started = Instant::now();
                 let result = write_file(&cache, &path, now_ms(), Consistency::PerShard, None);
                 cache.saved(&result, changes, now_ms(), Some(started));
@@ -469,7 +469,7 @@ pub(super) fn load_file(
             source,
         })?;
     let mut s = cache.persistence.state();
-    s.changes_at_save = cache.keyspace.stats().changes;
+    s.changes_at_save = cache.keyspace.changes();
     s.info.loaded_keys = report.keys;
     Ok(Some(report))
 }

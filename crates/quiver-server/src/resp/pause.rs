@@ -2,6 +2,7 @@
 //! or only those that may write (`WRITE`), as in Redis 7.0, where even CLIENT UNPAUSE
 //! waits out an `ALL` pause.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -10,6 +11,9 @@ use tokio::sync::Notify;
 /// The pause in force, if any.
 #[derive(Debug, Default)]
 pub struct Pause {
+    /// Whether a pause was set and not lifted: every command reads it, so the lock is
+    /// taken only while one may be in force.
+    set: AtomicBool,
     state: Mutex<Option<Paused>>,
     /// Wakes waiting clients when the pause is lifted or changed.
     changed: Notify,
@@ -33,22 +37,35 @@ impl Pause {
             },
             _ => Paused { until, all },
         });
+        self.set.store(true, Ordering::Release);
         drop(state);
         self.changed.notify_waiters();
     }
 
     /// CLIENT UNPAUSE.
     pub fn unpause(&self) {
-        *self.state.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = None;
+        self.set.store(false, Ordering::Release);
+        drop(state);
         self.changed.notify_waiters();
     }
 
     /// Until when a command waits; `writes`: it may write (or replicate).
     pub fn holds(&self, writes: bool) -> Option<Instant> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state
-            .filter(|p| p.until > Instant::now() && (p.all || writes))
-            .map(|p| p.until)
+        if !self.set.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match *state {
+            Some(p) if p.until > Instant::now() => (p.all || writes).then_some(p.until),
+            // Over: the next commands skip the lock again.
+            _ => {
+                *state = None;
+                self.set.store(false, Ordering::Release);
+                None
+            }
+        }
     }
 
     /// Waits until `until`, or until the pause is lifted or changed (the caller checks
