@@ -42,8 +42,8 @@ fn defaults_apply_without_any_source() {
     let loaded = load(&Inputs::default());
     let config = &loaded.config;
     assert_eq!(config.profile, Profile::Balanced);
-    assert_eq!(config.http.addr.to_string(), "127.0.0.1:8080");
-    assert_eq!(config.http.max_connections.get(), 1024);
+    assert_eq!(config.http.listener.addr.to_string(), "127.0.0.1:8080");
+    assert_eq!(config.http.listener.max_connections.get(), 1024);
     assert_eq!(config.data_dir, PathBuf::from("./quiver-data"));
     assert_eq!(config.shutdown.drain_timeout, Duration::from_secs(10));
     assert_eq!(config.net.send_buffer_bytes, None);
@@ -72,7 +72,7 @@ fn precedence_is_default_profile_file_env_flag() {
     // file picks the profile; the profile sets the keep-alive-free default for keys not set elsewhere
     assert_eq!(config.profile, Profile::LowMemory);
     // file beats profile
-    assert_eq!(config.http.max_connections.get(), 10);
+    assert_eq!(config.http.listener.max_connections.get(), 10);
     assert_eq!(config.net.send_buffer_bytes, Some(1 << 20));
     assert_eq!(
         source_of(&loaded, "net.send_buffer"),
@@ -100,7 +100,7 @@ fn profile_values_apply_below_the_file() {
     };
     let loaded = load(&inputs);
     assert_eq!(loaded.config.net.send_buffer_bytes, Some(4 << 20));
-    assert_eq!(loaded.config.http.max_connections.get(), 4096);
+    assert_eq!(loaded.config.http.listener.max_connections.get(), 4096);
     assert_eq!(
         source_of(&loaded, "net.send_buffer"),
         Source::Profile(Profile::Throughput)
@@ -126,7 +126,7 @@ fn config_file_can_come_from_the_environment() {
         env: env(&[("QUIVER_CONFIG", file.to_str().expect("utf-8 path"))]),
         ..Inputs::default()
     };
-    assert_eq!(load(&from_env).config.http.addr.port(), 9999);
+    assert_eq!(load(&from_env).config.http.listener.addr.port(), 9999);
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod config;
 mod crash;
 mod differential;
 mod docs;
+mod http;
 mod log_tools;
 mod native;
 mod persistence;

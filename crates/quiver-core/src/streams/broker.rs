@@ -14,7 +14,7 @@ use crate::streams::batch::Message;
 use crate::streams::budget::{Budget, BudgetScope};
 use crate::streams::clock::{Clock, SystemClock};
 use crate::streams::config::{BrokerConfig, StreamConfig};
-use crate::streams::durable::history::CatchUp;
+use crate::streams::durable::history::{CatchUp, HistoryError, Page};
 use crate::streams::durable::{self, DurableStats, StorageConfig, Store, StoreError};
 use crate::streams::flush::FlushQueue;
 use crate::streams::groups::{
@@ -660,6 +660,18 @@ impl StreamHandle {
             self.broker.publish_context(budget),
         )
         .await
+    }
+
+    /// Reads up to `limit` stored messages (at most `max_bytes` of them, but at least one)
+    /// from `start`, up to what subscribers have been handed: a durable stream's log read
+    /// by position, for a client that pages through it. Blocks on disk I/O.
+    pub fn read(
+        &self,
+        start: StartAt,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Page, HistoryError> {
+        durable::history::read_page(&self.stream, start, limit, max_bytes)
     }
 
     /// Delivers the stream's pending batch now, whatever its deadline.

@@ -274,15 +274,7 @@ fn stream_options(matches: &ArgMatches) -> Result<StreamOptions, String> {
     let mut options = if durability == "live" {
         StreamOptions::live()
     } else {
-        let storage =
-            match parse_durability(durability).map_err(|e| format!("--durability: {e}"))? {
-                Durability::Buffered => Storage::Buffered,
-                Durability::Os => Storage::Os,
-                Durability::Interval { interval_ms } => Storage::Interval {
-                    interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
-                },
-                Durability::Sync => Storage::Sync,
-            };
+        let storage = parse_storage(durability).map_err(|e| format!("--durability: {e}"))?;
         let window = matches
             .get_one::<String>("dedupe-window")
             .expect("has a default");
@@ -304,14 +296,40 @@ fn stream_options(matches: &ArgMatches) -> Result<StreamOptions, String> {
         options = options.keep_unacked(true);
     }
     if let Some(policy) = matches.get_one::<String>("policy") {
-        options = options.policy(match policy.as_str() {
-            "drop_new" => Policy::DropNew,
-            "block" => Policy::Block,
-            "disconnect" => Policy::Disconnect,
-            _ => Policy::DropOld,
-        });
+        options = options.policy(parse_policy(policy)?);
     }
     Ok(options)
+}
+
+/// A durability as people write it (`live`, `buffered`, `os`, `interval:MS`, `sync`).
+pub fn parse_storage(text: &str) -> Result<Storage, String> {
+    if text.trim() == "live" {
+        return Ok(Storage::Live);
+    }
+    Ok(match parse_durability(text).map_err(|e| e.to_string())? {
+        Durability::Buffered => Storage::Buffered,
+        Durability::Os => Storage::Os,
+        Durability::Interval { interval_ms } => Storage::Interval {
+            interval_ms: u32::try_from(interval_ms).unwrap_or(u32::MAX),
+        },
+        Durability::Sync => Storage::Sync,
+    })
+}
+
+/// A slow-subscriber policy by name.
+pub fn parse_policy(text: &str) -> Result<Policy, String> {
+    Ok(match text {
+        "drop_new" => Policy::DropNew,
+        "drop_old" => Policy::DropOld,
+        "block" => Policy::Block,
+        "disconnect" => Policy::Disconnect,
+        "default" => Policy::Default,
+        other => {
+            return Err(format!(
+                "{other:?} is not a policy; use drop_new, drop_old, block or disconnect"
+            ));
+        }
+    })
 }
 
 fn duration(flag: &str, text: &str, zero_ok: bool) -> Result<Duration, String> {

@@ -7,7 +7,8 @@ use super::CommandError;
 use super::output::{Out, table};
 use super::time::format_duration;
 
-fn to_json(stream: &str, group: &GroupSummary) -> Value {
+/// A group's information as `--json` and the HTTP API give it.
+pub(crate) fn to_json(stream: &str, group: &GroupSummary) -> Value {
     json!({
         "stream": stream,
         "group": group.name,

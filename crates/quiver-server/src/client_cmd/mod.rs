@@ -10,11 +10,11 @@
 //! `--count` messages); 2 bad input (a name, a value, a flag); 3 the server could not be
 //! reached.
 
-mod args;
-mod groups;
+pub(crate) mod args;
+pub(crate) mod groups;
 mod output;
 mod publish;
-mod streams;
+pub(crate) mod streams;
 mod subscribe;
 pub mod time;
 

@@ -31,7 +31,8 @@ fn stored(info: &StreamInfo) -> u64 {
     info.next_offset.saturating_sub(info.first_offset)
 }
 
-fn to_json(info: &StreamInfo) -> Value {
+/// A stream's information as `--json` and the HTTP API give it.
+pub(crate) fn to_json(info: &StreamInfo) -> Value {
     let s = &info.settings;
     let durable = s.storage != Storage::Live;
     let opt = |v: u64| if v == 0 { Value::Null } else { json!(v) };

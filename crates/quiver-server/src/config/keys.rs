@@ -127,7 +127,7 @@ pub const KEYS: &[Key] = &[
         kind: Kind::SocketAddr,
         default: "127.0.0.1:8080",
         profiles: &[],
-        doc: "Address of the HTTP operations listener (/health, /ready, /metrics).",
+        doc: "Address of the HTTP listener: the REST and Server-Sent Events gateway (/v1), the status page and the operations routes (/health, /ready, /metrics).",
     },
     Key {
         name: "http.max_connections",
@@ -138,6 +138,115 @@ pub const KEYS: &[Key] = &[
         default: "1024",
         profiles: &[(Profile::Throughput, "4096"), (Profile::LowMemory, "128")],
         doc: "Most open connections on the HTTP listener; further ones are refused with 503.",
+    },
+    Key {
+        name: "http.max_ccu",
+        kind: Kind::Integer {
+            min: 1,
+            max: MAX_CONNECTIONS_LIMIT,
+        },
+        default: "512",
+        profiles: &[(Profile::LowMemory, "64")],
+        doc: "Most data requests (/v1, not event streams) in the gateway at once: those served plus those waiting; one more gets 503 with Retry-After.",
+    },
+    Key {
+        name: "http.utilization",
+        kind: Kind::Integer { min: 1, max: 100 },
+        default: "67",
+        profiles: &[],
+        doc: "Percent of http.max_ccu served at once (the normal capacity); the rest of http.max_ccu is a wait queue that absorbs spikes.",
+    },
+    Key {
+        name: "http.queue_timeout",
+        kind: Kind::Duration {
+            max: Duration::from_secs(3600),
+        },
+        default: "1s",
+        profiles: &[],
+        doc: "How long a request waits in the admission queue for a place before it gets 503.",
+    },
+    Key {
+        name: "http.max_event_streams",
+        kind: Kind::Integer {
+            min: 0,
+            max: MAX_CONNECTIONS_LIMIT,
+        },
+        default: "1024",
+        profiles: &[(Profile::LowMemory, "128")],
+        doc: "Most Server-Sent Events subscriptions open at once, counted apart from http.max_ccu so that they cannot starve requests; one more gets 503.",
+    },
+    Key {
+        name: "http.ready_utilization",
+        kind: Kind::Integer { min: 1, max: 100 },
+        default: "90",
+        profiles: &[],
+        doc: "/ready answers 503 while the gateway's admission utilization (requests in it / http.max_ccu, in percent) is at or above this.",
+    },
+    Key {
+        name: "http.max_body",
+        kind: Kind::Size {
+            min: 1,
+            max: 1 << 30,
+        },
+        default: "8MiB",
+        profiles: &[(Profile::LowMemory, "1MiB")],
+        doc: "Largest request body; a larger one gets 413 before it is read.",
+    },
+    Key {
+        name: "http.header_timeout",
+        kind: Kind::Duration {
+            max: Duration::from_secs(3600),
+        },
+        default: "10s",
+        profiles: &[],
+        doc: "A client that does not send a request's whole head within this long is disconnected (slowloris).",
+    },
+    Key {
+        name: "http.body_timeout",
+        kind: Kind::Duration {
+            max: Duration::from_secs(3600),
+        },
+        default: "30s",
+        profiles: &[],
+        doc: "A request body not received whole within this long gets 408.",
+    },
+    Key {
+        name: "http.rate_limit",
+        kind: Kind::Integer {
+            min: 0,
+            max: 100_000_000,
+        },
+        default: "0",
+        profiles: &[],
+        doc: "Requests per second one client (its bearer token, else its address) may make to /v1; beyond it, 429 with Retry-After. 0 is no limit.",
+    },
+    Key {
+        name: "http.rate_burst",
+        kind: Kind::Integer {
+            min: 0,
+            max: 100_000_000,
+        },
+        default: "0",
+        profiles: &[],
+        doc: "Requests a client may make at once above http.rate_limit after a quiet spell; 0 means one second's worth (http.rate_limit).",
+    },
+    Key {
+        name: "http.event_heartbeat",
+        kind: Kind::Duration {
+            max: Duration::from_secs(3600),
+        },
+        default: "15s",
+        profiles: &[],
+        doc: "How often an idle Server-Sent Events stream gets a comment line, so that proxies keep it open and the client sees the server alive.",
+    },
+    Key {
+        name: "http.consumer_idle",
+        kind: Kind::Duration {
+            max: Duration::from_secs(86_400),
+        },
+        default: "60s",
+        profiles: &[],
+        doc: "A consumer-group consumer of the REST API that makes no request this long leaves its group; what it held goes to the others.",
     },
     Key {
         name: "resp.addr",

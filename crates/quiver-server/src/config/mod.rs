@@ -32,8 +32,8 @@ pub struct Config {
     /// Directory for stored data; locked while a server runs.
     pub data_dir: PathBuf,
     pub log: LogConfig,
-    /// The HTTP operations listener.
-    pub http: ListenerConfig,
+    /// The HTTP listener and its gateway.
+    pub http: HttpConfig,
     /// The Redis-protocol listener.
     pub resp: RespConfig,
     /// The native-protocol (TCP) listener.
@@ -70,6 +70,28 @@ pub enum LogFormat {
 pub struct ListenerConfig {
     pub addr: SocketAddr,
     pub max_connections: NonZeroU32,
+}
+
+/// The HTTP listener: its gateway's admission control, limits and timeouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    pub listener: ListenerConfig,
+    pub max_ccu: u32,
+    /// Percent of `max_ccu` served at once.
+    pub utilization: u32,
+    pub queue_timeout: Duration,
+    pub max_event_streams: u32,
+    /// Percent of `max_ccu` in use at which `/ready` answers 503.
+    pub ready_utilization: u32,
+    pub max_body_bytes: u64,
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    /// Requests per second per client; 0: no limit.
+    pub rate_limit: u32,
+    /// Requests at once above the rate; 0: `rate_limit`.
+    pub rate_burst: u32,
+    pub event_heartbeat: Duration,
+    pub consumer_idle: Duration,
 }
 
 /// The RESP (Redis protocol) listener and its client limits.
@@ -282,9 +304,23 @@ impl Config {
                     LogFormat::Pretty
                 },
             },
-            http: ListenerConfig {
-                addr: addr("http.addr"),
-                max_connections: connections("http.max_connections"),
+            http: HttpConfig {
+                listener: ListenerConfig {
+                    addr: addr("http.addr"),
+                    max_connections: connections("http.max_connections"),
+                },
+                max_ccu: small("http.max_ccu"),
+                utilization: small("http.utilization"),
+                queue_timeout: duration("http.queue_timeout"),
+                max_event_streams: small("http.max_event_streams"),
+                ready_utilization: small("http.ready_utilization"),
+                max_body_bytes: bytes("http.max_body"),
+                header_timeout: duration("http.header_timeout"),
+                body_timeout: duration("http.body_timeout"),
+                rate_limit: small("http.rate_limit"),
+                rate_burst: small("http.rate_burst"),
+                event_heartbeat: duration("http.event_heartbeat"),
+                consumer_idle: duration("http.consumer_idle"),
             },
             resp: RespConfig {
                 listener: ListenerConfig {

@@ -115,7 +115,78 @@ pub fn render(state: &ServerState) -> String {
     pubsub(&mut out, state);
     snapshots(&mut out, state);
     durable(&mut out, state);
+    gateway(&mut out, state);
     out
+}
+
+/// The HTTP gateway: requests by route and status, latency, admission and rate limits.
+fn gateway(out: &mut String, state: &ServerState) {
+    let g = &state.gateway;
+    let a = &g.admission;
+    g.stats.render(out);
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    plain_counters(
+        out,
+        &[
+            (
+                "quiver_http_admitted_total",
+                "Requests admission control let in.",
+                load(&a.admitted),
+            ),
+            (
+                "quiver_http_refused_full_total",
+                "Requests refused with 503 because http.max_ccu requests were in the gateway.",
+                load(&a.refused_full),
+            ),
+            (
+                "quiver_http_refused_queue_timeout_total",
+                "Requests refused with 503 after waiting http.queue_timeout in the admission queue.",
+                load(&a.refused_timeout),
+            ),
+            (
+                "quiver_http_event_streams_refused_total",
+                "Event streams refused with 503 at http.max_event_streams.",
+                load(&g.event_slots.refused),
+            ),
+            (
+                "quiver_http_rate_limited_total",
+                "Requests refused with 429 by http.rate_limit.",
+                g.rate.as_ref().map_or(0, |r| load(&r.refused)),
+            ),
+        ],
+    );
+    let gauges: [(&str, &str, u64); 6] = [
+        (
+            "quiver_http_ccu",
+            "Requests in the gateway now (served plus waiting).",
+            a.inside() as u64,
+        ),
+        (
+            "quiver_http_queue",
+            "Requests waiting in the admission queue now.",
+            a.waiting() as u64,
+        ),
+        ("quiver_http_max_ccu", "http.max_ccu.", a.max() as u64),
+        (
+            "quiver_http_normal_capacity",
+            "Requests served at once: http.max_ccu times http.utilization.",
+            a.normal() as u64,
+        ),
+        (
+            "quiver_http_event_streams",
+            "Server-Sent Events streams open now.",
+            g.event_slots.open() as u64,
+        ),
+        (
+            "quiver_http_consumers",
+            "Consumer-group consumers the REST API keeps now.",
+            g.consumers.count() as u64,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        family(out, name, "gauge", help);
+        let _ = writeln!(out, "{name} {value}");
+    }
 }
 
 /// Per durable stream (storage, appends, fsync latency) and per consumer group (lag,

@@ -1,40 +1,102 @@
-//! The HTTP transport: HTTP/1.1 and HTTP/2 on one listener (hyper), serving
-//! the operations endpoint today and the gateway's REST routes later.
+//! The HTTP transport: HTTP/1.1 and HTTP/2 (cleartext, prior knowledge or upgrade) on one
+//! listener (hyper), serving the gateway's REST and event routes under `/v1`, the status
+//! page and the operations routes.
 
+pub mod admission;
+pub mod gateway;
 mod metrics;
 mod ops;
 pub(crate) mod process;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use axum::Router;
+use axum::extract::ConnectInfo;
+use axum::response::IntoResponse;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tower::ServiceExt;
 
 use crate::serve::listener::{ConnectionGuard, Listener};
 use crate::serve::shutdown::Shutdown;
 use crate::serve::state::ServerState;
 
-/// Serves the operations routes on `listener` until `shutdown` fires, then
-/// lets each connection finish its in-flight request.
-pub async fn serve_ops(listener: Listener, state: Arc<ServerState>, shutdown: Shutdown) {
-    let router = ops::router(state);
-    let handle =
-        |stream, _peer, guard| serve_connection(stream, router.clone(), shutdown.clone(), guard);
+/// How the listener's connections are served.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// `None`: no limit on reading a request's head.
+    pub header_timeout: Option<std::time::Duration>,
+}
+
+/// Every route of the listener.
+pub fn router(state: Arc<ServerState>) -> Router {
+    ops::router(Arc::clone(&state))
+        .merge(gateway::router(Arc::clone(&state)))
+        .fallback(unknown_route)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            gateway::stats::record,
+        ))
+}
+
+async fn unknown_route(uri: axum::http::Uri) -> axum::response::Response {
+    gateway::ApiError::not_found("no_route", "no route has this path; see /v1/openapi.json")
+        .value(gateway::json::truncated(uri.path()))
+        .into_response()
+}
+
+/// Serves every route on `listener` until `shutdown` fires, then lets each connection
+/// finish its in-flight request.
+pub async fn serve_http(
+    listener: Listener,
+    state: Arc<ServerState>,
+    limits: HttpLimits,
+    shutdown: Shutdown,
+) {
+    let router = router(state);
+    let handle = |stream, peer, guard| {
+        serve_connection(
+            stream,
+            peer,
+            router.clone(),
+            limits,
+            shutdown.clone(),
+            guard,
+        )
+    };
     listener.run(shutdown.clone(), handle, refuse).await;
 }
 
 async fn serve_connection(
     stream: TcpStream,
-    router: axum::Router,
+    peer: SocketAddr,
+    router: Router,
+    limits: HttpLimits,
     shutdown: Shutdown,
     guard: ConnectionGuard,
 ) {
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(256)
+        .max_header_list_size(64 << 10);
+    let service = tower::service_fn(
+        move |mut request: axum::extract::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            router.clone().oneshot(request)
+        },
+    );
     let connection = builder
-        .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(router));
+        .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service));
     tokio::pin!(connection);
     tokio::select! {
         result = connection.as_mut() => {

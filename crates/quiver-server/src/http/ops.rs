@@ -1,7 +1,9 @@
-//! Operations routes: `/health` (liveness), `/ready` (readiness with checks)
-//! and `/metrics` (Prometheus text format).
+//! Operations routes: `/health` (liveness), `/ready` (readiness with checks and the
+//! gateway's utilization), `/metrics` (Prometheus text format) and `/api/metrics` (the
+//! same figures people look at, as JSON).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use axum::Router;
 use axum::extract::State;
@@ -10,7 +12,7 @@ use axum::response::{IntoResponse, Json, Response};
 use axum::routing::get;
 use serde_json::json;
 
-use super::metrics;
+use super::{metrics, process};
 use crate::serve::state::ServerState;
 
 /// The operations routes over shared server state.
@@ -19,6 +21,7 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/metrics", get(prometheus))
+        .route("/api/metrics", get(api_metrics))
         .with_state(state)
 }
 
@@ -27,24 +30,134 @@ async fn health() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// 200 when storage is open, every listener is bound and the server is not
-/// draining; 503 otherwise, with each check's outcome in the body.
+/// 200 when storage is open, every listener is bound, the server is not draining and the
+/// gateway's admission is below `http.ready_utilization`; 503 otherwise, with each check's
+/// outcome and the utilization in the body.
 async fn ready(State(state): State<Arc<ServerState>>) -> Response {
     let checks = state.readiness.checks();
-    let status = if checks.ready() {
+    let saturated = state.gateway.saturated();
+    let ready = checks.ready() && !saturated;
+    let status = if ready {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     let body = json!({
-        "status": if checks.ready() { "ready" } else { "not_ready" },
+        "status": if ready { "ready" } else { "not_ready" },
         "checks": {
             "storage_open": checks.storage_open,
             "listeners_bound": checks.listeners_bound,
             "draining": checks.draining,
+            "saturated": saturated,
         },
+        "admission": admission(&state),
     });
     (status, Json(body)).into_response()
+}
+
+fn admission(state: &ServerState) -> serde_json::Value {
+    let g = &state.gateway;
+    let a = &g.admission;
+    json!({
+        "ccu": a.inside(),
+        "queue": a.waiting(),
+        "max_ccu": a.max(),
+        "normal_capacity": a.normal(),
+        "utilization_percent": (a.utilization_percent() * 10.0).round() / 10.0,
+        "ready_utilization_percent": g.ready_utilization,
+        "event_streams": g.event_slots.open(),
+        "max_event_streams": g.event_slots.max(),
+        "admitted": a.admitted.load(Ordering::Relaxed),
+        "refused_full": a.refused_full.load(Ordering::Relaxed),
+        "refused_queue_timeout": a.refused_timeout.load(Ordering::Relaxed),
+        "rate_limited": g.rate.as_ref().map_or(0, |r| r.refused.load(Ordering::Relaxed)),
+    })
+}
+
+/// The figures of the status page, as JSON: admission, connections per listener, streams,
+/// durable streams with their groups, the cache and the process.
+pub fn figures(state: &ServerState) -> serde_json::Value {
+    let listeners: Vec<_> = state
+        .listeners
+        .iter()
+        .map(|l| {
+            json!({
+                "name": l.name,
+                "addr": l.addr.to_string(),
+                "open": l.open(),
+                "max": l.max_connections,
+                "accepted": l.accepted_total.load(Ordering::Relaxed),
+                "refused": l.refused_total.load(Ordering::Relaxed),
+            })
+        })
+        .collect();
+    let broker = &state.broker;
+    let streams: Vec<_> = broker
+        .list_streams()
+        .into_iter()
+        .map(|info| {
+            let groups: Vec<_> = if info.durable.is_some() {
+                broker
+                    .groups(&info.name)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|g| json!({ "name": g.name, "lag": g.lag, "pending": g.pending, "acked": g.acked }))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            json!({
+                "name": info.name.as_str(),
+                "durable": info.durable.is_some(),
+                "published": info.live.published,
+                "delivered": info.live.delivered,
+                "dropped": info.live.dropped(),
+                "subscribers": info.live.subscribers,
+                "stored_messages": info.durable.as_ref().map(|d| d.stored_messages),
+                "stored_bytes": info.durable.as_ref().map(|d| d.stored_bytes),
+                "groups": groups,
+            })
+        })
+        .collect();
+    let cache = state.cache.stats();
+    let lookups = cache.keyspace_hits + cache.keyspace_misses;
+    let memory = process::memory();
+    let http: serde_json::Map<String, serde_json::Value> = state
+        .gateway
+        .stats
+        .snapshot()
+        .into_iter()
+        .map(|(route, figures)| {
+            (
+                route.to_owned(),
+                json!({ "count": figures.count, "statuses": figures.statuses }),
+            )
+        })
+        .collect();
+    json!({
+        "uptime_seconds": state.started.elapsed().as_secs_f64(),
+        "time_ms": crate::clock::unix_ms(),
+        "admission": admission(state),
+        "listeners": listeners,
+        "streams": streams,
+        "cache": {
+            "keys": (0..state.cache.databases())
+                .filter_map(|db| state.cache.db(db).ok().map(|mut d| d.dbsize()))
+                .sum::<usize>(),
+            "used_memory_bytes": state.cache.used_memory(),
+            "hits": cache.keyspace_hits,
+            "misses": cache.keyspace_misses,
+            "hit_rate": if lookups == 0 { serde_json::Value::Null } else { json!(cache.keyspace_hits as f64 / lookups as f64) },
+        },
+        "process": {
+            "resident_bytes": memory.resident_bytes,
+        },
+        "http": http,
+    })
+}
+
+async fn api_metrics(State(state): State<Arc<ServerState>>) -> Json<serde_json::Value> {
+    Json(figures(&state))
 }
 
 async fn prometheus(State(state): State<Arc<ServerState>>) -> Response {

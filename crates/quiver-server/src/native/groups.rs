@@ -87,6 +87,7 @@ pub async fn join(
         max_in_flight: (request.max_in_flight > 0).then_some(request.max_in_flight),
         create,
         start: start_at(request.start),
+        pull: false,
     };
     let Some(id) = session.next_subscription_id() else {
         let message = format!(
@@ -293,7 +294,7 @@ fn group_list(
     )
 }
 
-fn summary(info: GroupInfo) -> GroupSummary {
+pub(crate) fn summary(info: GroupInfo) -> GroupSummary {
     let dead_letter = quiver_wire::StreamName::new(info.dead_letter.as_str()).ok();
     GroupSummary {
         name: info.name,

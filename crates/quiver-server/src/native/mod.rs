@@ -14,11 +14,11 @@
 //! A bad frame is answered with an Error frame and, for the closing codes, the connection
 //! is closed after the Error is written; no other connection is affected.
 
-mod admin;
+pub(crate) mod admin;
 mod cache;
 pub(crate) mod connection;
 pub(crate) mod deliveries;
-mod groups;
+pub(crate) mod groups;
 pub(crate) mod session;
 mod streams;
 pub(crate) mod writer;

@@ -172,7 +172,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
 
     let cache = Arc::new(Cache::new(cache_config(&config))?);
     configure_snapshots(&cache, &config, data_dir.path())?;
-    let http_listener = bind("http", "http.addr", &config.http, &config)?;
+    let http_listener = bind("http", "http.addr", &config.http.listener, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
     let resp_threads = Arc::new(
         IoThreads::start("resp", resp_thread_count(&config), config.resp.busy_poll)
@@ -243,6 +243,12 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         broker: broker.clone(),
         pubsub,
         cache: Arc::clone(&cache),
+        gateway: http::gateway::Gateway::new(
+            &config.http,
+            broker.clone(),
+            Arc::clone(&cache),
+            config.native.auth_token.as_deref(),
+        ),
     });
 
     // Data listeners (RESP, native, QUIC) stop on `shutdown`; the operations
@@ -252,9 +258,13 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let ops_shutdown = Shutdown::new();
     let signals = tokio::spawn(shutdown::watch_signals(shutdown.clone()));
     let tasks = Tasks {
-        ops: tokio::spawn(http::serve_ops(
+        ops: tokio::spawn(http::serve_http(
             http_listener,
             Arc::clone(&state),
+            http::HttpLimits {
+                header_timeout: (!config.http.header_timeout.is_zero())
+                    .then_some(config.http.header_timeout),
+            },
             ops_shutdown.clone(),
         )),
         data: [

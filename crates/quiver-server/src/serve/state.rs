@@ -69,6 +69,8 @@ pub struct ServerState {
     pub pubsub: quiver_core::pubsub::PubSub,
     /// The cache, for its snapshot figures.
     pub cache: std::sync::Arc<quiver_core::cache::Cache>,
+    /// The HTTP gateway, for its admission figures.
+    pub gateway: Arc<crate::http::gateway::Gateway>,
 }
 
 #[cfg(test)]

@@ -291,3 +291,91 @@ pub(crate) fn history_batch(stream: &Stream, records: Vec<Record>) -> Arc<Batch>
         Charge::default(),
     ))
 }
+
+/// Stored messages read from a durable stream by position (not a subscription).
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The first offset the stream holds now.
+    pub first_offset: u64,
+    /// The offset after the last message readable now.
+    pub end_offset: u64,
+    /// Where the read started: the asked position, moved up to `first_offset` when that
+    /// was no longer stored.
+    pub start: u64,
+    /// Messages asked for that retention removed (the asked position was before
+    /// `first_offset`).
+    pub skipped: u64,
+    /// The messages, by offset.
+    pub events: Vec<(u64, Event)>,
+    /// Where the next page starts.
+    pub next: u64,
+}
+
+/// Reading a page of a stream failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// The stream keeps no log.
+    #[error("stream {stream} is not durable; only stored streams can be read by position")]
+    NotDurable { stream: crate::streams::StreamName },
+    /// Its log could not be read.
+    #[error("reading stream {stream} failed: {message}")]
+    Storage {
+        stream: crate::streams::StreamName,
+        message: String,
+    },
+}
+
+/// Up to `limit` messages (and at most `max_bytes` of them, but at least one) from `start`,
+/// of what subscribers have been handed (blocking: reads the log).
+pub(crate) fn read_page(
+    stream: &Stream,
+    start: StartAt,
+    limit: usize,
+    max_bytes: usize,
+) -> Result<Page, HistoryError> {
+    let Some(durable) = &stream.durable else {
+        return Err(HistoryError::NotDurable {
+            stream: stream.name.clone(),
+        });
+    };
+    let failed = |message: String| HistoryError::Storage {
+        stream: stream.name.clone(),
+        message,
+    };
+    let asked = resolve(stream, start).map_err(failed)?;
+    let end = stream.lock().delivered_next();
+    if durable.log.committed_offset() < end {
+        durable.log.flush().map_err(|e| failed(e.to_string()))?;
+    }
+    let first = durable.first_offset();
+    let from = asked.max(first).min(end);
+    let mut page = Page {
+        first_offset: first,
+        end_offset: end,
+        start: from,
+        skipped: first.saturating_sub(asked),
+        events: Vec::new(),
+        next: from,
+    };
+    let want = usize::try_from(end - from).unwrap_or(usize::MAX).min(limit);
+    if want == 0 {
+        return Ok(page);
+    }
+    let records = match durable.log.read(from, want, max_bytes) {
+        Ok(records) => records,
+        // Retention ran between the first offset and the read: start again from the new one.
+        Err(ReadError::Truncated { first, .. }) => {
+            let mut page = read_page(stream, StartAt::Offset(first), limit, max_bytes)?;
+            page.skipped = page.start.saturating_sub(asked);
+            return Ok(page);
+        }
+        Err(error) => return Err(failed(error.to_string())),
+    };
+    for record in records {
+        let offset = record.offset;
+        page.events.push((offset, Event::from_record(record)));
+        page.next = offset + 1;
+    }
+    Ok(page)
+}

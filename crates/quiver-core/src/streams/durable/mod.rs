@@ -38,6 +38,7 @@ pub use config::{
     MAX_DEDUPE_WINDOW, MAX_INTERVAL_MS, MAX_MSG_ID_BYTES, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES,
     MSG_ID_HEADER, Retention, StorageConfig, durability_name, parse_durability,
 };
+pub use history::{HistoryError, Page};
 pub use quiver_log::{Durability, RecoveryMode};
 pub(crate) use store::Store;
 pub use store::StoreError;
@@ -113,6 +114,11 @@ impl Durable {
             .values()
             .map(|group| group.state().floor())
             .min()
+    }
+
+    /// The offset after the last stored message, as group dispatchers see it.
+    pub(crate) fn stored_end(&self) -> u64 {
+        self.progress.borrow().end
     }
 
     /// Told whenever the stored end moves or appends fail.

@@ -89,11 +89,12 @@ impl Group {
         id: MemberId,
         name: String,
         max_in_flight: u32,
+        pull: bool,
         sender: mpsc::UnboundedSender<GroupDelivery>,
         exact: bool,
     ) -> bool {
         let mut sinks = lock(&self.sinks);
-        self.state().join(id, name, max_in_flight);
+        self.state().join(id, name, max_in_flight, pull);
         sinks.members.insert(id, Sink { sender, exact });
         let start = !sinks.dispatcher_running;
         sinks.dispatcher_running = true;
@@ -126,6 +127,12 @@ impl Group {
         let released = self.state().nack(id, offsets, delay_ms, now_ms)?;
         self.wake.notify_one();
         Ok(released)
+    }
+
+    /// Sets pull member `id`'s credit to `wanted` messages.
+    pub(crate) fn grant(&self, id: MemberId, wanted: u32) {
+        self.state().grant(id, wanted);
+        self.wake.notify_one();
     }
 
     /// Moves the group (its members keep their membership, lose what they held).

@@ -34,6 +34,10 @@ pub struct JoinOptions {
     pub create: Option<GroupConfig>,
     /// Where a group this join creates starts.
     pub start: StartAt,
+    /// A pull member: given messages only as it asks for them ([`GroupMember::request`]),
+    /// so that a lease starts when the consumer is ready for the message. A push member
+    /// is given messages whenever it holds fewer than its `max_in_flight`.
+    pub pull: bool,
 }
 
 impl Default for JoinOptions {
@@ -44,6 +48,7 @@ impl Default for JoinOptions {
             max_in_flight: None,
             create: None,
             start: StartAt::Earliest,
+            pull: false,
         }
     }
 }
@@ -139,6 +144,28 @@ impl GroupMember {
     /// The next delivery if one is ready.
     pub fn try_recv(&mut self) -> Option<GroupDelivery> {
         self.receiver.try_recv().ok()
+    }
+
+    /// A pull member asks for `wanted` messages (replacing what it asked before, so that
+    /// one that got what it wanted and asks again is not given more than it can take);
+    /// a push member is not changed.
+    pub fn request(&self, wanted: u32) {
+        for (_, group) in lock(&self.acker.shared.joined).iter() {
+            group.grant(self.acker.shared.id, wanted);
+        }
+    }
+
+    /// Whether this member's groups have messages waiting for a member now (ready to be
+    /// delivered again, or never delivered): a pull member that asks is then given some
+    /// shortly, unless another member takes them first.
+    pub fn has_waiting(&self) -> bool {
+        lock(&self.acker.shared.joined)
+            .iter()
+            .any(|(stream, group)| {
+                let end = stream.durable.as_ref().map_or(0, |d| d.stored_end());
+                let state = group.state();
+                state.ready() > 0 || state.next() < end
+            })
     }
 
     /// A handle that acks and nacks for this member from elsewhere (a transport's read
@@ -266,6 +293,7 @@ pub(crate) fn join_stream(
         member.id,
         member.name.clone(),
         max_in_flight,
+        member.options.pull,
         member.sender.clone(),
         exact,
     );

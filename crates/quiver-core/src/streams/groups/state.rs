@@ -44,6 +44,9 @@ pub(crate) struct MemberState {
     pub(crate) held: u32,
     pub(crate) delivered: u64,
     pub(crate) acked: u64,
+    /// A pull member's credit: how many more messages it asked for. `None`: a push
+    /// member, given messages whenever it has room.
+    pub(crate) credit: Option<u32>,
 }
 
 /// What one member is to be given.
@@ -176,7 +179,8 @@ impl GroupState {
         self.members.iter()
     }
 
-    pub(crate) fn join(&mut self, id: MemberId, name: String, max_in_flight: u32) {
+    /// Adds a member; a `pull` one is given nothing until it asks ([`grant`](Self::grant)).
+    pub(crate) fn join(&mut self, id: MemberId, name: String, max_in_flight: u32, pull: bool) {
         self.members.insert(
             id,
             MemberState {
@@ -185,8 +189,18 @@ impl GroupState {
                 held: 0,
                 delivered: 0,
                 acked: 0,
+                credit: pull.then_some(0),
             },
         );
+    }
+
+    /// Sets a pull member's credit to `wanted` (a push member is left as it is).
+    pub(crate) fn grant(&mut self, id: MemberId, wanted: u32) {
+        if let Some(member) = self.members.get_mut(&id)
+            && member.credit.is_some()
+        {
+            member.credit = Some(wanted);
+        }
     }
 
     /// Removes a member; what it held is ready for the others at once.
@@ -282,7 +296,11 @@ impl GroupState {
         let Some(state) = self.members.get(&member) else {
             return out;
         };
-        let mut room = state.max_in_flight.saturating_sub(state.held) as usize;
+        let mut room = state.max_in_flight.saturating_sub(state.held);
+        if let Some(credit) = state.credit {
+            room = room.min(credit);
+        }
+        let mut room = room as usize;
         let due = now_ms.saturating_add(ack_wait_ms(&self.config));
         while room > 0 {
             let Some(offset) = self.ready.pop_first() else {
@@ -316,6 +334,9 @@ impl GroupState {
             let state = self.members.get_mut(&member).expect("checked above");
             state.held += given as u32;
             state.delivered += given as u64;
+            if let Some(credit) = &mut state.credit {
+                *credit = credit.saturating_sub(given as u32);
+            }
             self.dirty = true;
         }
         out
@@ -438,10 +459,35 @@ mod tests {
     }
 
     #[test]
+    fn a_pull_member_is_given_only_what_it_asked_for() {
+        let mut group = GroupState::new(config(5), 0);
+        group.join(1, "pull".into(), 4, true);
+        assert!(group.assign(1, 10, 0).is_empty(), "nothing asked yet");
+        group.grant(1, 3);
+        assert_eq!(group.assign(1, 10, 0).fresh, 0..3);
+        assert!(group.assign(1, 10, 0).is_empty(), "credit used up");
+        group.grant(1, 10);
+        assert_eq!(
+            group.assign(1, 10, 0).fresh,
+            3..4,
+            "max_in_flight still bounds it"
+        );
+        group.ack(1, &[0, 1, 2, 3]).unwrap();
+        assert_eq!(group.assign(1, 10, 0).fresh, 4..8, "the rest of the credit");
+        group.join(2, "push".into(), 4, false);
+        group.grant(2, 1);
+        assert_eq!(
+            group.assign(2, 10, 0).fresh,
+            8..10,
+            "a push member ignores grants"
+        );
+    }
+
+    #[test]
     fn leases_acks_expiry_and_dead_letters() {
         let mut group = GroupState::new(config(2), 10);
-        group.join(1, "a".into(), 4);
-        group.join(2, "b".into(), 4);
+        group.join(1, "a".into(), 4, false);
+        group.join(2, "b".into(), 4, false);
         let a = group.assign(1, 20, 0);
         assert_eq!(a.fresh, 10..14);
         assert_eq!(group.assign(2, 20, 0).fresh, 14..18);
@@ -475,7 +521,7 @@ mod tests {
     fn snapshot_restores_pending_as_ready() {
         let stream = StreamName::new("a/b/c").unwrap();
         let mut group = GroupState::new(config(0), 0);
-        group.join(1, "a".into(), 4);
+        group.join(1, "a".into(), 4, false);
         group.assign(1, 10, 0);
         group.ack(1, &[1]).unwrap();
         let snapshot = group.snapshot(&stream, "g");
@@ -485,7 +531,7 @@ mod tests {
             (restored.next(), restored.floor(), restored.ready()),
             (4, 0, 3)
         );
-        restored.join(7, "new".into(), 10);
+        restored.join(7, "new".into(), 10, false);
         let given = restored.assign(7, 10, 0);
         assert_eq!(given.again, [(0, 2), (2, 2), (3, 2)]);
         assert_eq!(given.fresh, 4..10);

@@ -1,0 +1,138 @@
+//! What every `/v1` request passes before its handler: the drain check, the bearer token,
+//! the client's rate limit and admission control. Refusals cost no body read.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::{ApiError, Shared};
+use crate::http::admission::{ClientKey, RateState, Refusal};
+
+pub async fn guard(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let gateway = &shared.gateway;
+    if shared.readiness.checks().draining {
+        return ApiError::unavailable(
+            "draining",
+            "the server is shutting down; retry against another node",
+            1,
+        )
+        .into_response();
+    }
+    let token = match check_token(gateway.auth_token.as_deref(), request.headers()) {
+        Ok(token) => token,
+        Err(error) => return error.into_response(),
+    };
+    let mut rate = None;
+    if let Some(limiter) = &gateway.rate {
+        let client = match token {
+            Some(token) => ClientKey::Token(token.into()),
+            None => ClientKey::Address(
+                request
+                    .extensions()
+                    .get::<ConnectInfo<SocketAddr>>()
+                    .map_or([0, 0, 0, 0].into(), |info| info.0.ip()),
+            ),
+        };
+        let state = limiter.check(client, Instant::now());
+        if !state.allowed {
+            let mut response = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "this client made more than {} requests a second (http.rate_limit)",
+                    state.limit
+                ),
+            )
+            .retry_after(state.reset_secs)
+            .into_response();
+            rate_headers(response.headers_mut(), state);
+            return response;
+        }
+        rate = Some(state);
+    }
+    let mut response = if is_event_stream(&request) {
+        // Event streams take a place of their own (see `events`).
+        next.run(request).await
+    } else {
+        let admission = &gateway.admission;
+        match admission.enter().await {
+            Ok(_admitted) => next.run(request).await,
+            Err(refusal) => {
+                let message = match refusal {
+                    Refusal::Full => format!(
+                        "the gateway has {} requests in progress or waiting, its limit (http.max_ccu)",
+                        admission.max()
+                    ),
+                    Refusal::QueueTimeout => {
+                        "no place freed up within http.queue_timeout".to_owned()
+                    }
+                };
+                ApiError::unavailable("overloaded", message, admission.retry_after_secs())
+                    .into_response()
+            }
+        }
+    };
+    if let Some(state) = rate {
+        rate_headers(response.headers_mut(), state);
+    }
+    response
+}
+
+/// The bearer token a request carries, checked against `expected` when one is set.
+fn check_token<'a>(
+    expected: Option<&str>,
+    headers: &'a HeaderMap,
+) -> Result<Option<&'a str>, ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    let Some(expected) = expected else {
+        return Ok(given);
+    };
+    match given {
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => Ok(Some(token)),
+        Some(_) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "invalid_token",
+            "the bearer token is not the one this server takes (native.auth_token)",
+        )),
+        None => {
+            let mut error = ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "this server needs `Authorization: Bearer <token>` (native.auth_token)",
+            );
+            error.value = headers.get(header::AUTHORIZATION).map(|v| {
+                String::from_utf8_lossy(v.as_bytes())
+                    .chars()
+                    .take(16)
+                    .collect()
+            });
+            Err(error)
+        }
+    }
+}
+
+/// Compares without stopping at the first difference.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn is_event_stream(request: &Request) -> bool {
+    request.method() == Method::GET && request.uri().path().ends_with("/events")
+}
+
+fn rate_headers(headers: &mut HeaderMap, state: RateState) {
+    headers.insert("ratelimit-limit", HeaderValue::from(state.limit));
+    headers.insert("ratelimit-remaining", HeaderValue::from(state.remaining));
+    headers.insert("ratelimit-reset", HeaderValue::from(state.reset_secs));
+}

@@ -1,0 +1,160 @@
+//! Per-route figures of the HTTP listener: requests by route and status, and a latency
+//! histogram per route. Every response passes [`record`], which names the route from the
+//! request's method and path ([`classify`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::Shared;
+use super::streams::{StreamRoute, parse_route};
+
+/// Upper bounds of the latency buckets, in seconds.
+pub const BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Debug, Default, Clone)]
+pub struct RouteFigures {
+    /// Responses by status code.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Responses per latency bucket (the last one: above every bound).
+    pub buckets: [u64; BUCKETS.len() + 1],
+    pub seconds: f64,
+    pub count: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct RouteStats {
+    routes: Mutex<BTreeMap<&'static str, RouteFigures>>,
+}
+
+impl RouteStats {
+    pub fn observe(&self, route: &'static str, status: u16, seconds: f64) {
+        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        let figures = routes.entry(route).or_default();
+        *figures.statuses.entry(status).or_default() += 1;
+        let bucket = BUCKETS
+            .iter()
+            .position(|bound| seconds <= *bound)
+            .unwrap_or(BUCKETS.len());
+        figures.buckets[bucket] += 1;
+        figures.seconds += seconds;
+        figures.count += 1;
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<&'static str, RouteFigures> {
+        self.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Responses with `status`, over every route.
+    pub fn with_status(&self, status: u16) -> u64 {
+        self.snapshot()
+            .values()
+            .map(|f| f.statuses.get(&status).copied().unwrap_or(0))
+            .sum()
+    }
+
+    /// The Prometheus families of these figures.
+    pub fn render(&self, out: &mut String) {
+        let routes = self.snapshot();
+        out.push_str("# HELP quiver_http_requests_total HTTP responses by route and status.\n");
+        out.push_str("# TYPE quiver_http_requests_total counter\n");
+        for (route, figures) in &routes {
+            for (status, count) in &figures.statuses {
+                let _ = writeln!(
+                    out,
+                    "quiver_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {count}"
+                );
+            }
+        }
+        out.push_str(
+            "# HELP quiver_http_request_duration_seconds Time from a request's head to its response's head.\n",
+        );
+        out.push_str("# TYPE quiver_http_request_duration_seconds histogram\n");
+        for (route, figures) in &routes {
+            let mut cumulative = 0;
+            for (bound, count) in BUCKETS.iter().zip(figures.buckets) {
+                cumulative += count;
+                let _ = writeln!(
+                    out,
+                    "quiver_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "quiver_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
+                figures.count
+            );
+            let _ = writeln!(
+                out,
+                "quiver_http_request_duration_seconds_sum{{route=\"{route}\"}} {:.6}",
+                figures.seconds
+            );
+            let _ = writeln!(
+                out,
+                "quiver_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
+                figures.count
+            );
+        }
+    }
+}
+
+/// Times every response and counts it under its route and status.
+pub async fn record(State(shared): State<Shared>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = classify(request.method(), request.uri().path());
+    let response = next.run(request).await;
+    shared.gateway.stats.observe(
+        route,
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+/// The route a request is for, as the figures name it.
+pub fn classify(method: &Method, path: &str) -> &'static str {
+    let by_method = |get, put, delete| match *method {
+        Method::GET | Method::HEAD => get,
+        Method::PUT => put,
+        Method::DELETE => delete,
+        _ => "other",
+    };
+    match path {
+        "/" => return "status_page",
+        "/health" => return "health",
+        "/ready" => return "ready",
+        "/metrics" => return "metrics",
+        "/api/metrics" => return "api_metrics",
+        "/api/events" => return "status_events",
+        "/v1/openapi.json" => return "openapi",
+        "/v1/streams" => return "streams_list",
+        _ => {}
+    }
+    if path.starts_with("/v1/cache/") {
+        return by_method("cache_get", "cache_put", "cache_delete");
+    }
+    let Some(rest) = path.strip_prefix("/v1/streams/") else {
+        return "other";
+    };
+    match parse_route(rest) {
+        Some(StreamRoute::Stream(_)) => {
+            by_method("stream_describe", "stream_create", "stream_delete")
+        }
+        Some(StreamRoute::Messages(_)) if method == Method::POST => "publish",
+        Some(StreamRoute::Messages(_)) => "read",
+        Some(StreamRoute::Events(_)) => "events",
+        Some(StreamRoute::Group { action, .. }) => action.label(),
+        None => "other",
+    }
+}

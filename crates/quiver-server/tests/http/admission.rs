@@ -1,0 +1,138 @@
+//! Admission control under a burst larger than capacity, readiness under load, and
+//! per-client rate limits.
+
+use serde_json::json;
+
+use super::{Http, Version};
+use crate::support::{Server, http_get};
+
+/// A request that holds its admission place for `wait_ms`: a fetch on a group with nothing
+/// to deliver, which waits that long for a first message.
+async fn slow_fetch(addr: std::net::SocketAddr, consumer: usize, wait_ms: u64) -> super::Reply {
+    let mut http = Http::connect(addr, Version::H1).await;
+    http.post_json(
+        "/v1/streams/acme/adm/jobs/groups/g/fetch",
+        json!({"consumer": format!("c{consumer}"), "wait_ms": wait_ms}),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_beyond_max_ccu_gets_exactly_the_excess_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--cache-save",
+            "",
+            "--streams-durable",
+            "acme/>",
+            "--http-max-ccu",
+            "4",
+            "--http-utilization",
+            "50",
+            "--http-queue-timeout",
+            "30s",
+            "--http-ready-utilization",
+            "75",
+        ],
+    );
+    // The group exists before the burst (joining creates it once).
+    let warm = slow_fetch(server.http, 0, 0).await;
+    assert_eq!(warm.status, 200, "{:?}", warm.body);
+
+    const BURST: usize = 24;
+    let tasks: Vec<_> = (1..=BURST)
+        .map(|i| tokio::spawn(slow_fetch(server.http, i, 2000)))
+        .collect();
+    // While the burst is inside: /ready says the gateway is saturated.
+    let mut saw_saturated = false;
+    for _ in 0..100 {
+        let (status, body) = http_get(server.http, "/ready");
+        if status == 503 && body.contains("\"saturated\":true") {
+            saw_saturated = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let mut admitted = 0;
+    let mut refused = 0;
+    for task in tasks {
+        let reply = task.await.unwrap();
+        match reply.status {
+            200 => admitted += 1,
+            503 => {
+                refused += 1;
+                assert_eq!(reply.error_code(), "overloaded");
+                assert_eq!(reply.header("retry-after"), Some("30"));
+            }
+            other => panic!("unexpected status {other}: {:?}", reply.body),
+        }
+    }
+    assert_eq!((admitted, refused), (4, BURST - 4));
+    assert!(
+        saw_saturated,
+        "/ready turned 503 while 4 of 4 places were taken"
+    );
+    let figures = Http::connect(server.http, Version::H1)
+        .await
+        .get("/api/metrics")
+        .await
+        .json();
+    assert_eq!(figures["admission"]["refused_full"], (BURST - 4) as u64);
+    assert_eq!(figures["admission"]["ccu"], 0, "every place was given back");
+    let (_, metrics) = http_get(server.http, "/metrics");
+    assert!(
+        metrics.contains(&format!("quiver_http_refused_full_total {}", BURST - 4)),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("quiver_http_requests_total{route=\"group_fetch\",status=\"503\"}"),
+        "{metrics}"
+    );
+    assert_eq!(http_get(server.http, "/ready").0, 200);
+}
+
+#[tokio::test]
+async fn a_client_over_its_rate_gets_429() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--cache-save",
+            "",
+            "--http-rate-limit",
+            "1",
+            "--http-rate-burst",
+            "3",
+        ],
+    );
+    let mut http = Http::connect(server.http, Version::H2).await;
+    for remaining in ["2", "1", "0"] {
+        let reply = http.get("/v1/streams").await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.header("ratelimit-limit"), Some("3"));
+        assert_eq!(reply.header("ratelimit-remaining"), Some(remaining));
+    }
+    let refused = http.get("/v1/streams").await;
+    assert_eq!(
+        (refused.status, refused.error_code().as_str()),
+        (429, "rate_limited")
+    );
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    // Another token is another client.
+    let other = http
+        .send(
+            "GET",
+            "/v1/streams",
+            &[("authorization", "Bearer other")],
+            "",
+        )
+        .await;
+    assert_eq!(other.status, 200);
+    assert_eq!(
+        http.get("/health").await.status,
+        200,
+        "operations routes are not limited"
+    );
+}
