@@ -22,6 +22,8 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/ready", get(ready))
         .route("/metrics", get(prometheus))
         .route("/api/metrics", get(api_metrics))
+        .route("/", get(status_page))
+        .route("/api/events", get(status_events))
         .with_state(state)
 }
 
@@ -167,6 +169,59 @@ async fn prometheus(State(state): State<Arc<ServerState>>) -> Response {
             "text/plain; version=0.0.4; charset=utf-8",
         )],
         metrics::render(&state),
+    )
+        .into_response()
+}
+
+/// The status page: one HTML file with its script, no external assets.
+const STATUS_PAGE: &str = include_str!("status.html");
+
+/// How often the status page's event stream sends the figures.
+const STATUS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+async fn status_page() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        STATUS_PAGE,
+    )
+        .into_response()
+}
+
+/// The figures every second as Server-Sent Events (`event: figures`), for the status page.
+/// It holds a place of `http.max_event_streams` and ends when the server starts draining.
+async fn status_events(State(state): State<Arc<ServerState>>) -> Response {
+    use crate::http::gateway::ApiError;
+    let Some(slot) = state.gateway.event_slots.take() else {
+        return ApiError::unavailable(
+            "too_many_event_streams",
+            "every event stream place is taken (http.max_event_streams)",
+            1,
+        )
+        .into_response();
+    };
+    let ticks =
+        futures_util::stream::unfold((state, slot, true), |(state, slot, first)| async move {
+            if !first {
+                tokio::time::sleep(STATUS_EVERY).await;
+            }
+            if state.readiness.checks().draining {
+                return None;
+            }
+            let event = format!("event: figures\ndata: {}\n\n", figures(&state));
+            Some((
+                Ok::<_, std::convert::Infallible>(bytes::Bytes::from(event)),
+                (state, slot, false),
+            ))
+        });
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        axum::body::Body::from_stream(ticks),
     )
         .into_response()
 }

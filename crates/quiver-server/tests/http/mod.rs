@@ -3,6 +3,7 @@
 mod admission;
 mod events;
 mod routes;
+mod status_page;
 
 use std::net::SocketAddr;
 
