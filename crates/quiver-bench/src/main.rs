@@ -1,5 +1,5 @@
 //! `quiver-bench`: Quiver's load generator. One subcommand per job (`log`, `pubsub`,
-//! `cache`, `durable`, `group`, `redis-streams`), each printing a human summary or one JSON object (`--json`).
+//! `cache`, `durable`, `group`, `redis-streams`, `http`), each printing a human summary or one JSON object (`--json`).
 //!
 //! It is never a dependency of anything; competitor client crates belong here only.
 
@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod cache;
 mod durable;
+mod http;
 mod log;
 mod pubsub;
 mod redis_streams;
@@ -36,6 +37,9 @@ enum Command {
     /// The Redis stream type over RESP: XADD, then XREADGROUP with XACK, against any
     /// redis:// server.
     RedisStreams(redis_streams::RedisStreamsArgs),
+    /// The HTTP gateway: many connections against admission control (`load`), or
+    /// Server-Sent Events subscribers and their end-to-end latency (`events`).
+    Http(http::HttpArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -46,5 +50,6 @@ fn main() -> anyhow::Result<()> {
         Command::Durable(args) => durable::run(&args),
         Command::Group(args) => durable::run_group(&args),
         Command::RedisStreams(args) => redis_streams::run(&args),
+        Command::Http(args) => http::run(&args),
     }
 }

@@ -7,6 +7,7 @@ pub mod gateway;
 mod metrics;
 mod ops;
 pub(crate) mod process;
+mod threads;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -58,17 +59,24 @@ pub async fn serve_http(
     shutdown: Shutdown,
 ) {
     let router = router(state);
-    let handle = |stream, peer, guard| {
-        serve_connection(
-            stream,
-            peer,
-            router.clone(),
-            limits,
-            shutdown.clone(),
-            guard,
-        )
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let threads = match threads::HttpThreads::start(cores) {
+        Ok(threads) => threads,
+        Err(error) => {
+            tracing::error!(%error, "the HTTP connection threads could not start");
+            return;
+        }
+    };
+    let handle = |stream: TcpStream, peer, guard| {
+        let (router, shutdown) = (router.clone(), shutdown.clone());
+        let serve = move |stream| serve_connection(stream, peer, router, limits, shutdown, guard);
+        if let Err(error) = threads.adopt(stream, serve) {
+            tracing::warn!(%peer, %error, "HTTP connection dropped: not movable to a connection thread");
+        }
+        std::future::ready(())
     };
     listener.run(shutdown.clone(), handle, refuse).await;
+    threads.retire();
 }
 
 async fn serve_connection(

@@ -22,7 +22,7 @@ use quiver_core::streams::{
 use serde_json::{Map, Value, json};
 
 use super::streams::{GroupAction, MAX_WAIT, start_at, stream_name};
-use super::{ApiError, ApiResult, Gateway, json, read_body};
+use super::{ApiError, ApiResult, Gateway, json, json_body};
 
 /// Most consumers the gateway keeps at once.
 pub const MAX_CONSUMERS: usize = 10_000;
@@ -215,8 +215,7 @@ pub async fn route(
             stream, &summary,
         )));
     }
-    let body = read_body(gateway, headers, body).await?;
-    let fields = json::object(&body)?;
+    let fields = json_body(gateway, headers, body).await?;
     let consumer = match json::string(&fields, "consumer")? {
         None => DEFAULT_CONSUMER.to_owned(),
         Some(text) if !text.is_empty() && text.chars().count() <= MAX_CONSUMER_NAME => {

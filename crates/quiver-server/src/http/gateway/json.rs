@@ -16,7 +16,12 @@ use super::ApiError;
 
 /// `value` as a JSON response with `status`.
 pub fn response(status: StatusCode, value: &Value) -> Response {
-    let mut response = Response::new(Body::from(value.to_string()));
+    raw(status, value.to_string())
+}
+
+/// JSON text made by hand as a response with `status`.
+pub fn raw(status: StatusCode, text: String) -> Response {
+    let mut response = Response::new(Body::from(text));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

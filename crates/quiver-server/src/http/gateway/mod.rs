@@ -234,6 +234,25 @@ pub async fn read_body(
     })
 }
 
+/// A JSON object body (an empty body is an empty object): `415` for another declared
+/// media type, `400` for what is not a JSON object.
+pub async fn json_body(
+    gateway: &Gateway,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<serde_json::Map<String, serde_json::Value>, ApiError> {
+    let media = media_type(headers);
+    if !media.is_empty() && media != "application/json" {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "this route takes a JSON body (Content-Type: application/json)",
+        )
+        .value(media));
+    }
+    json::object(&read_body(gateway, headers, body).await?)
+}
+
 /// The media type of a request, lower case, without parameters; empty when absent.
 pub fn media_type(headers: &HeaderMap) -> String {
     headers

@@ -13,7 +13,6 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::Shared;
-use super::streams::{StreamRoute, parse_route};
 
 /// Upper bounds of the latency buckets, in seconds.
 pub const BUCKETS: [f64; 14] = [
@@ -122,7 +121,8 @@ pub async fn record(State(shared): State<Shared>, request: Request, next: Next) 
     response
 }
 
-/// The route a request is for, as the figures name it.
+/// The route a request is for, as the figures name it: read off the raw path without
+/// decoding or allocating (every response passes here).
 pub fn classify(method: &Method, path: &str) -> &'static str {
     let by_method = |get, put, delete| match *method {
         Method::GET | Method::HEAD => get,
@@ -147,14 +147,26 @@ pub fn classify(method: &Method, path: &str) -> &'static str {
     let Some(rest) = path.strip_prefix("/v1/streams/") else {
         return "other";
     };
-    match parse_route(rest) {
-        Some(StreamRoute::Stream(_)) => {
-            by_method("stream_describe", "stream_create", "stream_delete")
+    let rest = rest.trim_end_matches('/');
+    let mut words = rest.rsplit('/');
+    let (last, second, third) = (words.next(), words.next(), words.next());
+    // Levels before the route's words: a suffix counts when a whole name is before it.
+    let levels = rest.split('/').count();
+    match (last, second, third) {
+        (Some("messages"), _, _) if levels > 3 => {
+            if method == Method::POST {
+                "publish"
+            } else {
+                "read"
+            }
         }
-        Some(StreamRoute::Messages(_)) if method == Method::POST => "publish",
-        Some(StreamRoute::Messages(_)) => "read",
-        Some(StreamRoute::Events(_)) => "events",
-        Some(StreamRoute::Group { action, .. }) => action.label(),
-        None => "other",
+        (Some("events"), _, _) if levels >= 3 => "events",
+        (Some("fetch" | "ack" | "nack"), _, Some("groups")) if levels > 5 => match last {
+            Some("fetch") => "group_fetch",
+            Some("ack") => "group_ack",
+            _ => "group_nack",
+        },
+        (_, Some("groups"), _) if levels > 4 => "group_describe",
+        _ => by_method("stream_describe", "stream_create", "stream_delete"),
     }
 }

@@ -1,0 +1,334 @@
+//! `quiver-bench http`: the HTTP gateway under load.
+//!
+//! - `load`: C keep-alive HTTP/1.1 connections send one request after another for a
+//!   while. Admitted responses (2xx) and refusals (503, 429) are counted apart, with the
+//!   latency of the admitted ones and whether every refusal carried `Retry-After`: the
+//!   overload shape (many more connections than `http.max_ccu`).
+//! - `events`: N Server-Sent Events subscribers on one stream, a publisher posting R
+//!   messages a second whose payload is its send time; each subscriber measures the
+//!   end-to-end latency of every message.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use clap::{Args, Subcommand};
+use hdrhistogram::Histogram;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio::net::TcpStream;
+
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    #[command(subcommand)]
+    mode: Mode,
+    /// Print one JSON object instead of the summary.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Mode {
+    /// Many connections sending requests back to back.
+    Load(LoadArgs),
+    /// Server-Sent Events subscribers and their end-to-end latency.
+    Events(EventsArgs),
+}
+
+#[derive(Debug, Args)]
+struct LoadArgs {
+    /// host:port of the HTTP listener.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: String,
+    /// The path requested.
+    #[arg(long, default_value = "/health")]
+    path: String,
+    /// POST a body of this many bytes instead of GET.
+    #[arg(long)]
+    post_bytes: Option<usize>,
+    #[arg(long, default_value_t = 100)]
+    connections: usize,
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+}
+
+#[derive(Debug, Args)]
+struct EventsArgs {
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: String,
+    #[arg(long, default_value = "bench/sse/latency")]
+    stream: String,
+    #[arg(long, default_value_t = 1000)]
+    subscribers: usize,
+    /// Messages a second.
+    #[arg(long, default_value_t = 1000)]
+    rate: u64,
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+}
+
+pub fn run(args: &HttpArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        match &args.mode {
+            Mode::Load(load) => run_load(load).await,
+            Mode::Events(events) => run_events(events).await,
+        }
+    })?;
+    if args.json {
+        println!("{report}");
+    } else {
+        for (key, value) in report.as_object().expect("an object") {
+            println!("{key:>24}: {value}");
+        }
+    }
+    Ok(())
+}
+
+type Sender = http1::SendRequest<Full<Bytes>>;
+
+/// Latencies in µs, from 1 µs to a minute.
+fn histogram() -> anyhow::Result<Histogram<u64>> {
+    Ok(Histogram::new_with_bounds(1, 60_000_000, 3)?)
+}
+
+async fn connect(addr: &str) -> anyhow::Result<Sender> {
+    let stream = TcpStream::connect(addr)
+        .await
+        .with_context(|| format!("connect {addr}"))?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) = http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+fn request(method: &str, addr: &str, path: &str, body: Bytes) -> hyper::Request<Full<Bytes>> {
+    hyper::Request::builder()
+        .method(method)
+        .uri(format!("http://{addr}{path}"))
+        .header("content-type", "application/octet-stream")
+        .body(Full::new(body))
+        .expect("a valid request")
+}
+
+#[derive(Default)]
+struct LoadFigures {
+    admitted: u64,
+    refused_503: u64,
+    refused_429: u64,
+    without_retry_after: u64,
+    other: u64,
+    latency_us: Option<Histogram<u64>>,
+}
+
+async fn run_load(args: &LoadArgs) -> anyhow::Result<serde_json::Value> {
+    let body = Bytes::from(vec![b'x'; args.post_bytes.unwrap_or(0)]);
+    let method = if args.post_bytes.is_some() {
+        "POST"
+    } else {
+        "GET"
+    };
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..args.connections {
+        let (addr, path, body) = (args.addr.clone(), args.path.clone(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut figures = LoadFigures {
+                latency_us: Some(histogram()?),
+                ..LoadFigures::default()
+            };
+            let mut sender = connect(&addr).await?;
+            while Instant::now() < deadline {
+                if sender.ready().await.is_err() {
+                    // The server closed the connection (a refusal may): open another.
+                    sender = connect(&addr).await?;
+                    continue;
+                }
+                let started = Instant::now();
+                let Ok(response) = sender
+                    .send_request(request(method, &addr, &path, body.clone()))
+                    .await
+                else {
+                    sender = connect(&addr).await?;
+                    continue;
+                };
+                let status = response.status().as_u16();
+                let retry_after = response.headers().contains_key("retry-after");
+                let _ = response.into_body().collect().await;
+                let took = started.elapsed();
+                match status {
+                    200..=299 => {
+                        figures.admitted += 1;
+                        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
+                        figures
+                            .latency_us
+                            .as_mut()
+                            .expect("set")
+                            .saturating_record(us);
+                    }
+                    503 | 429 => {
+                        if status == 503 {
+                            figures.refused_503 += 1;
+                        } else {
+                            figures.refused_429 += 1;
+                        }
+                        if !retry_after {
+                            figures.without_retry_after += 1;
+                        }
+                    }
+                    _ => figures.other += 1,
+                }
+            }
+            anyhow::Ok(figures)
+        }));
+    }
+    let mut total = LoadFigures {
+        latency_us: Some(histogram()?),
+        ..LoadFigures::default()
+    };
+    for task in tasks {
+        let figures = task.await??;
+        total.admitted += figures.admitted;
+        total.refused_503 += figures.refused_503;
+        total.refused_429 += figures.refused_429;
+        total.without_retry_after += figures.without_retry_after;
+        total.other += figures.other;
+        total
+            .latency_us
+            .as_mut()
+            .expect("set")
+            .add(figures.latency_us.expect("set"))?;
+    }
+    let latency = total.latency_us.expect("set");
+    let seconds = args.seconds as f64;
+    Ok(json!({
+        "connections": args.connections,
+        "admitted_per_s": (total.admitted as f64 / seconds).round(),
+        "admitted": total.admitted,
+        "refused_503": total.refused_503,
+        "refused_429": total.refused_429,
+        "refusals_without_retry_after": total.without_retry_after,
+        "other_statuses": total.other,
+        "admitted_p50_ms": latency.value_at_quantile(0.5) as f64 / 1000.0,
+        "admitted_p99_ms": latency.value_at_quantile(0.99) as f64 / 1000.0,
+    }))
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+async fn run_events(args: &EventsArgs) -> anyhow::Result<serde_json::Value> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(args.subscribers);
+    let mut subscribers = Vec::new();
+    for _ in 0..args.subscribers {
+        let (addr, stream) = (args.addr.clone(), args.stream.clone());
+        let (stop, ready) = (Arc::clone(&stop), ready_tx.clone());
+        subscribers.push(tokio::spawn(async move {
+            let mut histogram = histogram()?;
+            let mut sender = connect(&addr).await?;
+            let path = format!("/v1/streams/{stream}/events");
+            let response = sender
+                .send_request(request("GET", &addr, &path, Bytes::new()))
+                .await?;
+            if response.status() != 200 {
+                bail!("subscribe answered {}", response.status());
+            }
+            let mut body = response.into_body();
+            let mut text = String::new();
+            let mut announced = false;
+            let mut lagged = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let frame =
+                    match tokio::time::timeout(Duration::from_millis(200), body.frame()).await {
+                        Ok(Some(Ok(frame))) => frame,
+                        Ok(_) => break,
+                        Err(_) => continue,
+                    };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                text.push_str(std::str::from_utf8(&data)?);
+                if !announced {
+                    announced = true;
+                    let _ = ready.send(()).await;
+                }
+                let arrived = now_ns();
+                while let Some(end) = text.find("\n\n") {
+                    let block: String = text.drain(..end + 2).collect();
+                    if block.contains("event: lag") {
+                        lagged += 1;
+                    }
+                    for line in block.lines() {
+                        if let Some(sent) = line
+                            .strip_prefix("data: ")
+                            .and_then(|v| v.parse::<u64>().ok())
+                        {
+                            histogram.saturating_record(arrived.saturating_sub(sent).max(1) / 1000);
+                        }
+                    }
+                }
+            }
+            anyhow::Ok((histogram, lagged))
+        }));
+    }
+    drop(ready_tx);
+    for _ in 0..args.subscribers {
+        if ready_rx.recv().await.is_none() {
+            bail!("a subscriber ended before it was ready");
+        }
+    }
+    let mut publisher = connect(&args.addr).await?;
+    let path = format!("/v1/streams/{}/messages", args.stream);
+    let interval = Duration::from_nanos(1_000_000_000 / args.rate.max(1));
+    let total = args.rate * args.seconds;
+    let started = Instant::now();
+    for i in 0..total {
+        let due = started + interval * u32::try_from(i).unwrap_or(u32::MAX);
+        tokio::time::sleep_until(due.into()).await;
+        publisher.ready().await?;
+        let response = publisher
+            .send_request(request(
+                "POST",
+                &args.addr,
+                &path,
+                Bytes::from(now_ns().to_string()),
+            ))
+            .await?;
+        if !response.status().is_success() {
+            bail!("publish answered {}", response.status());
+        }
+        let _ = response.into_body().collect().await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut merged = histogram()?;
+    let mut lagged = 0;
+    for subscriber in subscribers {
+        let (histogram, lag) = subscriber.await??;
+        merged.add(histogram)?;
+        lagged += lag;
+    }
+    let expected = total * args.subscribers as u64;
+    Ok(json!({
+        "subscribers": args.subscribers,
+        "rate": args.rate,
+        "published": total,
+        "delivered": merged.len(),
+        "expected": expected,
+        "lag_events": lagged,
+        "p50_ms": merged.value_at_quantile(0.5) as f64 / 1000.0,
+        "p99_ms": merged.value_at_quantile(0.99) as f64 / 1000.0,
+        "p999_ms": merged.value_at_quantile(0.999) as f64 / 1000.0,
+        "max_ms": merged.max() as f64 / 1000.0,
+    }))
+}
