@@ -56,7 +56,7 @@ pub fn subscribe(shared: &Shared, pattern: &str, query: &str, headers: &HeaderMa
         None => StartAt::Latest,
     };
     let resume = match headers.get("last-event-id") {
-        Some(value) => last_event_id(value)?,
+        Some(value) => parse_last_event_id(value.to_str().unwrap_or_default())?,
         None => Vec::new(),
     };
     let slot = gateway.event_slots.take().ok_or_else(|| {
@@ -105,8 +105,7 @@ pub fn subscribe(shared: &Shared, pattern: &str, query: &str, headers: &HeaderMa
 }
 
 /// `stream@offset[,stream@offset...]` as resume points (the offset after each).
-fn last_event_id(value: &HeaderValue) -> Result<Vec<(StreamName, u64)>, ApiError> {
-    let text = value.to_str().unwrap_or_default();
+pub fn parse_last_event_id(text: &str) -> Result<Vec<(StreamName, u64)>, ApiError> {
     let bad = |message: String| {
         ApiError::bad_request("invalid_last_event_id", message).value(super::json::truncated(text))
     };

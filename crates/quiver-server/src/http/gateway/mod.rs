@@ -31,6 +31,14 @@ use super::admission::{Admission, EventSlots, RateLimiter};
 use crate::config::HttpConfig;
 use crate::serve::state::ServerState;
 
+/// The gateway's parsers of request input (paths, NDJSON batches, `Last-Event-ID`), for
+/// the `http_input` fuzz target.
+pub mod inputs {
+    pub use super::events::parse_last_event_id;
+    pub use super::stats::classify;
+    pub use super::streams::{StreamRoute, parse_batch, parse_route, percent_decode};
+}
+
 /// What the gateway's routes share.
 #[derive(Debug)]
 pub struct Gateway {

@@ -387,7 +387,7 @@ async fn publish(
     let media = media_type(headers);
     let body = read_body(gateway, headers, body).await?;
     let messages = match media.as_str() {
-        "application/x-ndjson" => batch(&body, &common)?,
+        "application/x-ndjson" => parse_batch(&body, &common)?,
         "application/json" => {
             if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
                 return Err(ApiError::bad_request(
@@ -471,7 +471,7 @@ fn message_headers(headers: &HeaderMap) -> Result<Vec<core::Header>, ApiError> {
 /// An NDJSON batch: one message per non-empty line, each
 /// `{"payload": <string or JSON>, "payload_base64": "...", "headers": {"k": "v"}}`. The
 /// whole batch is checked before anything is published.
-fn batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Message>, ApiError> {
+pub fn parse_batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Message>, ApiError> {
     let mut messages = Vec::new();
     for (index, line) in body.split(|b| *b == b'\n').enumerate() {
         let line_no = index + 1;
