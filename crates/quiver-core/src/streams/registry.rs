@@ -200,6 +200,9 @@ pub(crate) struct Registry {
     pub(crate) tap: Arc<TapSlot>,
     pub(crate) store: Option<Store>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// The runtime the broker was made on, if any: group dispatchers run there, whatever
+    /// thread (a transport's own runtime) made the member join.
+    pub(crate) runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Registry {
@@ -217,6 +220,7 @@ impl Registry {
             tap: Arc::default(),
             store,
             clock,
+            runtime: tokio::runtime::Handle::try_current().ok(),
         })
     }
 

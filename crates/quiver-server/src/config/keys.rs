@@ -199,7 +199,7 @@ pub const KEYS: &[Key] = &[
         },
         default: "10s",
         profiles: &[],
-        doc: "A client that does not send a request's whole head within this long is disconnected (slowloris).",
+        doc: "An HTTP/1.1 client that does not send a request's whole head within this long is disconnected (slowloris).",
     },
     Key {
         name: "http.body_timeout",
@@ -218,7 +218,7 @@ pub const KEYS: &[Key] = &[
         },
         default: "0",
         profiles: &[],
-        doc: "Requests per second one client (its bearer token, else its address) may make to /v1; beyond it, 429 with Retry-After. 0 is no limit.",
+        doc: "Requests per second one client address may make to the /v1 data routes; beyond it, 429 with Retry-After. 0 is no limit.",
     },
     Key {
         name: "http.rate_burst",
@@ -246,7 +246,7 @@ pub const KEYS: &[Key] = &[
         },
         default: "60s",
         profiles: &[],
-        doc: "A consumer-group consumer of the REST API that makes no request this long leaves its group; what it held goes to the others.",
+        doc: "A consumer-group consumer of the REST API that made no request this long is dropped at the next fetch: it leaves its group, and what it held goes to the others.",
     },
     Key {
         name: "resp.addr",

@@ -5,13 +5,14 @@
 //! the *normal capacity* (`max_ccu × utilization`) are served at once; the others wait in
 //! the queue the headroom makes, for at most `queue_timeout`. One request beyond
 //! `max_ccu`, or one that waited its whole timeout, is refused with 503 and `Retry-After`
-//! before its body is read, so a burst costs no memory beyond the requests admitted.
+//! before its body is read. A place is held until the handler has made its response (a
+//! long poll holds one while it waits); sending the response is not counted.
 //!
 //! Event streams (Server-Sent Events) live for minutes, not milliseconds: they have their
 //! own bound (`max_event_streams`) and never hold a place of the request budget.
 //!
-//! Rate limits: an optional token bucket per client (its bearer token, else its address)
-//! refills `rate` tokens a second up to `burst`; a request finding it empty gets 429.
+//! Rate limits: an optional token bucket per client address refills `rate` tokens a
+//! second up to `burst`; a request finding it empty gets 429.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -212,13 +213,6 @@ impl EventSlots {
     }
 }
 
-/// Whom a rate limit counts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ClientKey {
-    Token(Arc<str>),
-    Address(IpAddr),
-}
-
 /// Most clients the rate limiter remembers; beyond it, the buckets that are full again
 /// (clients quiet for a while) are forgotten first.
 const MAX_TRACKED_CLIENTS: usize = 65_536;
@@ -245,7 +239,7 @@ pub struct RateLimiter {
     rate: f64,
     burst: f64,
     limit: u32,
-    buckets: Mutex<HashMap<ClientKey, Bucket>>,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
     pub refused: AtomicU64,
 }
 
@@ -266,7 +260,7 @@ impl RateLimiter {
     }
 
     /// Takes one token of `client`'s bucket if there is one.
-    pub fn check(&self, client: ClientKey, now: Instant) -> RateState {
+    pub fn check(&self, client: IpAddr, now: Instant) -> RateState {
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         if buckets.len() >= MAX_TRACKED_CLIENTS && !buckets.contains_key(&client) {
             let (rate, burst) = (self.rate, self.burst);
@@ -355,17 +349,15 @@ mod tests {
     fn a_token_bucket_per_client() {
         let limiter = RateLimiter::new(2, 3).expect("limited");
         let start = Instant::now();
-        let a = ClientKey::Token("a".into());
-        let b = ClientKey::Address(IpAddr::from([127, 0, 0, 1]));
-        let allowed: Vec<bool> = (0..4)
-            .map(|_| limiter.check(a.clone(), start).allowed)
-            .collect();
+        let a = IpAddr::from([127, 0, 0, 1]);
+        let b = IpAddr::from([127, 0, 0, 2]);
+        let allowed: Vec<bool> = (0..4).map(|_| limiter.check(a, start).allowed).collect();
         assert_eq!(allowed, [true, true, true, false]);
         assert!(
             limiter.check(b, start).allowed,
             "another client has its own"
         );
-        let later = limiter.check(a.clone(), start + Duration::from_millis(500));
+        let later = limiter.check(a, start + Duration::from_millis(500));
         assert!(later.allowed, "half a second refills one token at 2/s");
         let refused = limiter.check(a, start + Duration::from_millis(500));
         assert_eq!((refused.allowed, refused.reset_secs), (false, 1));

@@ -1,4 +1,4 @@
-//! The HTTP transport: HTTP/1.1 and HTTP/2 (cleartext, prior knowledge or upgrade) on one
+//! The HTTP transport: HTTP/1.1 and HTTP/2 (cleartext, with prior knowledge) on one
 //! listener (hyper), serving the gateway's REST and event routes under `/v1`, the status
 //! page and the operations routes.
 
@@ -7,7 +7,7 @@ pub mod gateway;
 mod metrics;
 mod ops;
 pub(crate) mod process;
-mod threads;
+pub mod threads;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -51,20 +51,21 @@ async fn unknown_route(uri: axum::http::Uri) -> axum::response::Response {
 }
 
 /// Serves every route on `listener` until `shutdown` fires, then lets each connection
-/// finish its in-flight request.
+/// finish its in-flight request. Returns the connection threads, which serve the
+/// connections still open: the caller drops them when the drain is over.
 pub async fn serve_http(
     listener: Listener,
     state: Arc<ServerState>,
     limits: HttpLimits,
     shutdown: Shutdown,
-) {
+) -> Option<threads::HttpThreads> {
     let router = router(state);
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let threads = match threads::HttpThreads::start(cores) {
         Ok(threads) => threads,
         Err(error) => {
             tracing::error!(%error, "the HTTP connection threads could not start");
-            return;
+            return None;
         }
     };
     let handle = |stream: TcpStream, peer, guard| {
@@ -76,7 +77,7 @@ pub async fn serve_http(
         std::future::ready(())
     };
     listener.run(shutdown.clone(), handle, refuse).await;
-    threads.retire();
+    Some(threads)
 }
 
 async fn serve_connection(

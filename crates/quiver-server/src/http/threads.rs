@@ -14,10 +14,15 @@ use tokio::runtime::{Builder, Handle};
 
 use crate::serve::shutdown::Shutdown;
 
-/// The connection threads; stopping them (on drop) ends every connection left.
+/// How long stopping the threads waits for the blocking work they started.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The connection threads; stopping them (on drop) ends every connection left, so the
+/// server drops them once the drain is over, before the stores close.
 #[derive(Debug)]
 pub struct HttpThreads {
     threads: Vec<(Handle, Arc<AtomicUsize>)>,
+    joins: Vec<std::thread::JoinHandle<()>>,
     stop: Shutdown,
 }
 
@@ -34,18 +39,28 @@ impl HttpThreads {
     /// `count` threads named `http-io-<n>`.
     pub fn start(count: usize) -> std::io::Result<HttpThreads> {
         let stop = Shutdown::new();
+        let mut joins = Vec::new();
         let threads = (0..count.max(1))
             .map(|index| {
                 let runtime = Builder::new_current_thread().enable_all().build()?;
                 let handle = runtime.handle().clone();
                 let stop = stop.clone();
-                std::thread::Builder::new()
-                    .name(format!("http-io-{index}"))
-                    .spawn(move || runtime.block_on(stop.wait()))?;
+                joins.push(
+                    std::thread::Builder::new()
+                        .name(format!("http-io-{index}"))
+                        .spawn(move || {
+                            runtime.block_on(stop.wait());
+                            runtime.shutdown_timeout(SHUTDOWN_WAIT);
+                        })?,
+                );
                 Ok((handle, Arc::new(AtomicUsize::new(0))))
             })
             .collect::<std::io::Result<Vec<_>>>()?;
-        Ok(HttpThreads { threads, stop })
+        Ok(HttpThreads {
+            threads,
+            joins,
+            stop,
+        })
     }
 
     /// Runs `serve(stream)` on the thread with the fewest connections.
@@ -74,29 +89,13 @@ impl HttpThreads {
     }
 }
 
-impl HttpThreads {
-    /// Keeps the threads until their last connection ends (the drain waits for the
-    /// listener's connections), then stops them.
-    pub fn retire(self) {
-        let open = |threads: &HttpThreads| {
-            threads
-                .threads
-                .iter()
-                .map(|(_, count)| count.load(Ordering::Relaxed))
-                .sum::<usize>()
-        };
-        let _ = std::thread::Builder::new()
-            .name("http-retire".into())
-            .spawn(move || {
-                while open(&self) > 0 {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-            });
-    }
-}
-
 impl Drop for HttpThreads {
+    /// Ends every connection left and waits for the threads (a blocking task they started
+    /// gets [`SHUTDOWN_WAIT`]).
     fn drop(&mut self) {
         self.stop.trigger();
+        for join in self.joins.drain(..) {
+            let _ = join.join();
+        }
     }
 }

@@ -529,8 +529,8 @@ struct Tasks {
     flusher: tokio::task::JoinHandle<()>,
     /// The durable streams' retention.
     retention: tokio::task::JoinHandle<()>,
-    /// The operations listener.
-    ops: tokio::task::JoinHandle<()>,
+    /// The HTTP listener; it returns its connection threads, dropped after the drain.
+    ops: tokio::task::JoinHandle<Option<http::threads::HttpThreads>>,
 }
 
 /// The drain: `/ready` turns 503, the broker flushes and ends subscriptions,
@@ -558,10 +558,12 @@ async fn drain_all(
     tasks.flusher.abort();
     tasks.retention.abort();
     ops_shutdown.trigger();
-    let _ = tasks.ops.await;
+    let http_threads = tasks.ops.await.ok().flatten();
     for listener in ops {
         drain(listener, deadline).await;
     }
+    // Whatever HTTP connection outlived the drain ends here, before the stores close.
+    drop(http_threads);
 }
 
 /// Waits until `listener` has no open connection or `deadline` passes.

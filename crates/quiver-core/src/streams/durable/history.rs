@@ -300,7 +300,7 @@ pub struct Page {
     /// The offset after the last message readable now.
     pub end_offset: u64,
     /// Where the read started: the asked position, moved up to `first_offset` when that
-    /// was no longer stored.
+    /// was no longer stored, or down to `end_offset` when it is past the end.
     pub start: u64,
     /// Messages asked for that retention removed (the asked position was before
     /// `first_offset`).
@@ -343,11 +343,13 @@ pub(crate) fn read_page(
         stream: stream.name.clone(),
         message,
     };
-    let asked = resolve(stream, start).map_err(failed)?;
     let end = stream.lock().delivered_next();
+    // A `buffered` log keeps its newest records in memory: written out before the read
+    // (and before a time is looked up in the log).
     if durable.log.committed_offset() < end {
         durable.log.flush().map_err(|e| failed(e.to_string()))?;
     }
+    let asked = resolve(stream, start).map_err(failed)?;
     let first = durable.first_offset();
     let from = asked.max(first).min(end);
     let mut page = Page {

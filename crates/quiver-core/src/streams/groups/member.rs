@@ -168,6 +168,13 @@ impl GroupMember {
             })
     }
 
+    /// Whether this member holds `offset` of `stream` now (it was given it, has not acked
+    /// it, and its lease has not run out).
+    pub fn holds(&self, stream: &StreamName, offset: u64) -> bool {
+        let member = &*self.acker.shared;
+        group_for(member, stream).is_ok_and(|group| group.state().holds(member.id, offset))
+    }
+
     /// A handle that acks and nacks for this member from elsewhere (a transport's read
     /// loop, while a task receives). It stops working when the member is dropped.
     pub fn acker(&self) -> GroupAcker {
@@ -303,9 +310,14 @@ pub(crate) fn join_stream(
     Ok(())
 }
 
-/// Spawns the dispatcher of `group` (within a tokio runtime; members only exist in one).
+/// Spawns the dispatcher of `group` on the broker's runtime (or, for a broker made outside
+/// one, the caller's; members only exist within a runtime).
 fn start_dispatcher(registry: &Arc<Registry>, stream: &Arc<Stream>, group: &Arc<Group>) {
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+    let runtime = registry
+        .runtime
+        .clone()
+        .or_else(|| tokio::runtime::Handle::try_current().ok());
+    if let Some(runtime) = runtime {
         runtime.spawn(dispatch(
             Arc::clone(registry),
             Arc::clone(stream),

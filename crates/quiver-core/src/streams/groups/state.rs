@@ -342,6 +342,13 @@ impl GroupState {
         out
     }
 
+    /// Whether `member` holds `offset` (leased to it and not acknowledged).
+    pub(crate) fn holds(&self, member: MemberId, offset: u64) -> bool {
+        self.pending
+            .get(&offset)
+            .is_some_and(|p| p.holder == Holder::Member(member))
+    }
+
     /// Checks that `member` holds every offset of `offsets`.
     fn check_held(&self, member: MemberId, offsets: &[u64]) -> Result<(), Refusal> {
         if !self.members.contains_key(&member) {

@@ -44,6 +44,13 @@ struct Entry {
     used: AtomicU64,
 }
 
+impl Entry {
+    /// Marks the consumer used now (requests stamp it when they start and end).
+    fn touch(&self, consumers: &Consumers) {
+        self.used.store(consumers.now_ms(), Ordering::Relaxed);
+    }
+}
+
 struct Pull {
     member: GroupMember,
     /// Messages received beyond what a fetch could return, for the next one.
@@ -101,9 +108,10 @@ impl Consumers {
         let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
         let now = self.now_ms();
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        // An entry a request holds (another reference) is in use, whatever its stamp.
         entries.retain(|_, entry| {
             now.saturating_sub(entry.used.load(Ordering::Relaxed)) < idle_ms
-                || entry.pull.try_lock().is_err()
+                || Arc::strong_count(entry) > 1
         });
     }
 
@@ -247,19 +255,27 @@ async fn fetch(gateway: &Gateway, key: &Key, fields: &Map<String, Value>) -> Api
     };
     let consumers = &gateway.consumers;
     let entry = consumers.get_or_join(gateway, key, start).await?;
-    let mut pull = entry.pull.lock().await;
+    let (stream, group, consumer) = key;
+    let wait_until = tokio::time::Instant::now() + wait;
+    // Another fetch of this consumer may hold it: wait no longer than this fetch's own wait.
+    let Ok(held) = tokio::time::timeout_at(wait_until, entry.pull.lock()).await else {
+        entry.touch(consumers);
+        return Ok(json::ok(&json!({
+            "stream": stream.as_str(), "group": group, "consumer": consumer, "messages": [],
+        })));
+    };
+    let mut pull = Asking(held);
     let mut events: Vec<GroupEvent> = Vec::new();
     take_kept(&mut pull, &mut events, max);
     if events.len() < max && pull.ended.is_none() {
         pull.member
             .request(u32::try_from(max - events.len()).unwrap_or(u32::MAX));
         // Messages are waiting: give the group's dispatcher the time to lease them.
-        let wait = if pull.member.has_waiting() {
-            wait.max(DISPATCH_GRACE)
+        let wait_until = if pull.member.has_waiting() {
+            wait_until.max(tokio::time::Instant::now() + DISPATCH_GRACE)
         } else {
-            wait
+            wait_until
         };
-        let deadline = tokio::time::Instant::now() + wait;
         loop {
             // Whatever is ready now, then wait only while nothing is in hand.
             while events.len() < max
@@ -267,25 +283,31 @@ async fn fetch(gateway: &Gateway, key: &Key, fields: &Map<String, Value>) -> Api
             {
                 receive(&mut pull, delivery, &mut events, max);
             }
-            if !events.is_empty() || events.len() >= max || pull.ended.is_some() {
+            if !events.is_empty() || pull.ended.is_some() {
                 break;
             }
-            match tokio::time::timeout_at(deadline, pull.member.recv()).await {
+            match tokio::time::timeout_at(wait_until, pull.member.recv()).await {
                 Ok(delivery) => receive(&mut pull, delivery, &mut events, max),
                 Err(_) => break,
             }
         }
-        pull.member.request(0);
     }
+    // Leased to an earlier fetch that returned first: kept for this one, unless the lease
+    // ran out meanwhile (then someone else may have it), and once per offset.
+    events.retain(|event| pull.member.holds(stream, event.offset));
+    let mut seen = std::collections::HashSet::new();
+    events.reverse();
+    events.retain(|event| seen.insert(event.offset));
+    events.reverse();
     let ended = pull.ended.clone();
     drop(pull);
+    entry.touch(consumers);
     if let Some(reason) = &ended {
         consumers.remove(key);
         if events.is_empty() {
             return Err(ended_error(reason));
         }
     }
-    let (stream, group, consumer) = key;
     let messages: Vec<Value> = events
         .iter()
         .map(|event| {
@@ -303,6 +325,30 @@ async fn fetch(gateway: &Gateway, key: &Key, fields: &Map<String, Value>) -> Api
         "consumer": consumer,
         "messages": messages,
     })))
+}
+
+/// A consumer held by a fetch; however the fetch ends (a client that hangs up cancels
+/// it), its credit goes back to zero, so nothing more is leased to it meanwhile.
+struct Asking<'a>(tokio::sync::MutexGuard<'a, Pull>);
+
+impl std::ops::Deref for Asking<'_> {
+    type Target = Pull;
+
+    fn deref(&self) -> &Pull {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Asking<'_> {
+    fn deref_mut(&mut self) -> &mut Pull {
+        &mut self.0
+    }
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.0.member.request(0);
+    }
 }
 
 fn take_kept(pull: &mut Pull, events: &mut Vec<GroupEvent>, max: usize) {

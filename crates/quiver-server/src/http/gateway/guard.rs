@@ -9,8 +9,9 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::streams::{StreamRoute, parse_route};
 use super::{ApiError, Shared};
-use crate::http::admission::{ClientKey, RateState, Refusal};
+use crate::http::admission::{RateState, Refusal};
 
 pub async fn guard(State(shared): State<Shared>, request: Request, next: Next) -> Response {
     let gateway = &shared.gateway;
@@ -22,21 +23,17 @@ pub async fn guard(State(shared): State<Shared>, request: Request, next: Next) -
         )
         .into_response();
     }
-    let token = match check_token(gateway.auth_token.as_deref(), request.headers()) {
-        Ok(token) => token,
-        Err(error) => return error.into_response(),
-    };
+    if let Err(error) = check_token(gateway.auth_token.as_deref(), request.headers()) {
+        return error.into_response();
+    }
     let mut rate = None;
     if let Some(limiter) = &gateway.rate {
-        let client = match token {
-            Some(token) => ClientKey::Token(token.into()),
-            None => ClientKey::Address(
-                request
-                    .extensions()
-                    .get::<ConnectInfo<SocketAddr>>()
-                    .map_or([0, 0, 0, 0].into(), |info| info.0.ip()),
-            ),
-        };
+        // By address: a bearer token is not a client's identity (there is one token for
+        // every client, or none at all, and an unchecked one costs nothing to change).
+        let client = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or([0, 0, 0, 0].into(), |info| info.0.ip());
         let state = limiter.check(client, Instant::now());
         if !state.allowed {
             let mut response = ApiError::new(
@@ -82,11 +79,8 @@ pub async fn guard(State(shared): State<Shared>, request: Request, next: Next) -
     response
 }
 
-/// The bearer token a request carries, checked against `expected` when one is set.
-fn check_token<'a>(
-    expected: Option<&str>,
-    headers: &'a HeaderMap,
-) -> Result<Option<&'a str>, ApiError> {
+/// Checks the bearer token a request carries against `expected`, when one is set.
+fn check_token(expected: Option<&str>, headers: &HeaderMap) -> Result<(), ApiError> {
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -96,10 +90,10 @@ fn check_token<'a>(
         })
         .map(str::trim);
     let Some(expected) = expected else {
-        return Ok(given);
+        return Ok(());
     };
     match given {
-        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => Ok(Some(token)),
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => Ok(()),
         Some(_) => Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "invalid_token",
@@ -127,8 +121,15 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Whether the request opens an event stream, as the route handler will read its path.
 fn is_event_stream(request: &Request) -> bool {
-    request.method() == Method::GET && request.uri().path().ends_with("/events")
+    request.method() == Method::GET
+        && request
+            .uri()
+            .path()
+            .strip_prefix("/v1/streams/")
+            .and_then(parse_route)
+            .is_some_and(|route| matches!(route, StreamRoute::Events(_)))
 }
 
 fn rate_headers(headers: &mut HeaderMap, state: RateState) {
