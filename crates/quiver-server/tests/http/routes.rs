@@ -74,6 +74,18 @@ async fn streams(http: &mut Http, tag: &str) {
         (bad.status, bad.error_code().as_str()),
         (400, "invalid_settings")
     );
+    let wrong_type = http
+        .send(
+            "PUT",
+            &format!("/v1/streams/acme/{tag}/x"),
+            &[("content-type", "text/plain")],
+            "{}",
+        )
+        .await;
+    assert_eq!(
+        (wrong_type.status, wrong_type.error_code().as_str()),
+        (415, "unsupported_media_type")
+    );
 
     let described = http.get(&path).await;
     assert_eq!(described.status, 200);
