@@ -31,6 +31,16 @@ pub enum Refusal {
     QueueTimeout,
 }
 
+/// Counts one more in `count` unless it is at `max` already (one compare-and-swap loop:
+/// concurrent takers never get past `max` together).
+fn take_place(count: &AtomicUsize, max: usize) -> bool {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .is_ok()
+}
+
 /// The request budget.
 #[derive(Debug)]
 pub struct Admission {
@@ -100,12 +110,7 @@ impl Admission {
 
     /// Enters the gateway, waiting in the queue when every place is taken.
     pub async fn enter(self: &Arc<Self>) -> Result<Admitted, Refusal> {
-        let entered = self
-            .inside
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max).then_some(n + 1)
-            });
-        if entered.is_err() {
+        if !take_place(&self.inside, self.max) {
             self.refused_full.fetch_add(1, Ordering::Relaxed);
             return Err(Refusal::Full);
         }
@@ -192,12 +197,7 @@ impl EventSlots {
     }
 
     pub fn take(self: &Arc<Self>) -> Option<EventSlot> {
-        let taken = self
-            .open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max).then_some(n + 1)
-            });
-        if taken.is_err() {
+        if !take_place(&self.open, self.max) {
             self.refused.fetch_add(1, Ordering::Relaxed);
             return None;
         }
