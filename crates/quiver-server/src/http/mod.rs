@@ -15,6 +15,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::response::IntoResponse;
+use futures_util::FutureExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
@@ -33,15 +34,12 @@ pub struct HttpLimits {
     pub header_timeout: Option<std::time::Duration>,
 }
 
-/// Every route of the listener.
+/// Every route of the listener (the per-route figures are kept by the connection's
+/// service around it, see `serve_connection`).
 pub fn router(state: Arc<ServerState>) -> Router {
     ops::router(Arc::clone(&state))
-        .merge(gateway::router(Arc::clone(&state)))
+        .merge(gateway::router(state))
         .fallback(unknown_route)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            gateway::stats::record,
-        ))
 }
 
 async fn unknown_route(uri: axum::http::Uri) -> axum::response::Response {
@@ -59,7 +57,7 @@ pub async fn serve_http(
     limits: HttpLimits,
     shutdown: Shutdown,
 ) -> Option<threads::HttpThreads> {
-    let router = router(state);
+    let router = router(Arc::clone(&state));
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let threads = match threads::HttpThreads::start(cores) {
         Ok(threads) => threads,
@@ -69,8 +67,9 @@ pub async fn serve_http(
         }
     };
     let handle = |stream: TcpStream, peer, guard| {
-        let (router, shutdown) = (router.clone(), shutdown.clone());
-        let serve = move |stream| serve_connection(stream, peer, router, limits, shutdown, guard);
+        let (state, router, shutdown) = (Arc::clone(&state), router.clone(), shutdown.clone());
+        let serve =
+            move |stream| serve_connection(stream, peer, state, router, limits, shutdown, guard);
         if let Err(error) = threads.adopt(stream, serve) {
             tracing::warn!(%peer, %error, "HTTP connection dropped: not movable to a connection thread");
         }
@@ -83,6 +82,7 @@ pub async fn serve_http(
 async fn serve_connection(
     stream: TcpStream,
     peer: SocketAddr,
+    state: Arc<ServerState>,
     router: Router,
     limits: HttpLimits,
     shutdown: Shutdown,
@@ -98,10 +98,21 @@ async fn serve_connection(
         .timer(TokioTimer::new())
         .max_concurrent_streams(256)
         .max_header_list_size(64 << 10);
+    // Times every response and counts it under its route and status.
     let service = tower::service_fn(
         move |mut request: axum::extract::Request<hyper::body::Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
-            router.clone().oneshot(request)
+            let started = std::time::Instant::now();
+            let route = gateway::stats::classify(request.method(), request.uri().path());
+            let state = Arc::clone(&state);
+            router.clone().oneshot(request).map(move |result| {
+                if let Ok(response) = &result {
+                    let seconds = started.elapsed().as_secs_f64();
+                    let status = response.status().as_u16();
+                    state.gateway.stats.observe(route, status, seconds);
+                }
+                result
+            })
         },
     );
     let connection = builder

@@ -1,18 +1,12 @@
 //! Per-route figures of the HTTP listener: requests by route and status, and a latency
-//! histogram per route. Every response passes [`record`], which names the route from the
-//! request's method and path ([`classify`]).
+//! histogram per route. The connection's service times every response and names its route
+//! from the request's method and path ([`classify`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
 
-use axum::extract::{Request, State};
 use axum::http::Method;
-use axum::middleware::Next;
-use axum::response::Response;
-
-use super::Shared;
 
 /// Upper bounds of the latency buckets, in seconds.
 pub const BUCKETS: [f64; 14] = [
@@ -106,19 +100,6 @@ impl RouteStats {
             );
         }
     }
-}
-
-/// Times every response and counts it under its route and status.
-pub async fn record(State(shared): State<Shared>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let route = classify(request.method(), request.uri().path());
-    let response = next.run(request).await;
-    shared.gateway.stats.observe(
-        route,
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
-    response
 }
 
 /// The route a request is for, as the figures name it: read off the raw path without
