@@ -551,3 +551,64 @@ async fn a_configured_token_guards_the_data_routes() {
         "operations routes stay open"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_whose_client_hangs_up_leases_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&dir, &[]);
+    let group = "/v1/streams/acme/durable/jobs/groups/workers";
+    let mut http = Http::connect(server.http, Version::H1).await;
+    // The group exists, empty; a consumer waits for work, then its client goes away.
+    let first = http
+        .post_json(&format!("{group}/fetch"), json!({"consumer": "gone"}))
+        .await;
+    assert_eq!(first.status, 200, "{:?}", first.body);
+    let addr = server.http;
+    let waiting = tokio::spawn(async move {
+        let mut http = Http::connect(addr, Version::H1).await;
+        http.post_json(
+            &format!("{group}/fetch"),
+            json!({"consumer": "gone", "wait_ms": 30000}),
+        )
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    waiting.abort();
+    let _ = waiting.await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Work arrives: the consumer that hung up is not leased any of it.
+    for i in 0..3 {
+        let published = http
+            .send(
+                "POST",
+                "/v1/streams/acme/durable/jobs/messages?ack=committed",
+                &[],
+                format!("job{i}"),
+            )
+            .await;
+        assert_eq!(published.status, 200);
+    }
+    let taken = http
+        .post_json(
+            &format!("{group}/fetch"),
+            json!({"consumer": "worker", "max": 10, "wait_ms": 2000}),
+        )
+        .await
+        .json();
+    let offsets: Vec<u64> = taken["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, [0, 1, 2], "{taken}");
+    let described = http.get(group).await.json();
+    let gone = described["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "gone")
+        .cloned()
+        .expect("the consumer is still a member");
+    assert_eq!(gone["pending"], 0, "{described}");
+}
