@@ -266,9 +266,15 @@ impl RateLimiter {
             let (rate, burst) = (self.rate, self.burst);
             buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
             if buckets.len() >= MAX_TRACKED_CLIENTS {
-                // Every tracked client is active: forget an arbitrary one rather than
-                // grow without bound.
-                if let Some(key) = buckets.keys().next().cloned() {
+                // Every tracked client is active: forget a sixteenth of them (arbitrary
+                // ones, each then starting from a full bucket) rather than grow without
+                // bound, and so that the next newcomers do not pay this sweep again.
+                let forget: Vec<IpAddr> = buckets
+                    .keys()
+                    .take(MAX_TRACKED_CLIENTS / 16)
+                    .copied()
+                    .collect();
+                for key in forget {
                     buckets.remove(&key);
                 }
             }
