@@ -114,7 +114,7 @@ pub fn parse(
         Some(("serve", sub)) => Invocation::Serve(inputs(sub, env)),
         Some(("config", sub)) => Invocation::Config(inputs(sub, env)),
         Some(("log", sub)) => Invocation::Log(log_invocation(sub)),
-        Some((name, sub)) if ["stream", "pub", "sub", "group"].contains(&name) => {
+        Some((name, sub)) if ["stream", "pub", "sub", "group", "status"].contains(&name) => {
             match crate::client_cmd::parse(name, sub, env) {
                 Ok(parsed) => Invocation::Client(Box::new(parsed)),
                 Err(message) => Invocation::Invalid(message),

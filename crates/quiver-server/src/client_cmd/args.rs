@@ -106,7 +106,17 @@ pub fn client_commands() -> Vec<Command> {
                 .arg(stream_arg())
                 .arg(group_arg()),
         ));
-    vec![stream, publish, subscribe, group]
+    let status = connected(
+        Command::new("status")
+            .about("Show a running server's figures: admission, connections, streams, groups, cache (its /api/metrics)")
+            .arg(
+                Arg::new("http")
+                    .long("http")
+                    .value_name("HOST:PORT")
+                    .help("The server's HTTP listener [default: http.addr of the configuration]"),
+            ),
+    );
+    vec![stream, publish, subscribe, group, status]
 }
 
 fn create_command() -> Command {
@@ -187,6 +197,7 @@ pub fn parse(
     let text = |id: &str| sub.get_one::<String>(id).cloned();
     let required = |id: &str| text(id).expect("clap requires it");
     let command = match (name, leaf) {
+        ("status", _) => ClientCommand::Status { http: text("http") },
         ("stream", "ls") => ClientCommand::StreamList,
         ("stream", "info") => ClientCommand::StreamInfo {
             name: required("name"),

@@ -1,5 +1,6 @@
-//! `quiver stream|pub|sub|group`: a command line for people that talks to a running server
-//! over the native protocol (the Rust SDK), the way `nats` and `redis-cli` are used.
+//! `quiver stream|pub|sub|group|status`: a command line for people that talks to a running
+//! server over the native protocol (the Rust SDK), the way `nats` and `redis-cli` are used;
+//! `status` reads the HTTP listener's `/api/metrics`.
 //!
 //! The server is `--server quiver://HOST:PORT`, by default the `native.addr` of the
 //! effective configuration (the same `QUIVER_*` variables and `--config` file apply), and
@@ -14,6 +15,7 @@ pub(crate) mod args;
 pub(crate) mod groups;
 mod output;
 mod publish;
+mod status;
 pub(crate) mod streams;
 mod subscribe;
 pub mod time;
@@ -73,6 +75,11 @@ pub enum ClientCommand {
     GroupRemove {
         stream: String,
         group: String,
+    },
+    /// `quiver status`: the figures of the server's HTTP listener.
+    Status {
+        /// `--http`, or `None` for the configuration's `http.addr`.
+        http: Option<String>,
     },
 }
 
@@ -134,9 +141,13 @@ pub fn run(common: &Common, command: ClientCommand) -> ExitCode {
 }
 
 async fn execute(common: &Common, command: ClientCommand) -> Result<(), CommandError> {
-    let client = connect(common).await?;
     let mut out = output::Out::new(common.json);
+    if let ClientCommand::Status { http } = &command {
+        return status::run(common, &mut out, http.as_deref()).await;
+    }
+    let client = connect(common).await?;
     match command {
+        ClientCommand::Status { .. } => unreachable!("answered above"),
         ClientCommand::StreamList => streams::list(&client, &mut out).await,
         ClientCommand::StreamInfo { name } => streams::info(&client, &mut out, &name).await,
         ClientCommand::StreamRemove { name } => streams::remove(&client, &mut out, &name).await,

@@ -612,3 +612,35 @@ async fn a_fetch_whose_client_hangs_up_leases_nothing() {
         .expect("the consumer is still a member");
     assert_eq!(gone["pending"], 0, "{described}");
 }
+
+#[tokio::test]
+async fn quiver_status_prints_the_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(&dir, &[]);
+    let mut http = Http::connect(server.http, Version::H1).await;
+    http.send("POST", "/v1/streams/acme/durable/seen/messages", &[], "x")
+        .await;
+    let status = |json: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_quiver"));
+        command
+            .args(["status", "--http", &server.http.to_string()])
+            .env_remove("RUST_LOG");
+        if json {
+            command.arg("--json");
+        }
+        command.output().expect("run quiver status")
+    };
+    let readable = status(false);
+    assert!(readable.status.success(), "{readable:?}");
+    let text = String::from_utf8(readable.stdout).unwrap();
+    assert!(text.contains("admission: 0.0 %"), "{text}");
+    assert!(text.contains("acme/durable/seen  durable"), "{text}");
+    let json = status(true);
+    let figures: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(figures["listeners"].as_array().unwrap().len(), 4);
+    let unreachable = std::process::Command::new(env!("CARGO_BIN_EXE_quiver"))
+        .args(["status", "--http", "127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(unreachable.status.code(), Some(3));
+}
