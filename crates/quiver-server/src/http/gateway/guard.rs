@@ -121,12 +121,14 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Whether the request opens an event stream, as the route handler will read its path.
+/// Whether the request opens an event stream, as the route handler will read its path
+/// (decoded only when it could be one: most requests are not).
 fn is_event_stream(request: &Request) -> bool {
+    let path = request.uri().path();
+    let maybe = path.trim_end_matches('/').ends_with("/events") || path.contains('%');
     request.method() == Method::GET
-        && request
-            .uri()
-            .path()
+        && maybe
+        && path
             .strip_prefix("/v1/streams/")
             .and_then(parse_route)
             .is_some_and(|route| matches!(route, StreamRoute::Events(_)))
