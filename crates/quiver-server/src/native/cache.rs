@@ -64,7 +64,7 @@ pub fn delete(cache: &Cache, request_id: u32, request: &CacheDelete) -> Outgoing
 
 /// Refuses a write while persistence fails (RESP's MISCONF), or else makes it.
 pub fn write(cache: &Cache, request_id: u32, make: impl FnOnce() -> Outgoing) -> Outgoing {
-    if cache.append_only().write_failed() || cache.persistence().writes_refused() {
+    if cache.refuses_writes() {
         let message = "writes are refused: the cache cannot persist to disk (see the server log)";
         return Outgoing::encode(request_id, &ErrorFrame::new(ErrorCode::INTERNAL, message));
     }

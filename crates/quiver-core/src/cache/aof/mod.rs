@@ -292,6 +292,13 @@ impl Cache {
         &self.aof
     }
 
+    /// Whether writes are refused now because the cache cannot persist them: the
+    /// append-only file failed, or a snapshot failed while save rules are set (RESP's
+    /// MISCONF, which tells the two apart).
+    pub fn refuses_writes(&self) -> bool {
+        self.aof.write_failed() || self.persistence.writes_refused()
+    }
+
     fn aof_dir(&self) -> PathBuf {
         self.persistence.dir().join(AOF_DIR)
     }

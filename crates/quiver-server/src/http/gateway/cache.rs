@@ -119,7 +119,7 @@ struct PutQuery {
 
 /// Refuses a write while persistence fails (RESP's MISCONF).
 fn check_writable(cache: &Cache) -> Result<(), ApiError> {
-    if cache.append_only().write_failed() || cache.persistence().writes_refused() {
+    if cache.refuses_writes() {
         return Err(ApiError::unavailable(
             "persistence_failed",
             "writes are refused: the cache cannot persist to disk (see the server log)",

@@ -21,13 +21,15 @@ use quiver_core::streams::{
 };
 use serde_json::{Map, Value, json};
 
-use super::streams::{GroupAction, MAX_WAIT, start_at, stream_name};
+use super::streams::{GroupAction, start_at, stream_name};
 use super::{ApiError, ApiResult, Gateway, json, json_body};
 
 /// Most consumers the gateway keeps at once.
 pub const MAX_CONSUMERS: usize = 10_000;
 /// The consumer a request that names none uses.
 const DEFAULT_CONSUMER: &str = "http";
+/// How long a fetch may wait at most (`wait_ms`).
+const MAX_WAIT: Duration = Duration::from_secs(60);
 /// How long a fetch waits for messages the group has waiting, whatever its `wait_ms`.
 const DISPATCH_GRACE: Duration = Duration::from_millis(500);
 /// Most characters of a consumer name.

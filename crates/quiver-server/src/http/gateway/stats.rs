@@ -49,14 +49,6 @@ impl RouteStats {
             .clone()
     }
 
-    /// Responses with `status`, over every route.
-    pub fn with_status(&self, status: u16) -> u64 {
-        self.snapshot()
-            .values()
-            .map(|f| f.statuses.get(&status).copied().unwrap_or(0))
-            .sum()
-    }
-
     /// The Prometheus families of these figures.
     pub fn render(&self, out: &mut String) {
         let routes = self.snapshot();

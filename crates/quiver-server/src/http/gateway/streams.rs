@@ -2,7 +2,6 @@
 //! batch, all or nothing) and read by position.
 
 use std::fmt::Write;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -647,9 +646,6 @@ pub fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, Api
         ApiError::bad_request("invalid_query", format!("the query string: {error}")).value(query)
     })
 }
-
-/// How long a long poll may wait at most.
-pub const MAX_WAIT: Duration = Duration::from_secs(60);
 
 #[cfg(test)]
 mod tests {
