@@ -54,8 +54,8 @@ pub fn to_expire_at_ms(
 }
 
 /// Bytes an entry costs beyond its own allocations: the entry itself and its share of the
-/// table index at the usual load (for MEMORY USAGE).
-const ENTRY_OVERHEAD_BYTES: usize = std::mem::size_of::<Entry>() + 12;
+/// table index at the usual load (for MEMORY USAGE and MEMORY STATS).
+pub const ENTRY_OVERHEAD_BYTES: usize = std::mem::size_of::<Entry>() + 12;
 
 impl Db<'_> {
     /// DEL / UNLINK: removes the keys; returns how many existed.

@@ -19,7 +19,7 @@ mod zsets;
 pub use bits::{BitField, BitOp, BitPosRange, BitRange, FieldAction, Overflow};
 pub use geo::{GeoFound, GeoQuery, GeoSort, GeoStore, GeoView};
 pub use hyperloglog::{HllDebug, HllDebugReply};
-pub use keys::{ExpireCondition, to_expire_at_ms};
+pub use keys::{ENTRY_OVERHEAD_BYTES, ExpireCondition, to_expire_at_ms};
 pub use lcs::{Lcs, LcsMatch, lcs};
 pub use lists::ListEnd;
 pub use sort::{SortOptions, SortOutput};

@@ -20,7 +20,7 @@ mod value;
 pub use journal::{Replayed, ShardBusy, journal_libraries};
 pub use snapshot::{Consistency, LoadError, SnapshotStats};
 pub use snapshot::{LoadReport, SnapshotLoader, SnapshotWriter};
-pub use value::{RestoreOptions, dump_payload_check};
+pub use value::{DebugObject, QuicklistShape, RestoreOptions, dump_payload_check};
 
 use std::borrow::Cow;
 

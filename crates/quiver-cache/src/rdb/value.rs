@@ -84,6 +84,16 @@ pub(crate) fn write_value(out: &mut Vec<u8>, entry: &Entry, key: Option<&[u8]>) 
 /// A list as Redis 7.0's quicklist holds it after pushes at the tail: listpack nodes
 /// filled up to the node size, each written as a string.
 fn write_list(out: &mut Vec<u8>, list: &ListValue) {
+    let nodes = quicklist_nodes(list);
+    write_length(out, nodes.len() as u64);
+    for node in nodes {
+        write_length(out, QUICKLIST_PACKED);
+        write_string(out, &node);
+    }
+}
+
+/// The listpacks of `list`'s quicklist nodes.
+fn quicklist_nodes(list: &ListValue) -> Vec<Vec<u8>> {
     let mut nodes = Vec::new();
     let mut node = ListpackWriter::new();
     for item in list.items().iter() {
@@ -104,11 +114,7 @@ fn write_list(out: &mut Vec<u8>, list: &ListValue) {
     if node.len() > 0 {
         nodes.push(node.finish());
     }
-    write_length(out, nodes.len() as u64);
-    for node in nodes {
-        write_length(out, QUICKLIST_PACKED);
-        write_string(out, &node);
-    }
+    nodes
 }
 
 fn write_set(out: &mut Vec<u8>, set: &SetValue, packed: bool) {
@@ -608,7 +614,67 @@ fn restored_access(opts: &RestoreOptions, clock: &Clock) -> Option<u32> {
     }
 }
 
+/// What DEBUG OBJECT reports of a key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebugObject {
+    /// Where the value is held in memory now.
+    pub address: usize,
+    /// As OBJECT ENCODING.
+    pub encoding: &'static str,
+    /// Bytes of the value in a snapshot (its type byte and key left out).
+    pub serialized_len: usize,
+    /// Redis's 24-bit `lru` field: the LRU clock in seconds, or under an LFU policy
+    /// the minutes (16 bits) and the counter (8 bits).
+    pub lru: u32,
+    /// Seconds since the last access (LRU policies; 0 under LFU).
+    pub idle_s: u64,
+    /// A list's quicklist: nodes, elements and listpack bytes.
+    pub quicklist: Option<QuicklistShape>,
+}
+
+/// A list as a quicklist of listpacks holds it (DEBUG OBJECT's `ql_*` fields).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuicklistShape {
+    pub nodes: usize,
+    pub elements: usize,
+    pub bytes: usize,
+}
+
 impl Db<'_> {
+    /// DEBUG OBJECT: what Redis reports of `key`'s value, if it exists.
+    pub fn debug_object(&mut self, key: &[u8], now_ms: u64) -> Option<DebugObject> {
+        let lfu = self.clock(now_ms).lfu;
+        self.read_key(key, now_ms, |k| {
+            let entry = k.entry()?;
+            let mut body = Vec::new();
+            write_value(&mut body, entry, None);
+            let quicklist = match &entry.value {
+                Value::List(list) => {
+                    let nodes = quicklist_nodes(list);
+                    Some(QuicklistShape {
+                        nodes: nodes.len(),
+                        elements: list.len(),
+                        bytes: nodes.iter().map(Vec::len).sum(),
+                    })
+                }
+                _ => None,
+            };
+            let access = entry.access;
+            Some(DebugObject {
+                encoding: entry.value.encoding(entry.inline_len()),
+                serialized_len: body.len() - 1,
+                address: std::ptr::from_ref(entry) as usize,
+                lru: access & 0xFF_FFFF,
+                idle_s: if lfu {
+                    0
+                } else {
+                    crate::evict::idle_ms(access, now_ms) / 1000
+                },
+                quicklist,
+            })
+        })
+    }
+
     /// DUMP: the serialized value of `key`, if it exists.
     pub fn dump(&mut self, key: &[u8], now_ms: u64) -> Option<Vec<u8>> {
         self.read_key(key, now_ms, |k| k.entry().map(dump_payload))

@@ -38,13 +38,13 @@ pub use quiver_cache::rdb::{self, RestoreOptions};
 pub use quiver_cache::value::limits;
 pub use quiver_cache::{
     Aggregate, BitField, BitOp, BitPosRange, BitRange, CacheConfig, Change, ChangeKind,
-    ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, Event, EventClasses, EvictionPolicy,
-    ExpireCondition, FieldAction, GeoFound, GeoQuery, GeoSort, GeoStore, GeoView, GetExExpiry,
-    GroupRead, GroupStart, HllDebug, HllDebugReply, Lcs, LcsMatch, LexBound, ListEnd, OpError,
-    Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions, SortOptions, SortOutput, Stats,
-    StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo, Transaction, ValueType,
-    WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp,
-    glob_match, lcs,
+    ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, ENTRY_OVERHEAD_BYTES, Event,
+    EventClasses, EvictionPolicy, ExpireCondition, FieldAction, GeoFound, GeoQuery, GeoSort,
+    GeoStore, GeoView, GetExExpiry, GroupRead, GroupStart, HllDebug, HllDebugReply, Lcs, LcsMatch,
+    LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions,
+    SortOptions, SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo,
+    Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply,
+    ZRangeBy, ZRangeSpec, ZSetOp, glob_match, lcs,
 };
 
 use blocking::Waiters;

@@ -57,13 +57,17 @@ pub struct ClientView {
     /// Channel, pattern and shard-channel subscriptions.
     pub subscriptions: [usize; 3],
     pub no_evict: bool,
+    pub monitor: bool,
 }
 
 impl ClientView {
-    /// `CLIENT LIST` flags, in Redis's order: `P` subscribed, `x` in MULTI, `e` not to be
-    /// evicted; `N` for none.
+    /// `CLIENT LIST` flags, in Redis's order: `O` monitoring, `P` subscribed, `x` in
+    /// MULTI, `e` not to be evicted; `N` for none.
     pub fn flags(&self) -> String {
         let mut flags = String::new();
+        if self.monitor {
+            flags.push('O');
+        }
         if self.is_subscriber() {
             flags.push('P');
         }
@@ -195,6 +199,7 @@ impl ClientHandle {
         view.multi = session.multi.as_ref().map(|multi| multi.queued.len());
         view.protocol = session.protocol.version();
         view.no_evict = session.no_evict;
+        view.monitor = session.monitor.is_some();
         view.subscriptions = session.subscriber.as_ref().map_or([0; 3], |subscriber| {
             [Space::Channel, Space::Pattern, Space::Shard].map(|space| subscriber.count(space))
         });

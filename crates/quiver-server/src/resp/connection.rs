@@ -25,9 +25,9 @@ use super::clients::{ClientHandle, UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
 use super::command::pubsub::exec::{PendingPublish, write_entries};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
-use super::{PROTECTED_MODE_REPLY, RespShared};
+use super::{PROTECTED_MODE_REPLY, RespShared, monitor};
 use crate::clock::unix_ms;
-use crate::resp::command::{Command, ConnectionCommand, KeysCommand, TransactionCommand};
+use crate::resp::command::{Command, KeysCommand};
 use crate::resp::table::{self, CommandSpec, flag};
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
@@ -121,6 +121,7 @@ pub(super) async fn serve(
         now_ms: unix_ms(),
         clock: Instant::now(),
         entries: Vec::new(),
+        silent: false,
     };
     let live = Live {
         connection,
@@ -148,6 +149,9 @@ impl Drop for Live {
             shared.cache.unwatch(&watched);
         }
         shared.clients.remove(self.connection.session.id);
+        if self.connection.session.monitor.is_some() {
+            shared.monitors.remove(self.connection.session.id);
+        }
     }
 }
 
@@ -192,6 +196,8 @@ pub(super) struct Connection {
     clock: Instant,
     /// Deliveries taken from the subscriber's mailbox (kept to reuse its allocation).
     entries: Vec<Entry>,
+    /// The reply of the last request is left out (`CLIENT REPLY OFF` or `SKIP`).
+    silent: bool,
 }
 
 impl Connection {
@@ -281,10 +287,15 @@ impl Connection {
                             input,
                             shutdown,
                         };
+                        let silent = self.silent;
                         self.block(*blocked, parked, &mut output).await?;
+                        if silent {
+                            output.clear();
+                        }
                     }
-                    Flow::Script(reply) => scripts.push_back(reply),
+                    Flow::Script(reply) => scripts.push_back((reply, self.silent)),
                     Flow::Publish(pending) => {
+                        let (silent, before) = (self.silent, output.len());
                         let result = pending.publish.await;
                         super::command::pubsub::exec::publish_reply(
                             self,
@@ -292,6 +303,9 @@ impl Connection {
                             result,
                             pending.receivers,
                         );
+                        if silent {
+                            output.truncate(before);
+                        }
                     }
                 }
                 if output.len() > self.shared.settings.max_output_buffer_bytes {
@@ -331,12 +345,12 @@ impl Connection {
             }
             input.reserve(chunk);
             let room = input.capacity() - input.len();
-            // Subscribers are never idle, as in Redis.
+            // Subscribers and monitors are never idle, as in Redis.
             let idle = self
                 .shared
                 .settings
                 .idle_timeout
-                .filter(|_| !self.session.subscribed());
+                .filter(|_| !self.session.subscribed() && self.session.monitor.is_none());
             // Biased: a CLIENT KILL or shutdown that is already pending wins
             // over input that arrived at the same time.
             let read = tokio::select! {
@@ -344,6 +358,7 @@ impl Connection {
                 () = self.handle.kill.notified() => None,
                 () = shutdown.wait() => return Err(End::Closed),
                 () = messages(self.session.subscriber.as_ref()) => None,
+                () = monitor_lines(self.session.monitor.as_deref()) => None,
                 read = reader.read_buf(input) => Some(read),
                 () = sleep_or_forever(idle) => {
                     tracing::debug!(client = self.session.id, "closing idle client (resp.idle_timeout)");
@@ -354,9 +369,16 @@ impl Connection {
                 if self.handle.killed.load(Ordering::Acquire) {
                     return Err(End::Closed);
                 }
-                // Woken for messages, or to read the inbox another client redirects to.
+                // Woken for messages or MONITOR's lines, or to read the inbox another
+                // client redirects to.
                 self.subscriber();
                 if self.deliver(&mut output).is_err() {
+                    return Err(End::Closed);
+                }
+                if let Some(feed) = &self.session.monitor
+                    && feed.take(&mut output).is_err()
+                {
+                    tracing::info!(client = self.session.id, peer = %self.session.peer, "closing client: MONITOR's lines outgrew resp.max_output_buffer");
                     return Err(End::Closed);
                 }
                 flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
@@ -428,11 +450,25 @@ impl Connection {
         result
     }
 
-    /// Resolves, authorizes, queues or runs one request.
+    /// Resolves, authorizes, queues or runs one request, and leaves its reply out when
+    /// `CLIENT REPLY` says so (`self.silent` tells the caller, for a reply that comes
+    /// later).
     fn handle_request(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
         if self.session.subscriber.is_some() && self.deliver(out).is_err() {
             return Flow::Close;
         }
+        let before = out.len();
+        let flow = self.dispatch(request, out);
+        if !matches!(flow, Flow::Paused(_)) {
+            self.silent = self.session.replies.silence();
+            if self.silent {
+                out.truncate(before);
+            }
+        }
+        flow
+    }
+
+    fn dispatch(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
         let spec = match table::resolve(request) {
             Ok(spec) => spec,
             Err(error) => return self.refuse(None, &error, out),
@@ -478,6 +514,19 @@ impl Connection {
         if spec.has(flag::WRITE) || matches!(spec.name, "eval" | "evalsha" | "fcall" | "exec") {
             self.session.wrote.store(true, Ordering::Relaxed);
         }
+        // MONITOR shows a script call before the commands it runs, a queued command when
+        // EXEC runs it, anything else once it ran.
+        let monitored = self.shared.monitors.active() && monitor::shows(spec);
+        let queues = self.session.multi.is_some() && !runs_inside_multi(spec);
+        if monitored
+            && queues
+            && let Some(multi) = &mut self.session.multi
+        {
+            multi.shown.push(monitor::shown_args(spec, request));
+        } else if monitored && is_script_call(request) {
+            self.show(spec, request);
+        }
+        let show_after = monitored && !queues && !is_script_call(request);
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
             // Inside MULTI, Redis checks only the name and the arity when it queues; the
@@ -485,10 +534,15 @@ impl Connection {
             Err(error) if self.session.multi.is_some() => {
                 return self.queue(Queued::Refused(error), out);
             }
-            Err(error) => return self.refuse(Some(spec), &error, out),
+            Err(error) => {
+                if show_after {
+                    self.show(spec, request);
+                }
+                return self.refuse(Some(spec), &error, out);
+            }
         };
         self.session.last_command = spec.name;
-        if self.session.multi.is_some() && !runs_inside_multi(&command) {
+        if queues {
             if spec.has(flag::READONLY)
                 && let (Some(tracking), Some(multi)) =
                     (&self.session.tracking, &mut self.session.multi)
@@ -506,6 +560,9 @@ impl Connection {
         }
         let before = out.len();
         let flow = self.execute(spec, command, out);
+        if show_after {
+            self.show(spec, request);
+        }
         self.after_tracked(spec, request);
         let ended = Instant::now();
         let elapsed = ended.saturating_duration_since(self.clock);
@@ -535,6 +592,14 @@ impl Connection {
             .total_commands
             .fetch_add(1, Ordering::Relaxed);
         flow
+    }
+
+    /// Shows `request` to the monitoring clients.
+    fn show(&self, spec: &CommandSpec, request: &Request) {
+        let origin = monitor::Origin::Client(&self.session.peer);
+        self.shared
+            .monitors
+            .feed(spec, request, self.session.db, origin);
     }
 
     /// Client-side caching after a command: the keys of a read are remembered, and
@@ -735,15 +800,10 @@ fn may_write(spec: &CommandSpec) -> bool {
 }
 
 /// Commands that run at once even inside MULTI instead of being queued.
-fn runs_inside_multi(command: &Command) -> bool {
+fn runs_inside_multi(spec: &CommandSpec) -> bool {
     matches!(
-        command,
-        Command::Transaction(
-            TransactionCommand::Exec
-                | TransactionCommand::Discard
-                | TransactionCommand::Multi
-                | TransactionCommand::Watch { .. }
-        ) | Command::Connection(ConnectionCommand::Quit | ConnectionCommand::Reset)
+        spec.name,
+        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
     )
 }
 
@@ -762,13 +822,14 @@ fn is_script_call(request: &Request) -> bool {
     })
 }
 
+/// A script call's reply to come, and whether it is left out (`CLIENT REPLY`).
+type ScriptReply = (tokio::sync::oneshot::Receiver<BytesMut>, bool);
+
 /// Writes the replies of this client's script calls, in order, once they come.
-async fn drain_scripts(
-    scripts: &mut VecDeque<tokio::sync::oneshot::Receiver<BytesMut>>,
-    output: &mut BytesMut,
-) {
-    while let Some(reply) = scripts.pop_front() {
+async fn drain_scripts(scripts: &mut VecDeque<ScriptReply>, output: &mut BytesMut) {
+    while let Some((reply, silent)) = scripts.pop_front() {
         match reply.await {
+            Ok(_) if silent => {}
             Ok(reply) => output.extend_from_slice(&reply),
             Err(_) => write::write_error(output, b"ERR the script engine stopped"),
         }
@@ -807,6 +868,14 @@ async fn flush(
     };
     output.clear();
     result.map_err(|_| End::Closed)
+}
+
+/// Resolves when MONITOR's feed (if any) may have lines; never without one.
+async fn monitor_lines(feed: Option<&monitor::Feed>) {
+    match feed {
+        Some(feed) => feed.ready().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Resolves when the subscriber (if any) may have deliveries; never without one.

@@ -10,6 +10,7 @@ pub mod command;
 mod connection;
 mod info;
 pub(crate) mod latency;
+pub(crate) mod monitor;
 mod pause;
 pub mod redis_config;
 pub mod script;
@@ -85,6 +86,8 @@ pub struct RespShared {
     pause: pause::Pause,
     /// LATENCY's events.
     latency: latency::Latency,
+    /// MONITOR's clients.
+    monitors: monitor::Monitors,
 }
 
 impl RespShared {
@@ -114,6 +117,7 @@ impl RespShared {
             stats: CommandStats::new(),
             pause: pause::Pause::default(),
             latency: latency::Latency::default(),
+            monitors: monitor::Monitors::default(),
         }
     }
 

@@ -11,6 +11,7 @@ use quiver_resp::CommandError;
 use quiver_resp::Protocol;
 
 use crate::resp::command::Command;
+use crate::resp::command::connection::ReplySwitch;
 
 /// Most commands one MULTI may queue: each is held in memory until EXEC.
 pub const MAX_QUEUED_COMMANDS: usize = 100_000;
@@ -37,6 +38,9 @@ pub struct Multi {
     /// Keys the queued reads name, remembered for client-side caching when EXEC runs
     /// them.
     pub reads: Vec<Bytes>,
+    /// What MONITOR shows of the queued commands when EXEC runs them (kept while
+    /// anyone monitors).
+    pub shown: Vec<Bytes>,
 }
 
 /// The state of one client connection.
@@ -61,6 +65,10 @@ pub struct Session {
     pub subscriber: Option<Subscriber>,
     /// `CLIENT TRACKING ON` as given; `None` while off.
     pub tracking: Option<Tracking>,
+    /// The lines of MONITOR, once the client monitors.
+    pub monitor: Option<std::sync::Arc<crate::resp::monitor::Feed>>,
+    /// Which replies the client is sent (`CLIENT REPLY`).
+    pub replies: Replies,
     /// A command that may write ran since the replies were last sent: they wait until
     /// its changes are as durable as the append-only file promises.
     pub wrote: std::sync::atomic::AtomicBool,
@@ -82,6 +90,33 @@ impl Tracking {
     pub fn remembers(&self) -> bool {
         let mode = &self.mode;
         !mode.bcast && (!(mode.optin || mode.optout) || mode.optin == self.caching)
+    }
+}
+
+/// `CLIENT REPLY`'s state: OFF silences every reply until ON; SKIP silences the next
+/// command's.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Replies {
+    off: bool,
+    skip_next: bool,
+    skip: bool,
+}
+
+impl Replies {
+    pub fn switch(&mut self, switch: ReplySwitch) {
+        match switch {
+            ReplySwitch::On => *self = Replies::default(),
+            ReplySwitch::Off => self.off = true,
+            ReplySwitch::Skip => self.skip_next = !self.off,
+        }
+    }
+
+    /// Whether the reply of the command that just ran is left out; then on to the next
+    /// command.
+    pub fn silence(&mut self) -> bool {
+        let silent = self.off || self.skip;
+        self.skip = std::mem::take(&mut self.skip_next);
+        silent
     }
 }
 
@@ -108,6 +143,8 @@ impl Session {
             subscriber: None,
             tracking: None,
             wrote: std::sync::atomic::AtomicBool::new(false),
+            replies: Replies::default(),
+            monitor: None,
         }
     }
 
@@ -121,6 +158,8 @@ impl Session {
         self.watched.clear();
         self.subscriber = None;
         self.tracking = None;
+        self.replies = Replies::default();
+        self.monitor = None;
         self.authenticated = !password_required;
     }
 }

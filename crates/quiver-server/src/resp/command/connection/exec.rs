@@ -7,7 +7,7 @@ use quiver_resp::{CommandError, Protocol, Reply};
 use crate::resp::clients::ClientHandle;
 use crate::resp::command::ConnectionCommand;
 use crate::resp::command::connection::{
-    ClientCommand, ClientKill, ClientTracking, ClientType, Hello,
+    ClientCommand, ClientKill, ClientTracking, ClientType, Hello, ReplySwitch,
 };
 use crate::resp::command::exec::{container_help, error};
 use crate::resp::command::is;
@@ -62,6 +62,9 @@ pub(in crate::resp) fn execute(
             let password_required = conn.shared.runtime().requirepass.is_some();
             for watched in conn.session.watched.drain(..) {
                 conn.shared.cache.unwatch(&watched);
+            }
+            if conn.session.monitor.is_some() {
+                conn.shared.monitors.remove(conn.session.id);
             }
             conn.session.reset(password_required);
             set_limits(conn);
@@ -210,6 +213,13 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             conn.session.no_evict = on;
             conn.handle.update(&conn.session);
             write::write_simple(out, b"OK");
+        }
+        // OFF and SKIP are not answered (the connection leaves out the replies).
+        ClientCommand::Reply(switch) => {
+            conn.session.replies.switch(switch);
+            if switch == ReplySwitch::On {
+                write::write_simple(out, b"OK");
+            }
         }
         ClientCommand::Help => container_help("client", protocol, out),
     }

@@ -112,8 +112,18 @@ pub enum ClientCommand {
     Pause { timeout_ms: u64, all: bool },
     /// `CLIENT UNPAUSE`.
     Unpause,
+    /// `CLIENT REPLY ON|OFF|SKIP`.
+    Reply(ReplySwitch),
     /// `CLIENT HELP`.
     Help,
+}
+
+/// `CLIENT REPLY`'s argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplySwitch {
+    On,
+    Off,
+    Skip,
 }
 
 /// `CLIENT TRACKING`, as given. Redis checks the options left to right (a REDIRECT to a

@@ -268,6 +268,27 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
         |_| client(ClientCommand::Unpause),
     ),
     c(
+        "client|reply",
+        3,
+        CLIENT_FLAGS,
+        "3.2.0",
+        "Instructs the server whether to reply to commands.",
+        |a| {
+            let word = a.next_slice()?;
+            let switch = if is(word, "on") {
+                ReplySwitch::On
+            } else if is(word, "off") {
+                ReplySwitch::Off
+            } else if is(word, "skip") {
+                ReplySwitch::Skip
+            } else {
+                return Err(CommandError::Syntax);
+            };
+            client(ClientCommand::Reply(switch))
+        },
+    )
+    .with_syntax("ON|OFF|SKIP"),
+    c(
         "client|trackinginfo",
         2,
         CLIENT_FLAGS,

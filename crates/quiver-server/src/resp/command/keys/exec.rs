@@ -38,11 +38,19 @@ const OBJECT_HELP: &[&str] = &[
 /// `MEMORY HELP`, Redis 7's text for the subcommands served here.
 const MEMORY_HELP: &[&str] = &[
     "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
     "USAGE <key> [SAMPLES <count>]",
     "    Return memory in bytes used by <key> and its value. Nested values are",
     "    sampled up to <count> times (default: 5, 0 means sample all).",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// Runs a keys command and writes its reply.

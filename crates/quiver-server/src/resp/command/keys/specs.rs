@@ -1,6 +1,7 @@
 //! The keys commands' entries in the command table.
 
 use super::*;
+use crate::resp::command::server::ServerCommand;
 use crate::resp::table::flag::{
     DENYOOM, FAST, LOADING, MOVABLE_KEYS, NOSCRIPT, READONLY, STALE, WRITE,
 };
@@ -588,6 +589,54 @@ const MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
     )
     .with_syntax("key [SAMPLES count]")
     .with_key_flags(&[&["RO"]]),
+    server(
+        "memory|stats",
+        2,
+        0,
+        "4.0.0",
+        "Returns details about memory usage.",
+        |_| Ok(Command::Server(ServerCommand::MemoryStats)),
+    )
+    .with_tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
+    server(
+        "memory|doctor",
+        2,
+        0,
+        "4.0.0",
+        "Outputs a memory problems report.",
+        |_| Ok(Command::Server(ServerCommand::MemoryDoctor)),
+    )
+    .with_tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
+    server(
+        "memory|malloc-stats",
+        2,
+        0,
+        "4.0.0",
+        "Returns the allocator statistics.",
+        |_| Ok(Command::Server(ServerCommand::MemoryMallocStats)),
+    )
+    .with_tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
+    server(
+        "memory|purge",
+        2,
+        0,
+        "4.0.0",
+        "Asks the allocator to release memory.",
+        |_| Ok(Command::Server(ServerCommand::MemoryPurge)),
+    )
+    .with_tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
     server(
         "memory|help",
         2,

@@ -398,6 +398,15 @@ impl Dispatch for ScriptDispatch<'_, '_> {
                 "ERR Write commands are not allowed from read-only scripts.",
             );
         }
+        let monitors = &self.shared.monitors;
+        if monitors.active() {
+            monitors.feed(
+                spec,
+                &request,
+                self.db,
+                crate::resp::monitor::Origin::Script,
+            );
+        }
         let command = match Command::parse_resolved(spec, &request) {
             Ok(command) => command,
             Err(error) => return write::write_error(out, error.to_string().as_bytes()),

@@ -170,6 +170,20 @@ pub(in crate::resp) fn execute(
             latency_histogram(conn, &commands).encode(protocol, out);
         }
         ServerCommand::LatencyHelp => container_help("latency", protocol, out),
+        // A client that monitors already gets no reply, as in Redis.
+        ServerCommand::Monitor if conn.session.monitor.is_some() => {}
+        ServerCommand::Monitor => {
+            let limit = conn.shared.settings.max_output_buffer_bytes;
+            conn.session.monitor = Some(conn.shared.monitors.add(conn.session.id, limit));
+            conn.handle.update(&conn.session);
+            write::write_simple(out, b"OK");
+        }
+        ServerCommand::MemoryStats => super::memory::stats(conn, out),
+        ServerCommand::MemoryDoctor => super::memory::doctor(conn, out),
+        ServerCommand::MemoryMallocStats => super::memory::malloc_stats(out),
+        // Redis purges only jemalloc's dirty pages; built on the system allocator, as
+        // Quiver is, it answers OK with nothing to do.
+        ServerCommand::MemoryPurge => write::write_simple(out, b"OK"),
         ServerCommand::LastSave => {
             let last = conn.shared.cache.persist_info().last_save_s;
             write::write_integer(out, i64::try_from(last).unwrap_or(i64::MAX));
@@ -224,6 +238,7 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
             write::write_simple(out, b"OK");
         }
         DebugCommand::Reload { merge, flush, save } => debug_reload(conn, merge, flush, save, out),
+        DebugCommand::Object(key) => debug_object(conn, &key, out),
         DebugCommand::Help => {
             let lines = [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -233,6 +248,8 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
                 "    * NOFLUSH: the existing keys are not removed before the load; without",
                 "      MERGE a conflicting key fails the load.",
                 "    * NOSAVE: the keys are loaded from the existing RDB file.",
+                "OBJECT <key>",
+                "    Show low level info about the `key` and associated value.",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "    Setting it to 0 disables expiring keys in background when they are not",
                 "    accessed (otherwise the server does it).",
@@ -253,12 +270,39 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
         }
         DebugCommand::Unknown(name) => {
             let message = format!(
-                "ERR unknown subcommand '{}'. Try DEBUG HELP.",
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
                 String::from_utf8_lossy(&name)
             );
             write::write_error(out, message.as_bytes());
         }
     }
+}
+
+/// DEBUG OBJECT: Redis's status line about a key's value.
+fn debug_object(conn: &Connection, key: &[u8], out: &mut BytesMut) {
+    let cache = &conn.shared.cache;
+    let found = cache
+        .db(conn.session.db)
+        .expect("the session's database exists")
+        .debug_object(key, unix_ms());
+    cache.after_command();
+    let Some(o) = found else {
+        write::write_error(out, b"ERR no such key");
+        return;
+    };
+    let mut line = format!(
+        "Value at:0x{:x} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        o.address, o.encoding, o.serialized_len, o.lru, o.idle_s
+    );
+    if let Some(ql) = o.quicklist {
+        // `list-max-listpack-size -2` and `list-compress-depth 0`, as Quiver keeps lists.
+        let average = ql.elements as f64 / ql.nodes.max(1) as f64;
+        line.push_str(&format!(
+            " ql_nodes:{} ql_avg_node:{average:.2} ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:{}",
+            ql.nodes, ql.bytes
+        ));
+    }
+    write::write_simple(out, line.as_bytes());
 }
 
 /// LATENCY HISTOGRAM: for each command named (every command called, when none is),

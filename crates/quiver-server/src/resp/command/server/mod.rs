@@ -4,6 +4,7 @@
 
 pub(crate) mod config;
 pub(crate) mod exec;
+mod memory;
 mod specs;
 
 use bytes::Bytes;
@@ -79,6 +80,16 @@ pub enum ServerCommand {
     LatencyHistogram { commands: Vec<Bytes> },
     /// `LATENCY HELP`.
     LatencyHelp,
+    /// `MONITOR`.
+    Monitor,
+    /// `MEMORY STATS`.
+    MemoryStats,
+    /// `MEMORY DOCTOR`.
+    MemoryDoctor,
+    /// `MEMORY MALLOC-STATS`.
+    MemoryMallocStats,
+    /// `MEMORY PURGE`.
+    MemoryPurge,
 }
 
 /// DEBUG's subcommands.
@@ -95,16 +106,18 @@ pub enum DebugCommand {
         flush: bool,
         save: bool,
     },
+    /// `DEBUG OBJECT key`.
+    Object(Bytes),
     /// `DEBUG HELP`.
     Help,
     /// A subcommand of Redis's DEBUG that Quiver does not have.
     Unsupported(Bytes),
-    /// Not a subcommand of DEBUG.
+    /// Not a subcommand of DEBUG, or one given the wrong number of arguments.
     Unknown(Bytes),
 }
 
 /// The DEBUG subcommands of Redis 7.0 that Quiver answers with an error saying so.
-const REDIS_DEBUG_SUBCOMMANDS: [&str; 26] = [
+const REDIS_DEBUG_SUBCOMMANDS: [&str; 25] = [
     "segfault",
     "panic",
     "restart",
@@ -114,7 +127,6 @@ const REDIS_DEBUG_SUBCOMMANDS: [&str; 26] = [
     "leak",
     "loadaof",
     "drop-cluster-packet-filter",
-    "object",
     "sdslen",
     "ziplist",
     "listpack",
@@ -144,6 +156,8 @@ fn parse_debug(a: &mut Args<'_>) -> Result<Command, CommandError> {
         ))
     } else if is(&name, "set-active-expire") && a.remaining() == 1 {
         DebugCommand::SetActiveExpire(a.i64()? != 0)
+    } else if is(&name, "object") && a.remaining() == 1 {
+        DebugCommand::Object(a.next()?)
     } else if is(&name, "reload") {
         let (mut merge, mut flush, mut save) = (false, true, true);
         for option in a.rest() {
@@ -160,10 +174,7 @@ fn parse_debug(a: &mut Args<'_>) -> Result<Command, CommandError> {
             }
         }
         DebugCommand::Reload { merge, flush, save }
-    } else if REDIS_DEBUG_SUBCOMMANDS.iter().any(|sub| is(&name, sub))
-        || is(&name, "sleep")
-        || is(&name, "set-active-expire")
-    {
+    } else if REDIS_DEBUG_SUBCOMMANDS.iter().any(|sub| is(&name, sub)) {
         DebugCommand::Unsupported(name)
     } else {
         DebugCommand::Unknown(name)

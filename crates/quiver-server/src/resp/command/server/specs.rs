@@ -72,6 +72,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("subcommand [argument...]"),
     c(
+        "monitor",
+        1,
+        ADMIN_FLAGS,
+        "1.0.0",
+        "Listens for all requests received by the server in real time.",
+        |_| wrap(ServerCommand::Monitor),
+    )
+    .dangerous(),
+    c(
         "save",
         1,
         ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI,

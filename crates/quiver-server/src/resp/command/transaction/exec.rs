@@ -76,7 +76,7 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
         write::write_error(out, CommandError::ExecAbort.to_string().as_bytes());
         Flow::Continue
     } else {
-        let flow = run(conn, multi.queued, out);
+        let flow = run(conn, multi.queued, &multi.shown, out);
         if let Some(subscriber) = &conn.session.subscriber
             && conn.session.tracking.is_some()
         {
@@ -91,7 +91,12 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
 
 /// Runs the queued commands, replying one array of their replies (or a null
 /// array when a WATCHed key changed).
-fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
+fn run(
+    conn: &mut Connection,
+    queued: Vec<Queued>,
+    shown: &[bytes::Bytes],
+    out: &mut BytesMut,
+) -> Flow {
     let cache = Arc::clone(&conn.shared.cache);
     let now_ms = unix_ms();
     let mut transaction = Some(cache.transaction());
@@ -101,6 +106,14 @@ fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
     if !unchanged {
         write::write_null_array(out, conn.session.protocol);
         return Flow::Continue;
+    }
+    // What MONITOR shows of the queued commands, before EXEC's own line.
+    let peer = conn.session.peer;
+    for args in shown {
+        let origin = crate::resp::monitor::Origin::Client(&peer);
+        conn.shared
+            .monitors
+            .feed_text(args, conn.session.db, origin);
     }
     write::write_array_len(out, queued.len());
     let mut flow = Flow::Continue;
@@ -115,6 +128,11 @@ fn run(conn: &mut Connection, queued: Vec<Queued>, out: &mut BytesMut) -> Flow {
         // INFO and CONFIG read or change keyspace-wide state through the shard
         // locks this transaction holds: they run with the locks released.
         let command = match command {
+            // A client in MULTI expects a reply per command, as Redis words it.
+            Command::Server(ServerCommand::Monitor) => {
+                write::write_error(out, b"ERR MONITOR isn't allowed for DENY BLOCKING client");
+                continue;
+            }
             Command::Server(server @ (ServerCommand::Info { .. } | ServerCommand::Config(_))) => {
                 transaction = None;
                 execute_session(conn, SessionCommand::Server(server), out);
