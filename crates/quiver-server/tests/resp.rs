@@ -505,8 +505,9 @@ fn slowlog_records_commands_as_redis_does() {
     assert_eq!(len, 1, "only the SLOWLOG RESET, logged as it ended");
 }
 
-/// With `enable-debug-command yes` in the configuration, DEBUG SLEEP pauses and DEBUG
-/// SET-ACTIVE-EXPIRE stops and restarts the background reclaiming of expired keys.
+/// With `enable-debug-command yes` in the configuration, DEBUG SLEEP pauses, DEBUG
+/// SET-ACTIVE-EXPIRE stops and restarts the background reclaiming of expired keys, and
+/// DEBUG OBJECT describes a value as redis-server 7.0 does.
 #[test]
 fn debug_runs_when_the_configuration_allows_it() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -559,9 +560,44 @@ fn debug_runs_when_the_configuration_allows_it() {
         .arg("k")
         .query::<()>(&mut redis)
         .unwrap_err();
+    assert!(error.to_string().contains("no such key"), "{error}");
+    let _: () = redis::cmd("RPUSH")
+        .arg("list")
+        .arg(&["a", "b", "c"])
+        .query(&mut redis)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("n")
+        .arg(12)
+        .query(&mut redis)
+        .unwrap();
+    let debug_object = |redis: &mut redis::Connection, key: &str| -> String {
+        redis::cmd("DEBUG")
+            .arg("OBJECT")
+            .arg(key)
+            .query(redis)
+            .unwrap()
+    };
+    // Redis's fields; the sizes are those of the value in a snapshot (as DUMP's body).
+    let list = debug_object(&mut redis, "list");
+    assert!(list.starts_with("Value at:0x"), "{list}");
+    for field in [
+        "refcount:1",
+        "encoding:quicklist",
+        "serializedlength:19",
+        "lru_seconds_idle:0",
+        "ql_nodes:1",
+        "ql_avg_node:3.00",
+        "ql_listpack_max:-2",
+        "ql_compressed:0",
+        "ql_uncompressed_size:16",
+    ] {
+        assert!(list.split(' ').any(|f| f == field), "{field} in {list}");
+    }
+    let number = debug_object(&mut redis, "n");
     assert!(
-        error.to_string().contains("DEBUG OBJECT is not supported"),
-        "{error}"
+        number.contains(" encoding:int serializedlength:2 lru:"),
+        "{number}"
     );
 }
 

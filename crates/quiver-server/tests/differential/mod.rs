@@ -980,3 +980,69 @@ fn function_dump_moves_between_servers() {
     assert_eq!(session.quiver.call(&call), Reply::Integer(42));
     session.both(&args(&["FUNCTION", "FLUSH"]));
 }
+
+/// MONITOR shows the same commands as redis-server, in the same order and form: script
+/// calls before the commands they run (`lua`), a transaction's commands when EXEC runs
+/// them, syntax errors but not unknown commands, admin commands not at all, secrets
+/// redacted, the database after SELECT.
+#[test]
+fn monitor_shows_what_redis_shows() {
+    let Some(pair) = Pair::start() else {
+        return;
+    };
+    let mut session = pair.session(false);
+    let mut watchers = (Peer::unix(&pair.redis), Peer::tcp(&pair.quiver));
+    let ok = Reply::Simple(b"OK".to_vec());
+    assert_eq!(watchers.0.call(&args(&["MONITOR"])), ok);
+    assert_eq!(watchers.1.call(&args(&["MONITOR"])), ok);
+    let sequence: [&[&str]; 14] = [
+        &["SET", "a", "x y\"z\n\u{1}\\"],
+        &[
+            "EVAL",
+            "redis.call('set','k','v') return redis.call('get','k')",
+            "0",
+        ],
+        &["CONFIG", "GET", "maxmemory"],
+        &["NOSUCH"],
+        &["GET"],
+        &["SET", "a", "b", "NX", "XX"],
+        &["MULTI"],
+        &["SET", "m", "1"],
+        &["INCR", "m"],
+        &["EXEC"],
+        &["AUTH", "secret"],
+        &["HELLO", "2", "AUTH", "user", "secret", "SETNAME", "n"],
+        &["SELECT", "2"],
+        &["PING"],
+    ];
+    for command in sequence {
+        session.both(&args(command));
+    }
+    // `<time> [<db> <address>] <args>`, the time checked and the address named by kind.
+    let lines = |peer: &mut Peer, server: &str| {
+        let mut lines = Vec::new();
+        loop {
+            let Reply::Simple(line) = peer.read(server) else {
+                panic!("{server} sent MONITOR something other than a status line");
+            };
+            let line = String::from_utf8(line).expect("UTF-8");
+            let (time, rest) = line.split_once(' ').expect("a time first");
+            let (seconds, micros) = time.split_once('.').expect("seconds.micros");
+            assert!(
+                seconds.parse::<u64>().is_ok() && micros.len() == 6,
+                "{line}"
+            );
+            let (place, shown) = rest.split_once("] ").expect("[db address]");
+            let (db, address) = place[1..].split_once(' ').expect("db and address");
+            let kind = if address == "lua" { "lua" } else { "client" };
+            lines.push(format!("[{db} {kind}] {shown}"));
+            if shown == "\"PING\"" {
+                return lines;
+            }
+        }
+    };
+    let redis = lines(&mut watchers.0, "redis-server");
+    let quiver = lines(&mut watchers.1, "Quiver");
+    assert_eq!(quiver, redis);
+    assert!(redis.len() > 10, "{redis:?}");
+}

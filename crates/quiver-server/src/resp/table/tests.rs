@@ -25,11 +25,11 @@ fn every_issue_command_is_in_the_table() {
         assert!(!spec.summary.is_empty() && !spec.since.is_empty());
     }
     for (container, subs) in [
-        ("client", "id setname getname list kill info"),
+        ("client", "id setname getname list kill info reply"),
         ("config", "get set resetstat"),
         ("command", "count info docs"),
         ("object", "encoding freq idletime"),
-        ("memory", "usage"),
+        ("memory", "usage stats doctor malloc-stats purge"),
     ] {
         let spec = lookup(container.as_bytes()).unwrap();
         for sub in subs.split_whitespace() {
@@ -108,7 +108,7 @@ fn command_info_shape() {
     );
     let client = info_reply(lookup(b"client").unwrap());
     match client {
-        Reply::Array(items) => assert!(matches!(&items[9], Reply::Array(subs) if subs.len() == 15)),
+        Reply::Array(items) => assert!(matches!(&items[9], Reply::Array(subs) if subs.len() == 16)),
         other => panic!("{other:?}"),
     }
 }

@@ -97,7 +97,7 @@ pub(super) fn stats(conn: &Connection, out: &mut BytesMut) {
             (Reply::bulk("overhead.hashtable.expires"), int(0)),
             (Reply::bulk("overhead.hashtable.slot-to-keys"), int(0)),
         ]);
-        reply.push((Reply::bulk(&format!("db.{index}")), db));
+        reply.push((Reply::bulk(format!("db.{index}")), db));
     }
     let keys = f.keys();
     let dataset = f.used.saturating_sub(overhead);
