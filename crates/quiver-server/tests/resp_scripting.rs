@@ -54,6 +54,12 @@ fn lock_release_script_with_evalsha_fallback() {
         .arg(RELEASE)
         .query(&mut conn)
         .expect("SCRIPT LOAD");
+    let cached = |conn: &mut redis::Connection| -> String {
+        let info: String = redis::cmd("INFO").arg("memory").query(conn).unwrap();
+        let line = info.lines().find(|l| l.starts_with("number_of_cached_scripts:"));
+        line.expect("number_of_cached_scripts").to_owned()
+    };
+    assert_eq!(cached(&mut conn), "number_of_cached_scripts:1");
     redis::cmd("SCRIPT")
         .arg("FLUSH")
         .exec(&mut conn)
@@ -66,6 +72,7 @@ fn lock_release_script_with_evalsha_fallback() {
         .query::<i64>(&mut conn)
         .expect_err("flushed");
     assert_eq!(missing.code(), Some("NOSCRIPT"), "{missing}");
+    assert_eq!(cached(&mut conn), "number_of_cached_scripts:0");
     // Someone else's token does not release the lock; the holder's does, once.
     let other: i64 = redis::cmd("EVAL")
         .arg(RELEASE)

@@ -328,6 +328,7 @@ impl Scripts {
             engine
                 .scripts
                 .insert(sha.clone(), (function, flags, declared));
+            self.note(&engine);
         }
         let (function, flags, declared) = engine.scripts[&sha].clone();
         Ok(Target {
