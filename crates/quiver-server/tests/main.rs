@@ -12,6 +12,7 @@ mod log_tools;
 mod native;
 mod persistence;
 mod resp;
+mod resp_acl;
 mod resp_commands;
 mod resp_data;
 mod resp_pubsub;

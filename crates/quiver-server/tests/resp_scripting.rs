@@ -56,7 +56,9 @@ fn lock_release_script_with_evalsha_fallback() {
         .expect("SCRIPT LOAD");
     let cached = |conn: &mut redis::Connection| -> String {
         let info: String = redis::cmd("INFO").arg("memory").query(conn).unwrap();
-        let line = info.lines().find(|l| l.starts_with("number_of_cached_scripts:"));
+        let line = info
+            .lines()
+            .find(|l| l.starts_with("number_of_cached_scripts:"));
         line.expect("number_of_cached_scripts").to_owned()
     };
     assert_eq!(cached(&mut conn), "number_of_cached_scripts:1");

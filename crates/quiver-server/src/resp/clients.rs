@@ -58,6 +58,8 @@ pub struct ClientView {
     pub subscriptions: [usize; 3],
     pub no_evict: bool,
     pub monitor: bool,
+    /// The user the client is logged in as.
+    pub user: String,
 }
 
 impl ClientView {
@@ -200,6 +202,9 @@ impl ClientHandle {
         view.protocol = session.protocol.version();
         view.no_evict = session.no_evict;
         view.monitor = session.monitor.is_some();
+        if view.user.as_bytes() != &session.user.name[..] {
+            view.user = String::from_utf8_lossy(&session.user.name).into_owned();
+        }
         view.subscriptions = session.subscriber.as_ref().map_or([0; 3], |subscriber| {
             [Space::Channel, Space::Pattern, Space::Shard].map(|space| subscriber.count(space))
         });
@@ -224,7 +229,7 @@ impl ClientHandle {
         let mut line = String::with_capacity(160);
         let _ = write!(
             line,
-            "id={} addr={} laddr={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} cmd={} user=default resp={}",
+            "id={} addr={} laddr={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} cmd={} user={} resp={}",
             self.id,
             self.peer,
             self.local,
@@ -239,6 +244,7 @@ impl ClientHandle {
             view.multi
                 .map_or(-1, |queued| i64::try_from(queued).unwrap_or(i64::MAX)),
             view.last_command,
+            view.user,
             view.protocol,
         );
         line

@@ -20,6 +20,7 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 use tokio::sync::Notify;
 
+use super::acl::{Denied, User, log::Refusal};
 use super::ahead;
 use super::clients::{ClientHandle, UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
@@ -107,9 +108,10 @@ pub(super) async fn serve(
     let handle = shared
         .clients
         .register(id, peer, local, shared.pubsub.inbox());
-    let authenticated = shared.runtime().requirepass.is_none();
+    let session = Session::new(id, peer, &shared.acl);
+    let authenticated = session.authenticated;
     let connection = Connection {
-        session: Session::new(id, peer, authenticated),
+        session,
         decoder: Decoder::new(if authenticated {
             shared.settings.limits
         } else {
@@ -123,6 +125,7 @@ pub(super) async fn serve(
         entries: Vec::new(),
         silent: false,
     };
+    handle.update(&connection.session);
     let live = Live {
         connection,
         input: BytesMut::with_capacity(READ_CHUNK_BYTES),
@@ -476,6 +479,9 @@ impl Connection {
         if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
             return self.refuse(Some(spec), &CommandError::NoAuth, out);
         }
+        if let Err(error) = self.authorize(spec, request) {
+            return self.refuse(Some(spec), &error, out);
+        }
         if self.session.multi.is_some() && spec.has(flag::NO_MULTI) {
             let error = CommandError::Message("Command not allowed inside a transaction");
             return self.refuse(Some(spec), &error, out);
@@ -592,6 +598,60 @@ impl Connection {
             .total_commands
             .fetch_add(1, Ordering::Relaxed);
         flow
+    }
+
+    /// Whether the client's user may run `request`; a refusal is logged (ACL LOG). The
+    /// user is read again when the users changed.
+    fn authorize(&mut self, spec: &CommandSpec, request: &Request) -> Result<(), CommandError> {
+        let acl = &self.shared.acl;
+        let generation = acl.generation();
+        if generation != self.session.acl_generation {
+            self.session.acl_generation = generation;
+            if let Some(user) = acl.user(&self.session.user.name) {
+                self.session.user = user;
+            }
+        }
+        let user = &self.session.user;
+        if user.unrestricted {
+            return Ok(());
+        }
+        let Err(denied) = user.check(spec, request) else {
+            return Ok(());
+        };
+        let context = if self.session.multi.is_some() {
+            "multi"
+        } else {
+            "toplevel"
+        };
+        let refusal = refusal(spec, request, denied, user, context, self.handle.line());
+        let max_len = self
+            .shared
+            .stored_params
+            .get("acllog-max-len")
+            .parse()
+            .unwrap_or(128);
+        acl.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(refusal, max_len);
+        Err(CommandError::Other {
+            code: ErrorCode::NoPerm,
+            message: match denied {
+                Denied::Command => format!(
+                    "this user has no permissions to run the '{}' command",
+                    spec.name
+                )
+                .into(),
+                Denied::Key(_) => {
+                    "this user has no permissions to access one of the keys used as arguments"
+                        .into()
+                }
+                Denied::Channel(_) => {
+                    "this user has no permissions to access one of the channels used as arguments"
+                        .into()
+                }
+            },
+        })
     }
 
     /// Shows `request` to the monitoring clients.
@@ -780,6 +840,31 @@ struct Parked<'r, 'a> {
     reader: &'r mut ReadHalf<'a>,
     input: &'r mut BytesMut,
     shutdown: &'r Shutdown,
+}
+
+/// An ACL LOG entry for a refused command.
+pub(super) fn refusal(
+    spec: &CommandSpec,
+    request: &Request,
+    denied: Denied,
+    user: &User,
+    context: &'static str,
+    client_info: String,
+) -> Refusal {
+    let arg =
+        |pos: usize| String::from_utf8_lossy(request.arg(pos).unwrap_or_default()).into_owned();
+    let (reason, object) = match denied {
+        Denied::Command => ("command", spec.name.to_owned()),
+        Denied::Key(pos) => ("key", arg(pos)),
+        Denied::Channel(pos) => ("channel", arg(pos)),
+    };
+    Refusal {
+        reason,
+        context,
+        object,
+        username: String::from_utf8_lossy(&user.name).into_owned(),
+        client_info,
+    }
 }
 
 /// Whether a command may write (or, in Redis's words, replicate): what a CLIENT PAUSE

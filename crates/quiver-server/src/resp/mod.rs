@@ -4,6 +4,7 @@
 //! against the cache keyspace and session commands against its own state,
 //! and writes all replies of one read in one `write`.
 
+pub(crate) mod acl;
 mod ahead;
 mod clients;
 pub mod command;
@@ -48,11 +49,10 @@ pub struct RespSettings {
     pub idle_timeout: Option<Duration>,
 }
 
-/// Settings `CONFIG SET` may change while the server runs.
+/// Settings `CONFIG SET` may change while the server runs (`requirepass` is the
+/// `default` user's password, kept with the users).
 #[derive(Debug, Clone)]
 pub struct RuntimeSettings {
-    /// `requirepass`; `None` lets every client in.
-    pub requirepass: Option<Bytes>,
     /// Refuse non-loopback clients while no password is set.
     pub protected_mode: bool,
 }
@@ -88,6 +88,8 @@ pub struct RespShared {
     latency: latency::Latency,
     /// MONITOR's clients.
     monitors: monitor::Monitors,
+    /// The users (ACL).
+    pub acl: acl::Acl,
 }
 
 impl RespShared {
@@ -96,6 +98,7 @@ impl RespShared {
         pubsub: PubSub,
         settings: RespSettings,
         runtime: RuntimeSettings,
+        requirepass: Option<Bytes>,
         listen_addr: SocketAddr,
         max_clients: u32,
     ) -> RespShared {
@@ -118,6 +121,7 @@ impl RespShared {
             pause: pause::Pause::default(),
             latency: latency::Latency::default(),
             monitors: monitor::Monitors::default(),
+            acl: acl::Acl::new(requirepass),
         }
     }
 
@@ -138,7 +142,7 @@ impl RespShared {
     /// Protected mode: with no password set, only loopback clients get in.
     fn refuses(&self, peer: IpAddr) -> bool {
         let runtime = self.runtime();
-        runtime.protected_mode && runtime.requirepass.is_none() && !is_loopback(peer)
+        runtime.protected_mode && self.acl.default_user().nopass && !is_loopback(peer)
     }
 }
 
@@ -215,7 +219,6 @@ mod tests {
             idle_timeout: None,
         };
         let runtime = RuntimeSettings {
-            requirepass: None,
             protected_mode: true,
         };
         let broker = quiver_core::streams::Broker::new(Default::default());
@@ -224,15 +227,16 @@ mod tests {
             PubSub::new(broker, cache, Default::default()),
             settings,
             runtime,
+            None,
             "0.0.0.0:6379".parse().expect("addr"),
             10,
         );
         let remote: IpAddr = "192.0.2.7".parse().expect("ip");
         assert!(shared.refuses(remote));
         assert!(!shared.refuses("127.0.0.1".parse().expect("ip")));
-        shared.runtime.write().expect("lock").requirepass = Some(Bytes::from_static(b"pw"));
+        shared.acl.set_requirepass(Some(Bytes::from_static(b"pw")));
         assert!(!shared.refuses(remote));
-        shared.runtime.write().expect("lock").requirepass = None;
+        shared.acl.set_requirepass(None);
         shared.runtime.write().expect("lock").protected_mode = false;
         assert!(!shared.refuses(remote));
     }

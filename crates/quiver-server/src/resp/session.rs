@@ -51,6 +51,10 @@ pub struct Session {
     pub protocol: Protocol,
     pub db: usize,
     pub authenticated: bool,
+    /// The user the client is logged in as (`default` until AUTH).
+    pub user: std::sync::Arc<crate::resp::acl::User>,
+    /// The users' generation `user` was read at: it is read again when they change.
+    pub acl_generation: u64,
     pub name: Option<Bytes>,
     /// `CLIENT NO-EVICT ON` (flag `e`): kept for what clients see; Quiver does not evict
     /// clients (`maxmemory-clients` is accepted without effect).
@@ -126,14 +130,17 @@ impl Session {
         self.subscriber.as_ref().is_some_and(|s| !s.is_idle())
     }
 
-    /// A new session; `authenticated` is false when a password is required.
-    pub fn new(id: u64, peer: SocketAddr, authenticated: bool) -> Session {
+    /// A new session, logged in as `default` when it needs no password.
+    pub fn new(id: u64, peer: SocketAddr, acl: &crate::resp::acl::Acl) -> Session {
+        let acl_generation = acl.generation();
         Session {
             id,
             peer,
             protocol: Protocol::Resp2,
             db: 0,
-            authenticated,
+            authenticated: acl.open(),
+            user: acl.default_user(),
+            acl_generation,
             name: None,
             no_evict: false,
             last_command_at: Instant::now(),
@@ -148,9 +155,9 @@ impl Session {
         }
     }
 
-    /// Back to a fresh connection's state, as `RESET` does (authentication is
-    /// dropped when a password is required).
-    pub fn reset(&mut self, password_required: bool) {
+    /// Back to a fresh connection's state, as `RESET` does: logged in as `default`
+    /// when it needs no password.
+    pub fn reset(&mut self, acl: &crate::resp::acl::Acl) {
         self.protocol = Protocol::Resp2;
         self.db = 0;
         self.name = None;
@@ -160,6 +167,8 @@ impl Session {
         self.tracking = None;
         self.replies = Replies::default();
         self.monitor = None;
-        self.authenticated = !password_required;
+        self.authenticated = acl.open();
+        self.user = acl.default_user();
+        self.acl_generation = acl.generation();
     }
 }

@@ -205,9 +205,9 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         pubsub.clone(),
         resp_settings(&config),
         resp::RuntimeSettings {
-            requirepass: config.resp.requirepass.clone().map(Bytes::from),
             protected_mode: config.resp.protected_mode,
         },
+        config.resp.requirepass.clone().map(Bytes::from),
         resp_listener.stats().addr,
         config.resp.listener.max_connections.get(),
     ));
@@ -222,6 +222,17 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             key: "resp.redis_config",
             message,
         })?;
+    let acl_file = resp_shared.stored_params.get("aclfile");
+    if !acl_file.is_empty() {
+        let all_channels = resp_shared.stored_params.get("acl-pubsub-default") == "allchannels";
+        let path = std::path::Path::new(&acl_file);
+        resp::command::server::acl::load(&resp_shared.acl, path, all_channels).map_err(
+            |message| ServeError::Setting {
+                key: "resp.redis_config",
+                message,
+            },
+        )?;
+    }
     // After the Redis parameters, which may name other snapshot rules or file.
     load_cache_snapshot(&cache, &resp_shared, &config)?;
     let resp_scripts_busy = {

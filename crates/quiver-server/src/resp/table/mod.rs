@@ -11,6 +11,7 @@ mod syntax;
 
 use std::sync::LazyLock;
 
+pub(crate) use reply::acl_categories;
 pub use reply::{command_reply, docs_reply, help_reply, info_reply, name_bytes};
 
 use crate::resp::command::{self, Args, Command};

@@ -187,7 +187,7 @@ pub fn docs_reply(spec: &CommandSpec) -> Reply {
 
 /// ACL categories derived from the flags, the group and the row's own category, as
 /// Redis 7.0 assigns them (checked against `COMMAND INFO` of redis-server 7.0.15).
-fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if !spec.subcommands.is_empty() {
         // Containers carry only `@slow` (and `COMMAND` its category).
         return std::iter::once("@slow").chain(spec.acl_category).collect();

@@ -59,14 +59,14 @@ pub(in crate::resp) fn execute(
             return Flow::Close;
         }
         ConnectionCommand::Reset => {
-            let password_required = conn.shared.runtime().requirepass.is_some();
             for watched in conn.session.watched.drain(..) {
                 conn.shared.cache.unwatch(&watched);
             }
             if conn.session.monitor.is_some() {
                 conn.shared.monitors.remove(conn.session.id);
             }
-            conn.session.reset(password_required);
+            conn.session.reset(&conn.shared.acl);
+            conn.handle.update(&conn.session);
             set_limits(conn);
             write::write_simple(out, b"RESET");
         }
@@ -75,26 +75,44 @@ pub(in crate::resp) fn execute(
     Flow::Continue
 }
 
-/// Checks credentials for the default user, the only user Quiver has.
+/// Logs the client in as `username` (`default` without one) if `password` is one of
+/// its passwords (any, for a `nopass` user); a failure is logged (ACL LOG).
 fn authenticate(
     conn: &mut Connection,
     username: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), CommandError> {
-    let required = conn.shared.runtime().requirepass;
-    let Some(required) = required else {
-        // Redis accepts any password for `AUTH default x` when none is set,
-        // but refuses the one-argument form with its own message.
-        return match username {
-            None => Err(CommandError::AuthNotConfigured),
-            Some(user) if user == b"default" => Ok(()),
-            Some(_) => Err(CommandError::WrongPass),
-        };
-    };
-    if username.is_some_and(|user| user != b"default") || password != required.as_ref() {
-        return Err(CommandError::WrongPass);
+    let acl = &conn.shared.acl;
+    // Redis refuses the one-argument form with its own message when `default` needs no
+    // password.
+    if username.is_none() && acl.default_user().nopass {
+        return Err(CommandError::AuthNotConfigured);
     }
+    let name = username.unwrap_or(b"default");
+    let Some(user) = acl.authenticate(name, password) else {
+        let refusal = crate::resp::acl::log::Refusal {
+            reason: "auth",
+            context: "toplevel",
+            object: "auth".to_owned(),
+            username: String::from_utf8_lossy(name).into_owned(),
+            client_info: conn.handle.line(),
+        };
+        let max_len = conn
+            .shared
+            .stored_params
+            .get("acllog-max-len")
+            .parse()
+            .unwrap_or(128);
+        acl.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(refusal, max_len);
+        return Err(CommandError::WrongPass);
+    };
+    conn.session.user = user;
+    conn.session.acl_generation = acl.generation();
     conn.session.authenticated = true;
+    conn.handle.update(&conn.session);
     set_limits(conn);
     Ok(())
 }

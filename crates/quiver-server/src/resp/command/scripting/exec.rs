@@ -18,12 +18,13 @@ use tokio::sync::oneshot;
 use super::{Callee, ScriptingCommand};
 use crate::clock::unix_ms;
 use crate::resp::RespShared;
+use crate::resp::acl::{Denied, User};
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
 use crate::resp::command::server::exec::write_time;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
 use crate::resp::script::{Dispatch, Flags, FunctionStats, Scripts};
-use crate::resp::table::{self, command_reply, flag};
+use crate::resp::table::{self, CommandSpec, command_reply, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
 /// Outside EXEC, whatever uses the engine is handed to the script thread and the
@@ -40,6 +41,7 @@ pub(in crate::resp) fn execute<'k>(
         db: conn.session.db,
         client: conn.session.id,
         protocol: conn.session.protocol,
+        user: Arc::clone(&conn.session.user),
     };
     if answer_now(&shared.scripts, &command, caller.protocol, out) {
         return Flow::Continue;
@@ -96,12 +98,13 @@ fn fail(out: &mut BytesMut, text: &str) {
     write::write_error(out, text.as_bytes());
 }
 
-/// Who runs a command: the session's database, client id and protocol.
-#[derive(Clone, Copy)]
+/// Who runs a command: the session's database, client id, protocol and user.
+#[derive(Clone)]
 struct Caller {
     db: usize,
     client: u64,
     protocol: Protocol,
+    user: Arc<User>,
 }
 
 /// Runs a command that uses the engine, with the keyspace held.
@@ -144,6 +147,8 @@ fn on_engine<'k>(
                 db: caller.db,
                 read_only: call.read_only || !may_write,
                 now_ms: unix_ms(),
+                user: &caller.user,
+                client: caller.client,
             };
             scripts.run(&target, &call, caller.protocol, &mut dispatch, out);
         }
@@ -373,6 +378,36 @@ struct ScriptDispatch<'c, 'k> {
     /// EVAL_RO, FCALL_RO, or a script that declares `no-writes`.
     read_only: bool,
     now_ms: u64,
+    /// The calling client's user, whose permissions the script's commands need.
+    user: &'c User,
+    client: u64,
+}
+
+impl ScriptDispatch<'_, '_> {
+    /// Logs a refused command of the script (ACL LOG, context `lua`).
+    fn log_refusal(&self, spec: &CommandSpec, request: &Request, denied: Denied) {
+        let client_info = self
+            .shared
+            .clients
+            .get(self.client)
+            .map(|client| client.line())
+            .unwrap_or_default();
+        let refusal =
+            crate::resp::connection::refusal(spec, request, denied, self.user, "lua", client_info);
+        let max_len = self
+            .shared
+            .stored_params
+            .get("acllog-max-len")
+            .parse()
+            .unwrap_or(128);
+        let mut log = self
+            .shared
+            .acl
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        log.add(refusal, max_len);
+    }
 }
 
 impl Dispatch for ScriptDispatch<'_, '_> {
@@ -391,6 +426,23 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         };
         if spec.has(flag::NOSCRIPT) {
             return fail(out, "ERR This Redis command is not allowed from script");
+        }
+        if let Err(denied) = self.user.check(spec, &request) {
+            self.log_refusal(spec, &request, denied);
+            return fail(
+                out,
+                match denied {
+                    Denied::Command => {
+                        "ERR The user executing the script can't run this command or subcommand"
+                    }
+                    Denied::Key(_) => {
+                        "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+                    }
+                    Denied::Channel(_) => {
+                        "ERR The user executing the script can't publish to the channel mentioned in the command"
+                    }
+                },
+            );
         }
         if spec.has(flag::WRITE) && self.read_only {
             return fail(

@@ -124,14 +124,14 @@ const LIVE: &[Live] = &[
     Live {
         name: "requirepass",
         get: |s| {
-            s.runtime()
-                .requirepass
+            s.acl
+                .requirepass()
                 .map(|pass| String::from_utf8_lossy(&pass).into_owned())
                 .unwrap_or_default()
         },
         set: Some(|s, v| {
-            runtime_mut(s).requirepass =
-                (!v.is_empty()).then(|| Bytes::copy_from_slice(v.as_bytes()));
+            s.acl
+                .set_requirepass((!v.is_empty()).then(|| Bytes::copy_from_slice(v.as_bytes())));
         }),
     },
     Live {

@@ -170,6 +170,7 @@ pub(in crate::resp) fn execute(
             latency_histogram(conn, &commands).encode(protocol, out);
         }
         ServerCommand::LatencyHelp => container_help("latency", protocol, out),
+        ServerCommand::Acl(command) => super::acl::execute(conn, command, out),
         // A client that monitors already gets no reply, as in Redis.
         ServerCommand::Monitor if conn.session.monitor.is_some() => {}
         ServerCommand::Monitor => {

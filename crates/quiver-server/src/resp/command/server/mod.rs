@@ -2,6 +2,7 @@
 //! INFO DOCS LIST HELP), TIME, ROLE, REPLICAOF/SLAVEOF and SHUTDOWN. `DBSIZE`, `FLUSHDB` and `FLUSHALL` act on
 //! the keyspace and live with the key commands.
 
+pub(crate) mod acl;
 pub(crate) mod config;
 pub(crate) mod exec;
 mod memory;
@@ -82,6 +83,8 @@ pub enum ServerCommand {
     LatencyHelp,
     /// `MONITOR`.
     Monitor,
+    /// `ACL` subcommands.
+    Acl(acl::AclCommand),
     /// `MEMORY STATS`.
     MemoryStats,
     /// `MEMORY DOCTOR`.

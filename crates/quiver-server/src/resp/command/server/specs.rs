@@ -72,6 +72,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_syntax("subcommand [argument...]"),
     c(
+        "acl",
+        -2,
+        0,
+        "6.0.0",
+        "A container for Access List Control commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(super::acl::ACL_SUBCOMMANDS),
+    c(
         "monitor",
         1,
         ADMIN_FLAGS,

@@ -1,0 +1,595 @@
+//! One ACL user: whether it may log in and with which passwords, and which commands,
+//! keys and channels it may use; built by ACL SETUSER's rules, described as ACL LIST
+//! and ACL GETUSER show it.
+
+use std::collections::HashSet;
+
+use bytes::Bytes;
+use quiver_core::cache::glob_match;
+use quiver_resp::Request;
+
+use crate::resp::table::{self, CommandSpec};
+
+/// A key pattern and the access it grants (`~p` both, `%R~p` reading, `%W~p` writing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeyPattern {
+    pattern: Bytes,
+    read: bool,
+    write: bool,
+}
+
+/// What a user may not do, and the argument that is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    Command,
+    Key(usize),
+    Channel(usize),
+}
+
+/// One user; changed only as a whole (SETUSER builds a new one from a copy).
+#[derive(Debug, Clone)]
+pub struct User {
+    pub name: Bytes,
+    pub enabled: bool,
+    pub nopass: bool,
+    /// `sanitize-payload` (true) or `skip-sanitize-payload` (false), when given.
+    sanitize: Option<bool>,
+    /// SHA-256 of each password, in hex, in the order they were added.
+    passwords: Vec<String>,
+    all_keys: bool,
+    keys: Vec<KeyPattern>,
+    all_channels: bool,
+    channels: Vec<Bytes>,
+    /// Started from `+@all` (commands added later are allowed) or `-@all`.
+    all_commands: bool,
+    /// The command rules after that start, as given (lowercase).
+    rules: Vec<String>,
+    /// The full names (`client|list`) the rules allow.
+    allowed: HashSet<&'static str>,
+    /// Every command, key and channel: nothing to check.
+    pub unrestricted: bool,
+}
+
+/// ACL CAT's categories, in Redis's order.
+pub const CATEGORIES: [&str; 21] = [
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+/// Every command of the table, subcommands included.
+pub fn every_command() -> impl Iterator<Item = &'static CommandSpec> {
+    table::commands()
+        .iter()
+        .flat_map(|spec| std::iter::once(*spec).chain(spec.subcommands.iter()))
+}
+
+/// The commands in `category` (without its `@`).
+pub fn in_category(category: &str) -> impl Iterator<Item = &'static CommandSpec> + '_ {
+    every_command().filter(move |spec| {
+        table::acl_categories(spec)
+            .iter()
+            .any(|c| c[1..].eq_ignore_ascii_case(category))
+    })
+}
+
+impl User {
+    /// A new user as ACL SETUSER creates it: off, no password, no command, key or
+    /// channel (or every channel when `acl-pubsub-default` is `allchannels`).
+    pub fn new(name: Bytes, all_channels: bool) -> User {
+        let mut user = User {
+            name,
+            enabled: false,
+            nopass: false,
+            sanitize: None,
+            passwords: Vec::new(),
+            all_keys: false,
+            keys: Vec::new(),
+            all_channels,
+            channels: Vec::new(),
+            all_commands: false,
+            rules: Vec::new(),
+            allowed: HashSet::new(),
+            unrestricted: false,
+        };
+        user.settle();
+        user
+    }
+
+    /// The `default` user of a fresh server: every permission, and `password` if one
+    /// is required.
+    pub fn default_user(password: Option<&[u8]>) -> User {
+        let mut user = User::new(Bytes::from_static(b"default"), true);
+        for rule in ["on", "allkeys", "allcommands"] {
+            user.apply(rule.as_bytes(), true).expect("a valid rule");
+        }
+        match password {
+            Some(password) => user.passwords.push(sha256_hex(password)),
+            None => user.nopass = true,
+        }
+        user
+    }
+
+    /// Whether `password` logs this user in.
+    pub fn accepts(&self, password: &[u8]) -> bool {
+        self.enabled && (self.nopass || self.passwords.contains(&sha256_hex(password)))
+    }
+
+    /// Applies one ACL SETUSER rule; `all_channels_default` is `acl-pubsub-default`.
+    /// The error is Redis's reason.
+    pub fn apply(&mut self, rule: &[u8], all_channels_default: bool) -> Result<(), &'static str> {
+        let text = std::str::from_utf8(rule).map_err(|_| SYNTAX)?;
+        let lower = text.to_ascii_lowercase();
+        match lower.as_str() {
+            "on" => self.enabled = true,
+            "off" => self.enabled = false,
+            "nopass" => {
+                self.nopass = true;
+                self.passwords.clear();
+            }
+            "resetpass" => {
+                self.nopass = false;
+                self.passwords.clear();
+            }
+            "sanitize-payload" => self.sanitize = Some(true),
+            "skip-sanitize-payload" => self.sanitize = Some(false),
+            "allkeys" => {
+                self.all_keys = true;
+                self.keys.clear();
+            }
+            "resetkeys" => {
+                self.all_keys = false;
+                self.keys.clear();
+            }
+            "allchannels" => {
+                self.all_channels = true;
+                self.channels.clear();
+            }
+            "resetchannels" => {
+                self.all_channels = false;
+                self.channels.clear();
+            }
+            "allcommands" | "+@all" => self.set_all_commands(true),
+            "nocommands" | "-@all" => self.set_all_commands(false),
+            "clearselectors" => {}
+            "reset" => {
+                for rule in ["resetpass", "resetkeys", "resetchannels"] {
+                    self.apply(rule.as_bytes(), all_channels_default)?;
+                }
+                if all_channels_default {
+                    self.apply(b"allchannels", all_channels_default)?;
+                }
+                self.enabled = false;
+                self.sanitize = Some(true);
+                self.set_all_commands(false);
+            }
+            _ => self.apply_valued(text, &lower)?,
+        }
+        self.settle();
+        Ok(())
+    }
+
+    fn apply_valued(&mut self, text: &str, lower: &str) -> Result<(), &'static str> {
+        let first = text.as_bytes()[0];
+        let rest = &text[1..];
+        match first {
+            b'>' => {
+                let hash = sha256_hex(rest.as_bytes());
+                if !self.passwords.contains(&hash) {
+                    self.passwords.push(hash);
+                }
+                self.nopass = false;
+            }
+            b'#' => {
+                check_hash(rest)?;
+                if !self.passwords.iter().any(|h| h == rest) {
+                    self.passwords.push(rest.to_owned());
+                }
+                self.nopass = false;
+            }
+            b'<' => self.remove_password(&sha256_hex(rest.as_bytes()))?,
+            b'!' => {
+                check_hash(rest)?;
+                self.remove_password(rest)?;
+            }
+            b'~' => self.add_keys(rest, true, true)?,
+            b'%' => {
+                let (grant, pattern) = rest.split_once('~').ok_or(SYNTAX)?;
+                let grant = grant.to_ascii_uppercase();
+                if grant.is_empty() || !grant.chars().all(|c| c == 'R' || c == 'W') {
+                    return Err(SYNTAX);
+                }
+                self.add_keys(pattern, grant.contains('R'), grant.contains('W'))?;
+            }
+            b'&' => {
+                if self.all_channels {
+                    return Err(
+                        "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+                    );
+                }
+                if rest == "*" {
+                    self.all_channels = true;
+                    self.channels.clear();
+                } else if !self.channels.iter().any(|c| c == rest.as_bytes()) {
+                    self.channels.push(Bytes::copy_from_slice(rest.as_bytes()));
+                }
+            }
+            b'(' => return Err("Selectors are not supported by this server"),
+            b'+' | b'-' => {
+                command_targets(&lower[1..]).ok_or(UNKNOWN_COMMAND)?;
+                let name = &lower[1..];
+                self.rules
+                    .retain(|rule| !rule[1..].eq_ignore_ascii_case(name));
+                self.rules.push(lower.to_owned());
+            }
+            _ => return Err(SYNTAX),
+        }
+        Ok(())
+    }
+
+    fn remove_password(&mut self, hash: &str) -> Result<(), &'static str> {
+        let before = self.passwords.len();
+        self.passwords.retain(|h| h != hash);
+        if self.passwords.len() == before {
+            return Err("The password you are trying to remove from the user does not exist");
+        }
+        Ok(())
+    }
+
+    fn add_keys(&mut self, pattern: &str, read: bool, write: bool) -> Result<(), &'static str> {
+        if self.all_keys {
+            return Err(
+                "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+            );
+        }
+        if pattern == "*" && read && write {
+            self.all_keys = true;
+            self.keys.clear();
+            return Ok(());
+        }
+        let pattern = Bytes::copy_from_slice(pattern.as_bytes());
+        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
+            Some(known) => {
+                known.read |= read;
+                known.write |= write;
+            }
+            None => self.keys.push(KeyPattern {
+                pattern,
+                read,
+                write,
+            }),
+        }
+        Ok(())
+    }
+
+    fn set_all_commands(&mut self, all: bool) {
+        self.all_commands = all;
+        self.rules.clear();
+    }
+
+    /// Recomputes the allowed commands from the rules, and keeps only the rules that
+    /// change them (as Redis describes a user's commands by what they allow).
+    fn settle(&mut self) {
+        self.allowed = allowed_by(self.all_commands, &self.rules);
+        let mut i = 0;
+        while i < self.rules.len() {
+            let mut without = self.rules.clone();
+            without.remove(i);
+            if allowed_by(self.all_commands, &without) == self.allowed {
+                self.rules = without;
+            } else {
+                i += 1;
+            }
+        }
+        self.unrestricted =
+            self.all_keys && self.all_channels && self.all_commands && self.rules.is_empty();
+    }
+
+    /// Whether this user may run `request` (resolved to `spec`).
+    pub fn check(&self, spec: &CommandSpec, request: &Request) -> Result<(), Denied> {
+        if self.unrestricted {
+            return Ok(());
+        }
+        // AUTH and HELLO (flagged no-auth) are every user's, as in Redis.
+        if !self.allowed.contains(spec.name) && !spec.has(table::flag::NO_AUTH) {
+            return Err(Denied::Command);
+        }
+        if !self.all_keys && spec.has_keys() {
+            for (pos, flags) in spec.get_keys(request).unwrap_or_default() {
+                let flag = |name: &str| flags.iter().any(|f| f.eq_ignore_ascii_case(name));
+                let read = flag("access");
+                let write = flag("insert") || flag("delete") || flag("update");
+                let key = request.arg(pos).unwrap_or_default();
+                let granted = self.keys.iter().any(|k| {
+                    (k.read || !read) && (k.write || !write) && glob_match(&k.pattern, key)
+                });
+                if !granted {
+                    return Err(Denied::Key(pos));
+                }
+            }
+        }
+        if !self.all_channels {
+            let literal = spec.name == "psubscribe";
+            let positions = match spec.name {
+                "publish" | "spublish" => 1..2.min(request.len()),
+                "subscribe" | "ssubscribe" | "psubscribe" => 1..request.len(),
+                _ => 0..0,
+            };
+            for pos in positions {
+                let channel = request.arg(pos).unwrap_or_default();
+                let granted = self.channels.iter().any(|pattern| {
+                    if literal {
+                        pattern == channel
+                    } else {
+                        glob_match(pattern, channel)
+                    }
+                });
+                if !granted {
+                    return Err(Denied::Channel(pos));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The user's flags, as ACL GETUSER lists them.
+    pub fn flags(&self) -> Vec<&'static str> {
+        let mut flags = vec![if self.enabled { "on" } else { "off" }];
+        if self.nopass {
+            flags.push("nopass");
+        }
+        match self.sanitize {
+            Some(false) => flags.push("skip-sanitize-payload"),
+            Some(true) => flags.push("sanitize-payload"),
+            None => {}
+        }
+        flags
+    }
+
+    pub fn passwords(&self) -> &[String] {
+        &self.passwords
+    }
+
+    /// The command rules, as ACL LIST and GETUSER show them.
+    pub fn commands(&self) -> String {
+        let mut text = String::from(if self.all_commands { "+@all" } else { "-@all" });
+        for rule in &self.rules {
+            text.push(' ');
+            text.push_str(rule);
+        }
+        text
+    }
+
+    /// The key patterns (`~*` for every key).
+    pub fn keys(&self) -> String {
+        if self.all_keys {
+            return "~*".to_owned();
+        }
+        let patterns = self.keys.iter().map(|k| {
+            let grant = match (k.read, k.write) {
+                (true, true) => "",
+                (true, false) => "%R",
+                _ => "%W",
+            };
+            format!("{grant}~{}", String::from_utf8_lossy(&k.pattern))
+        });
+        patterns.collect::<Vec<_>>().join(" ")
+    }
+
+    /// The channel patterns (`&*` for every channel).
+    pub fn channels(&self) -> String {
+        if self.all_channels {
+            return "&*".to_owned();
+        }
+        let patterns = self
+            .channels
+            .iter()
+            .map(|c| format!("&{}", String::from_utf8_lossy(c)));
+        patterns.collect::<Vec<_>>().join(" ")
+    }
+
+    /// The user as ACL LIST shows it, and as an ACL file holds it.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![format!("user {}", String::from_utf8_lossy(&self.name))];
+        parts.extend(self.flags().into_iter().map(str::to_owned));
+        parts.extend(self.passwords.iter().map(|h| format!("#{h}")));
+        let keys = self.keys();
+        if !keys.is_empty() {
+            parts.push(keys);
+        }
+        if self.all_channels {
+            parts.push("&*".to_owned());
+        } else {
+            parts.push("resetchannels".to_owned());
+            let channels = self.channels();
+            if !channels.is_empty() {
+                parts.push(channels);
+            }
+        }
+        parts.push(self.commands());
+        parts.join(" ")
+    }
+}
+
+const SYNTAX: &str = "Syntax error";
+const UNKNOWN_COMMAND: &str = "Unknown command or category name in ACL";
+
+/// The commands a rule's target names: `@category`, a command (a container with its
+/// subcommands) or `command|subcommand`.
+fn command_targets(target: &str) -> Option<Vec<&'static str>> {
+    if let Some(category) = target.strip_prefix('@') {
+        if !CATEGORIES.contains(&category) {
+            return None;
+        }
+        return Some(in_category(category).map(|spec| spec.name).collect());
+    }
+    let (name, sub) = match target.split_once('|') {
+        Some((name, sub)) => (name, Some(sub)),
+        None => (target, None),
+    };
+    let spec = table::lookup(name.as_bytes())?;
+    match sub {
+        Some(sub) => Some(vec![spec.subcommand(sub.as_bytes())?.name]),
+        None => Some(
+            std::iter::once(spec.name)
+                .chain(spec.subcommands.iter().map(|s| s.name))
+                .collect(),
+        ),
+    }
+}
+
+/// The commands allowed from `+@all` (or none) and the rules after it.
+fn allowed_by(all: bool, rules: &[String]) -> HashSet<&'static str> {
+    let mut allowed: HashSet<&'static str> = if all {
+        every_command().map(|spec| spec.name).collect()
+    } else {
+        HashSet::new()
+    };
+    for rule in rules {
+        let targets = command_targets(&rule[1..]).unwrap_or_default();
+        if rule.starts_with('+') {
+            allowed.extend(targets);
+        } else {
+            targets.iter().for_each(|name| {
+                allowed.remove(name);
+            });
+        }
+    }
+    allowed
+}
+
+fn check_hash(hash: &str) -> Result<(), &'static str> {
+    let valid = hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if valid {
+        Ok(())
+    } else {
+        Err(
+            "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+        )
+    }
+}
+
+/// SHA-256 of `data` in lowercase hex.
+pub fn sha256_hex(data: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, data);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(rules: &[&str]) -> Result<User, &'static str> {
+        let mut user = User::new(Bytes::from_static(b"u"), false);
+        for rule in rules {
+            user.apply(rule.as_bytes(), false)?;
+        }
+        Ok(user)
+    }
+
+    #[test]
+    fn describes_as_redis_lists() {
+        let bob = user(&[
+            "on", ">pw", "~k*", "%R~r*", "%W~w*", "&ch*", "+get", "+@hash", "-hdel", "-@all",
+            "+set",
+        ])
+        .unwrap();
+        assert_eq!(
+            bob.describe(),
+            format!(
+                "user u on #{} ~k* %R~r* %W~w* resetchannels &ch* -@all +set",
+                sha256_hex(b"pw")
+            )
+        );
+        let alice = user(&[
+            "on",
+            "nopass",
+            "allkeys",
+            "allchannels",
+            "+@all",
+            "-flushall",
+        ]);
+        assert_eq!(
+            alice.unwrap().describe(),
+            "user u on nopass ~* &* +@all -flushall"
+        );
+        let compact = user(&["+@all", "-get", "+@read", "-config|set"]).unwrap();
+        assert_eq!(compact.commands(), "+@all -config|set");
+        assert_eq!(
+            user(&["reset"]).unwrap().describe(),
+            "user u off sanitize-payload resetchannels -@all"
+        );
+    }
+
+    #[test]
+    fn refuses_what_redis_refuses() {
+        assert_eq!(user(&["+nosuch"]).err(), Some(UNKNOWN_COMMAND));
+        assert_eq!(user(&["+@nosuch"]).err(), Some(UNKNOWN_COMMAND));
+        assert_eq!(user(&["bad"]).err(), Some(SYNTAX));
+        assert_eq!(user(&["%X~e"]).err(), Some(SYNTAX));
+        assert!(
+            user(&["#abc"])
+                .err()
+                .unwrap()
+                .starts_with("The password hash")
+        );
+        assert!(user(&["<nopw"]).err().unwrap().contains("does not exist"));
+        assert!(
+            user(&["allkeys", "~b"])
+                .err()
+                .unwrap()
+                .starts_with("Adding a pattern")
+        );
+    }
+
+    #[test]
+    fn checks_commands_keys_and_channels() {
+        let bob = user(&[
+            "on",
+            "~k*",
+            "%R~r*",
+            "%W~w*",
+            "&ch*",
+            "+get",
+            "+set",
+            "+publish",
+            "+psubscribe",
+            "+client|id",
+        ])
+        .unwrap();
+        let check = |line: &[&str]| {
+            let request = Request::from_args(line);
+            bob.check(table::resolve(&request).unwrap(), &request)
+        };
+        assert_eq!(check(&["get", "k1"]), Ok(()));
+        assert_eq!(check(&["get", "r1"]), Ok(()));
+        assert_eq!(check(&["set", "r1", "x"]), Err(Denied::Key(1)));
+        assert_eq!(check(&["set", "w1", "x"]), Ok(()));
+        assert_eq!(check(&["get", "w1"]), Err(Denied::Key(1)));
+        assert_eq!(check(&["del", "k1"]), Err(Denied::Command));
+        assert_eq!(check(&["client", "id"]), Ok(()));
+        assert_eq!(check(&["client", "list"]), Err(Denied::Command));
+        assert_eq!(check(&["publish", "ch1", "m"]), Ok(()));
+        assert_eq!(check(&["publish", "other", "m"]), Err(Denied::Channel(1)));
+        assert_eq!(check(&["psubscribe", "ch*"]), Ok(()));
+        assert_eq!(check(&["psubscribe", "ch1"]), Err(Denied::Channel(1)));
+    }
+}

@@ -1,0 +1,105 @@
+//! Users through real connections: an ACL file loaded at start-up, written by ACL SAVE
+//! and read back after a restart, refused whole when a line is wrong; a deleted user's
+//! connections closed; `requirepass` as the default user's password.
+
+use crate::support::{Server, Started, redis_connection};
+
+fn query<T: redis::FromRedisValue>(
+    con: &mut redis::Connection,
+    words: &[&str],
+) -> redis::RedisResult<T> {
+    let mut command = redis::cmd(words[0]);
+    for word in &words[1..] {
+        command.arg(*word);
+    }
+    command.query(con)
+}
+
+#[test]
+fn users_come_from_the_acl_file_and_acl_save_writes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("users.acl");
+    std::fs::write(
+        &file,
+        "# the application\nuser alice on >secret ~app:* resetchannels -@all +set +get +acl|whoami\nuser default on nopass ~* &* +@all\n",
+    )
+    .unwrap();
+    let setting = format!("aclfile {}", file.display());
+    let args = ["--resp-redis-config", setting.as_str()];
+    let server = Server::start(&dir.path().join("data"), &args);
+    let mut alice = redis_connection(&server);
+    let _: () = query(&mut alice, &["AUTH", "alice", "secret"]).unwrap();
+    let me: String = query(&mut alice, &["ACL", "WHOAMI"]).unwrap();
+    assert_eq!(me, "alice");
+    let _: () = query(&mut alice, &["SET", "app:1", "v"]).unwrap();
+    let refused = query::<()>(&mut alice, &["SET", "other", "v"]).unwrap_err();
+    assert_eq!(refused.code(), Some("NOPERM"), "{refused}");
+    let refused = query::<()>(&mut alice, &["DEL", "app:1"]).unwrap_err();
+    assert!(refused.to_string().contains("'del' command"), "{refused}");
+
+    let mut admin = redis_connection(&server);
+    let _: () = query(
+        &mut admin,
+        &["ACL", "SETUSER", "bob", "on", ">pw", "~*", "+get"],
+    )
+    .unwrap();
+    let _: () = query(&mut admin, &["ACL", "SAVE"]).unwrap();
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        saved.lines().any(|l| l.starts_with("user bob on #")),
+        "{saved}"
+    );
+    // The log names who was refused what.
+    let log: Vec<redis::Value> = query(&mut admin, &["ACL", "LOG"]).unwrap();
+    assert_eq!(log.len(), 2, "{log:?}");
+    // Deleting alice closes her connection.
+    let removed: i64 = query(&mut admin, &["ACL", "DELUSER", "alice"]).unwrap();
+    assert_eq!(removed, 1);
+    assert!(query::<String>(&mut alice, &["ACL", "WHOAMI"]).is_err());
+    let _: () = query(&mut admin, &["ACL", "SAVE"]).unwrap();
+    drop(server);
+
+    // After a restart the file holds bob (and no longer alice).
+    let server = Server::start(&dir.path().join("data"), &args);
+    let mut bob = redis_connection(&server);
+    let _: () = query(&mut bob, &["AUTH", "bob", "pw"]).unwrap();
+    let wrong = query::<()>(&mut bob, &["AUTH", "alice", "secret"]).unwrap_err();
+    assert_eq!(wrong.code(), Some("WRONGPASS"), "{wrong}");
+    drop(server);
+
+    // A wrong line refuses the start, and says where.
+    std::fs::write(&file, "user carol on\nuser dave +nosuch\n").unwrap();
+    match Server::try_start(&dir.path().join("data"), &args) {
+        Started::Exited { stderr, .. } => {
+            assert!(stderr.contains("line 2"), "{stderr}");
+            assert!(stderr.contains("Unknown command"), "{stderr}");
+        }
+        Started::Running(_) => panic!("a wrong ACL file was loaded"),
+    }
+}
+
+#[test]
+fn requirepass_is_the_default_users_password() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &["--resp-requirepass", "hunter2"]);
+    let mut con = redis_connection(&server);
+    let refused = query::<()>(&mut con, &["GET", "k"]).unwrap_err();
+    assert_eq!(refused.code(), Some("NOAUTH"), "{refused}");
+    let _: () = query(&mut con, &["AUTH", "default", "hunter2"]).unwrap();
+    let list: Vec<String> = query(&mut con, &["ACL", "LIST"]).unwrap();
+    let hash = {
+        let digest = ring::digest::digest(&ring::digest::SHA256, b"hunter2");
+        digest
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    assert_eq!(list, vec![format!("user default on #{hash} ~* &* +@all")]);
+    // CONFIG SET requirepass replaces the password; an empty one opens the server.
+    let _: () = query(&mut con, &["CONFIG", "SET", "requirepass", ""]).unwrap();
+    let mut fresh = redis_connection(&server);
+    let _: Option<String> = query(&mut fresh, &["GET", "k"]).unwrap();
+    let line: String = query(&mut fresh, &["CLIENT", "INFO"]).unwrap();
+    assert!(line.contains(" user=default "), "{line}");
+}
