@@ -468,20 +468,25 @@ fn slowlog_records_commands_as_redis_does() {
     query(&mut redis, &["CONFIG", "SET", "requirepass", "secret"]).unwrap();
     query(&mut redis, &["AUTH", "secret"]).unwrap();
     query(&mut redis, &["CONFIG", "SET", "requirepass", ""]).unwrap();
+    query(&mut redis, &["ACL", "SETUSER", "zed", "on", ">pw"]).unwrap();
 
     let entries: Vec<(i64, i64, i64, Vec<String>, String, String)> = redis::cmd("SLOWLOG")
         .arg("GET")
-        .arg(5)
+        .arg(6)
         .query(&mut redis)
         .unwrap();
-    assert_eq!(entries.len(), 5);
+    assert_eq!(entries.len(), 6);
     let args: Vec<&Vec<String>> = entries.iter().map(|entry| &entry.3).collect();
-    assert_eq!(args[0], &["CONFIG", "SET", "requirepass", "(redacted)"]);
-    assert_eq!(args[1], &["AUTH", "(redacted)"]);
-    assert_eq!(args[2], &["CONFIG", "SET", "requirepass", "(redacted)"]);
-    assert_eq!(args[3].len(), 32);
-    assert_eq!(args[3][31], "... (6 more arguments)");
-    assert_eq!(args[4][2], format!("{}... (2 more bytes)", "x".repeat(128)));
+    assert_eq!(
+        args[0],
+        &["ACL", "SETUSER", "(redacted)", "(redacted)", "(redacted)"]
+    );
+    assert_eq!(args[1], &["CONFIG", "SET", "requirepass", "(redacted)"]);
+    assert_eq!(args[2], &["AUTH", "(redacted)"]);
+    assert_eq!(args[3], &["CONFIG", "SET", "requirepass", "(redacted)"]);
+    assert_eq!(args[4].len(), 32);
+    assert_eq!(args[4][31], "... (6 more arguments)");
+    assert_eq!(args[5][2], format!("{}... (2 more bytes)", "x".repeat(128)));
     for entry in &entries {
         assert_eq!(entry.5, "slow");
         assert!(entry.4.starts_with("127.0.0.1:"), "{}", entry.4);

@@ -4,7 +4,7 @@
 //! against the cache keyspace and session commands against its own state,
 //! and writes all replies of one read in one `write`.
 
-pub(crate) mod acl;
+pub mod acl;
 mod ahead;
 mod clients;
 pub mod command;

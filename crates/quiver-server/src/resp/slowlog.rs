@@ -130,7 +130,8 @@ impl SlowLog {
 }
 
 /// Which arguments of a request are secrets Redis does not log: AUTH's, HELLO's AUTH
-/// user and password, and the value of a sensitive parameter in CONFIG SET.
+/// user and password, ACL SETUSER's, and the value of a sensitive parameter in CONFIG
+/// SET.
 fn redacted(request: &Request, pos: usize) -> bool {
     let arg = |i: usize| request.arg(i).unwrap_or_default();
     let name = arg(0);
@@ -140,6 +141,10 @@ fn redacted(request: &Request, pos: usize) -> bool {
     if name.eq_ignore_ascii_case(b"hello") {
         return (2..request.len())
             .any(|i| arg(i).eq_ignore_ascii_case(b"auth") && (pos == i + 1 || pos == i + 2));
+    }
+    // ACL SETUSER's user and rules, all of them, as Redis 7.0 does.
+    if name.eq_ignore_ascii_case(b"acl") && arg(1).eq_ignore_ascii_case(b"setuser") {
+        return pos >= 2;
     }
     if name.eq_ignore_ascii_case(b"config") && arg(1).eq_ignore_ascii_case(b"set") && pos >= 3 {
         let param = pos - 1;

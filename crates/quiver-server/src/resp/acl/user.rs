@@ -136,6 +136,16 @@ impl User {
     /// Applies one ACL SETUSER rule; `all_channels_default` is `acl-pubsub-default`.
     /// The error is Redis's reason.
     pub fn apply(&mut self, rule: &[u8], all_channels_default: bool) -> Result<(), &'static str> {
+        // An empty rule does nothing, as in Redis. Passwords and patterns are bytes; the
+        // other rules are words.
+        if rule.is_empty() {
+            return Ok(());
+        }
+        if let Some((&first @ (b'>' | b'<' | b'~' | b'%' | b'&'), rest)) = rule.split_first() {
+            self.apply_bytes(first, rest)?;
+            self.settle();
+            return Ok(());
+        }
         let text = std::str::from_utf8(rule).map_err(|_| SYNTAX)?;
         let lower = text.to_ascii_lowercase();
         match lower.as_str() {
@@ -187,53 +197,65 @@ impl User {
         Ok(())
     }
 
-    fn apply_valued(&mut self, text: &str, lower: &str) -> Result<(), &'static str> {
-        let first = text.as_bytes()[0];
-        let rest = &text[1..];
+    /// The rules with a value that is bytes: passwords and key and channel patterns.
+    fn apply_bytes(&mut self, first: u8, rest: &[u8]) -> Result<(), &'static str> {
         match first {
             b'>' => {
-                let hash = sha256_hex(rest.as_bytes());
+                let hash = sha256_hex(rest);
                 if !self.passwords.contains(&hash) {
                     self.passwords.push(hash);
                 }
                 self.nopass = false;
             }
-            b'#' => {
+            b'<' => self.remove_password(&sha256_hex(rest))?,
+            b'~' => self.add_keys(rest, true, true)?,
+            b'%' => {
+                let split = rest.iter().position(|&b| b == b'~').ok_or(SYNTAX)?;
+                let (grant, pattern) = (&rest[..split], &rest[split + 1..]);
+                if grant.is_empty() || !grant.iter().all(|b| matches!(b, b'R' | b'W' | b'r' | b'w'))
+                {
+                    return Err(SYNTAX);
+                }
+                let has = |c: u8| grant.iter().any(|b| b.eq_ignore_ascii_case(&c));
+                self.add_keys(pattern, has(b'R'), has(b'W'))?;
+            }
+            _ => {
+                if self.all_channels {
+                    return Err(
+                        "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+                    );
+                }
+                if rest == b"*" {
+                    self.all_channels = true;
+                    self.channels.clear();
+                } else if !self.channels.iter().any(|c| c == rest) {
+                    self.channels.push(Bytes::copy_from_slice(rest));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The other rules with a value: password hashes, command rules, selectors.
+    fn apply_valued(&mut self, text: &str, lower: &str) -> Result<(), &'static str> {
+        let Some(first) = text.chars().next() else {
+            return Err(SYNTAX);
+        };
+        let rest = &text[first.len_utf8()..];
+        match first {
+            '#' => {
                 check_hash(rest)?;
                 if !self.passwords.iter().any(|h| h == rest) {
                     self.passwords.push(rest.to_owned());
                 }
                 self.nopass = false;
             }
-            b'<' => self.remove_password(&sha256_hex(rest.as_bytes()))?,
-            b'!' => {
+            '!' => {
                 check_hash(rest)?;
                 self.remove_password(rest)?;
             }
-            b'~' => self.add_keys(rest, true, true)?,
-            b'%' => {
-                let (grant, pattern) = rest.split_once('~').ok_or(SYNTAX)?;
-                let grant = grant.to_ascii_uppercase();
-                if grant.is_empty() || !grant.chars().all(|c| c == 'R' || c == 'W') {
-                    return Err(SYNTAX);
-                }
-                self.add_keys(pattern, grant.contains('R'), grant.contains('W'))?;
-            }
-            b'&' => {
-                if self.all_channels {
-                    return Err(
-                        "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
-                    );
-                }
-                if rest == "*" {
-                    self.all_channels = true;
-                    self.channels.clear();
-                } else if !self.channels.iter().any(|c| c == rest.as_bytes()) {
-                    self.channels.push(Bytes::copy_from_slice(rest.as_bytes()));
-                }
-            }
-            b'(' => return Err("Selectors are not supported by this server"),
-            b'+' | b'-' => {
+            '(' => return Err("Selectors are not supported by this server"),
+            '+' | '-' => {
                 command_targets(&lower[1..]).ok_or(UNKNOWN_COMMAND)?;
                 let name = &lower[1..];
                 self.rules
@@ -254,18 +276,18 @@ impl User {
         Ok(())
     }
 
-    fn add_keys(&mut self, pattern: &str, read: bool, write: bool) -> Result<(), &'static str> {
+    fn add_keys(&mut self, pattern: &[u8], read: bool, write: bool) -> Result<(), &'static str> {
         if self.all_keys {
             return Err(
                 "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
             );
         }
-        if pattern == "*" && read && write {
+        if pattern == b"*" && read && write {
             self.all_keys = true;
             self.keys.clear();
             return Ok(());
         }
-        let pattern = Bytes::copy_from_slice(pattern.as_bytes());
+        let pattern = Bytes::copy_from_slice(pattern);
         match self.keys.iter_mut().find(|k| k.pattern == pattern) {
             Some(known) => {
                 known.read |= read;

@@ -400,6 +400,12 @@ fn of_type(client: &ClientHandle, wanted: Option<ClientType>) -> bool {
 }
 
 fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
+    if let Some(user) = &filter.user
+        && conn.shared.acl.user(user).is_none()
+    {
+        let message = format!("ERR No such user '{}'", String::from_utf8_lossy(user));
+        return write::write_error(out, message.as_bytes());
+    }
     let mut killed = 0;
     for client in conn.shared.clients.all() {
         let is_me = client.id == conn.session.id;
@@ -415,7 +421,7 @@ fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
             && filter
                 .user
                 .as_ref()
-                .is_none_or(|user| user.as_ref() == b"default")
+                .is_none_or(|user| user.as_ref() == client.view().user.as_bytes())
             && of_type(&client, filter.client_type)
             && !(is_me && filter.skip_me);
         if matches {
