@@ -94,16 +94,21 @@ impl Acl {
         all_channels: bool,
     ) -> Result<(), RuleError> {
         let mut users = self.users.write().unwrap_or_else(|p| p.into_inner());
+        let rules = user::merge_selectors(rules).map_err(|first| RuleError {
+            rule: String::from_utf8_lossy(&first).into_owned(),
+            reason: UNMATCHED,
+        })?;
         let mut user = match users.get(name) {
             Some(user) => User::clone(user),
             None => User::new(Bytes::copy_from_slice(name), all_channels),
         };
-        for rule in rules {
+        for rule in &rules {
             user.apply(rule, all_channels).map_err(|reason| RuleError {
                 rule: String::from_utf8_lossy(rule).into_owned(),
                 reason,
             })?;
         }
+        user.settle();
         users.insert(user.name.clone(), Arc::new(user));
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
@@ -175,15 +180,32 @@ impl Acl {
                 return Err(format!("line {line_no}: duplicate user '{name}' found"));
             }
             let mut user = User::new(Bytes::copy_from_slice(name.as_bytes()), all_channels);
-            for rule in words {
-                user.apply(rule.as_bytes(), all_channels)
-                    .map_err(|reason| format!("line {line_no}: {reason} ('{rule}')"))?;
+            let words: Vec<Bytes> = words
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect();
+            let rules = user::merge_selectors(&words).map_err(|first| {
+                format!(
+                    "line {line_no}: {UNMATCHED} ('{}')",
+                    String::from_utf8_lossy(&first)
+                )
+            })?;
+            for rule in rules {
+                user.apply(&rule, all_channels).map_err(|reason| {
+                    format!(
+                        "line {line_no}: {reason} ('{}')",
+                        String::from_utf8_lossy(&rule)
+                    )
+                })?;
             }
+            user.settle();
             users.push(user);
         }
         Ok(users)
     }
 }
+
+/// A selector's `(` never closed.
+pub const UNMATCHED: &str = "Unmatched parenthesis in acl selector";
 
 /// Redis's message for a user name it refuses, if `name` is one.
 pub fn invalid_name(name: &[u8]) -> Option<&'static str> {

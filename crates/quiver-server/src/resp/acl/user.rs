@@ -26,16 +26,10 @@ pub enum Denied {
     Channel(usize),
 }
 
-/// One user; changed only as a whole (SETUSER builds a new one from a copy).
+/// One set of permissions: the user's own, or one of its selectors (`(…)` rules). A
+/// command is allowed when one of a user's sets allows it whole.
 #[derive(Debug, Clone)]
-pub struct User {
-    pub name: Bytes,
-    pub enabled: bool,
-    pub nopass: bool,
-    /// `sanitize-payload` (true) or `skip-sanitize-payload` (false), when given.
-    sanitize: Option<bool>,
-    /// SHA-256 of each password, in hex, in the order they were added.
-    passwords: Vec<String>,
+pub struct Selector {
     all_keys: bool,
     keys: Vec<KeyPattern>,
     all_channels: bool,
@@ -46,6 +40,275 @@ pub struct User {
     rules: Vec<String>,
     /// The full names (`client|list`) the rules allow.
     allowed: HashSet<&'static str>,
+}
+
+impl Selector {
+    /// No command and no key; every channel or none (`acl-pubsub-default`).
+    fn new(all_channels: bool) -> Selector {
+        Selector {
+            all_keys: false,
+            keys: Vec::new(),
+            all_channels,
+            channels: Vec::new(),
+            all_commands: false,
+            rules: Vec::new(),
+            allowed: HashSet::new(),
+        }
+    }
+
+    /// A selector from the rules between `(` and `)`, separated by spaces.
+    fn parse(rules: &[u8], all_channels: bool) -> Result<Selector, &'static str> {
+        let mut selector = Selector::new(all_channels);
+        for rule in rules.split(|&b| b == b' ').filter(|r| !r.is_empty()) {
+            if !selector.apply(rule)? {
+                return Err(SYNTAX);
+            }
+        }
+        selector.settle();
+        Ok(selector)
+    }
+
+    fn unrestricted(&self) -> bool {
+        self.all_keys && self.all_channels && self.all_commands && self.rules.is_empty()
+    }
+
+    /// Applies a rule on commands, keys or channels; false when it is none of those.
+    fn apply(&mut self, rule: &[u8]) -> Result<bool, &'static str> {
+        if let Some((&first @ (b'~' | b'%' | b'&'), rest)) = rule.split_first() {
+            self.apply_pattern(first, rest)?;
+            return Ok(true);
+        }
+        let Ok(text) = std::str::from_utf8(rule) else {
+            return Ok(false);
+        };
+        let lower = text.to_ascii_lowercase();
+        match lower.as_str() {
+            "allkeys" => {
+                self.all_keys = true;
+                self.keys.clear();
+            }
+            "resetkeys" => {
+                self.all_keys = false;
+                self.keys.clear();
+            }
+            "allchannels" => {
+                self.all_channels = true;
+                self.channels.clear();
+            }
+            "resetchannels" => {
+                self.all_channels = false;
+                self.channels.clear();
+            }
+            "allcommands" | "+@all" => self.set_all_commands(true),
+            "nocommands" | "-@all" => self.set_all_commands(false),
+            _ if lower.starts_with('+') || lower.starts_with('-') => {
+                let name = &lower[1..];
+                command_targets(name).ok_or(UNKNOWN_COMMAND)?;
+                self.rules
+                    .retain(|rule| !rule[1..].eq_ignore_ascii_case(name));
+                self.rules.push(lower.clone());
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `~pattern`, `%R~pattern` and its kin, `&pattern`: bytes.
+    fn apply_pattern(&mut self, first: u8, rest: &[u8]) -> Result<(), &'static str> {
+        match first {
+            b'~' => self.add_keys(rest, true, true),
+            b'%' => {
+                let split = rest.iter().position(|&b| b == b'~').ok_or(SYNTAX)?;
+                let (grant, pattern) = (&rest[..split], &rest[split + 1..]);
+                if grant.is_empty() || !grant.iter().all(|b| matches!(b, b'R' | b'W' | b'r' | b'w'))
+                {
+                    return Err(SYNTAX);
+                }
+                let has = |c: u8| grant.iter().any(|b| b.eq_ignore_ascii_case(&c));
+                self.add_keys(pattern, has(b'R'), has(b'W'))
+            }
+            _ => {
+                if self.all_channels {
+                    return Err(
+                        "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+                    );
+                }
+                if rest == b"*" {
+                    self.all_channels = true;
+                    self.channels.clear();
+                } else if !self.channels.iter().any(|c| c == rest) {
+                    self.channels.push(Bytes::copy_from_slice(rest));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn add_keys(&mut self, pattern: &[u8], read: bool, write: bool) -> Result<(), &'static str> {
+        if self.all_keys {
+            return Err(
+                "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+            );
+        }
+        if pattern == b"*" && read && write {
+            self.all_keys = true;
+            self.keys.clear();
+            return Ok(());
+        }
+        let pattern = Bytes::copy_from_slice(pattern);
+        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
+            Some(known) => {
+                known.read |= read;
+                known.write |= write;
+            }
+            None => self.keys.push(KeyPattern {
+                pattern,
+                read,
+                write,
+            }),
+        }
+        Ok(())
+    }
+
+    fn set_all_commands(&mut self, all: bool) {
+        self.all_commands = all;
+        self.rules.clear();
+    }
+
+    /// Recomputes the allowed commands from the rules, and keeps only the rules that
+    /// change them (as Redis describes a user's commands by what they allow). Once per
+    /// SETUSER: it costs rules² walks of the command table.
+    fn settle(&mut self) {
+        self.allowed = allowed_by(self.all_commands, &self.rules);
+        let mut i = 0;
+        while i < self.rules.len() {
+            let mut without = self.rules.clone();
+            without.remove(i);
+            if allowed_by(self.all_commands, &without) == self.allowed {
+                self.rules = without;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Whether this set allows `request` (resolved to `spec`) whole.
+    fn check(&self, spec: &CommandSpec, request: &Request) -> Result<(), Denied> {
+        // AUTH and HELLO (flagged no-auth) are every user's, as in Redis.
+        if !self.allowed.contains(spec.name) && !spec.has(table::flag::NO_AUTH) {
+            return Err(Denied::Command);
+        }
+        if !self.all_keys && spec.has_keys() {
+            for (pos, flags) in spec.get_keys(request).unwrap_or_default() {
+                let flag = |name: &str| flags.iter().any(|f| f.eq_ignore_ascii_case(name));
+                let read = flag("access");
+                let write = flag("insert") || flag("delete") || flag("update");
+                let key = request.arg(pos).unwrap_or_default();
+                let granted = self.keys.iter().any(|k| {
+                    (k.read || !read) && (k.write || !write) && glob_match(&k.pattern, key)
+                });
+                if !granted {
+                    return Err(Denied::Key(pos));
+                }
+            }
+        }
+        if !self.all_channels {
+            let literal = spec.name == "psubscribe";
+            let positions = match spec.name {
+                "publish" | "spublish" => 1..2.min(request.len()),
+                "subscribe" | "ssubscribe" | "psubscribe" => 1..request.len(),
+                _ => 0..0,
+            };
+            for pos in positions {
+                let channel = request.arg(pos).unwrap_or_default();
+                let granted = self.channels.iter().any(|pattern| {
+                    if literal {
+                        pattern == channel
+                    } else {
+                        glob_match(pattern, channel)
+                    }
+                });
+                if !granted {
+                    return Err(Denied::Channel(pos));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The command rules, as ACL LIST and GETUSER show them.
+    pub fn commands(&self) -> String {
+        let mut text = String::from(if self.all_commands { "+@all" } else { "-@all" });
+        for rule in &self.rules {
+            text.push(' ');
+            text.push_str(rule);
+        }
+        text
+    }
+
+    /// The key patterns (`~*` for every key).
+    pub fn keys(&self) -> String {
+        if self.all_keys {
+            return "~*".to_owned();
+        }
+        let patterns = self.keys.iter().map(|k| {
+            let grant = match (k.read, k.write) {
+                (true, true) => "",
+                (true, false) => "%R",
+                _ => "%W",
+            };
+            format!("{grant}~{}", String::from_utf8_lossy(&k.pattern))
+        });
+        patterns.collect::<Vec<_>>().join(" ")
+    }
+
+    /// The channel patterns (`&*` for every channel).
+    pub fn channels(&self) -> String {
+        if self.all_channels {
+            return "&*".to_owned();
+        }
+        let patterns = self
+            .channels
+            .iter()
+            .map(|c| format!("&{}", String::from_utf8_lossy(c)));
+        patterns.collect::<Vec<_>>().join(" ")
+    }
+
+    /// Keys, channels and commands, as ACL LIST shows them.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        let keys = self.keys();
+        if !keys.is_empty() {
+            parts.push(keys);
+        }
+        if self.all_channels {
+            parts.push("&*".to_owned());
+        } else {
+            parts.push("resetchannels".to_owned());
+            let channels = self.channels();
+            if !channels.is_empty() {
+                parts.push(channels);
+            }
+        }
+        parts.push(self.commands());
+        parts.join(" ")
+    }
+}
+
+/// One user; changed only as a whole (SETUSER builds a new one from a copy).
+#[derive(Debug, Clone)]
+pub struct User {
+    pub name: Bytes,
+    pub enabled: bool,
+    pub nopass: bool,
+    /// `sanitize-payload` (true) or `skip-sanitize-payload` (false), when given.
+    sanitize: Option<bool>,
+    /// SHA-256 of each password, in hex, in the order they were added.
+    passwords: Vec<String>,
+    /// The user's own permissions.
+    pub root: Selector,
+    /// Further sets of permissions (`(…)` rules).
+    pub selectors: Vec<Selector>,
     /// Every command, key and channel: nothing to check.
     pub unrestricted: bool,
 }
@@ -95,23 +358,16 @@ impl User {
     /// A new user as ACL SETUSER creates it: off, no password, no command, key or
     /// channel (or every channel when `acl-pubsub-default` is `allchannels`).
     pub fn new(name: Bytes, all_channels: bool) -> User {
-        let mut user = User {
+        User {
             name,
             enabled: false,
             nopass: false,
             sanitize: None,
             passwords: Vec::new(),
-            all_keys: false,
-            keys: Vec::new(),
-            all_channels,
-            channels: Vec::new(),
-            all_commands: false,
-            rules: Vec::new(),
-            allowed: HashSet::new(),
+            root: Selector::new(all_channels),
+            selectors: Vec::new(),
             unrestricted: false,
-        };
-        user.settle();
-        user
+        }
     }
 
     /// The `default` user of a fresh server: every permission, and `password` if one
@@ -121,6 +377,7 @@ impl User {
         for rule in ["on", "allkeys", "allcommands"] {
             user.apply(rule.as_bytes(), true).expect("a valid rule");
         }
+        user.settle();
         match password {
             Some(password) => user.passwords.push(sha256_hex(password)),
             None => user.nopass = true,
@@ -133,22 +390,34 @@ impl User {
         self.enabled && (self.nopass || self.passwords.contains(&sha256_hex(password)))
     }
 
-    /// Applies one ACL SETUSER rule; `all_channels_default` is `acl-pubsub-default`.
-    /// The error is Redis's reason.
+    /// Applies one ACL SETUSER rule (a selector `(…)` whole); `all_channels_default` is
+    /// `acl-pubsub-default`. The error is Redis's reason.
+    /// [`User::settle`] must follow the last rule.
     pub fn apply(&mut self, rule: &[u8], all_channels_default: bool) -> Result<(), &'static str> {
-        // An empty rule does nothing, as in Redis. Passwords and patterns are bytes; the
-        // other rules are words.
-        if rule.is_empty() {
+        // An empty rule does nothing, as in Redis.
+        if rule.is_empty() || self.root.apply(rule)? {
             return Ok(());
         }
-        if let Some((&first @ (b'>' | b'<' | b'~' | b'%' | b'&'), rest)) = rule.split_first() {
-            self.apply_bytes(first, rest)?;
-            self.settle();
-            return Ok(());
+        match rule.split_first() {
+            Some((b'>', password)) => {
+                let hash = sha256_hex(password);
+                if !self.passwords.contains(&hash) {
+                    self.passwords.push(hash);
+                }
+                self.nopass = false;
+                return Ok(());
+            }
+            Some((b'<', password)) => return self.remove_password(&sha256_hex(password)),
+            Some((b'(', inner)) => {
+                let inner = inner.strip_suffix(b")").ok_or(SYNTAX)?;
+                self.selectors
+                    .push(Selector::parse(inner, all_channels_default)?);
+                return Ok(());
+            }
+            _ => {}
         }
         let text = std::str::from_utf8(rule).map_err(|_| SYNTAX)?;
-        let lower = text.to_ascii_lowercase();
-        match lower.as_str() {
+        match text.to_ascii_lowercase().as_str() {
             "on" => self.enabled = true,
             "off" => self.enabled = false,
             "nopass" => {
@@ -161,110 +430,37 @@ impl User {
             }
             "sanitize-payload" => self.sanitize = Some(true),
             "skip-sanitize-payload" => self.sanitize = Some(false),
-            "allkeys" => {
-                self.all_keys = true;
-                self.keys.clear();
-            }
-            "resetkeys" => {
-                self.all_keys = false;
-                self.keys.clear();
-            }
-            "allchannels" => {
-                self.all_channels = true;
-                self.channels.clear();
-            }
-            "resetchannels" => {
-                self.all_channels = false;
-                self.channels.clear();
-            }
-            "allcommands" | "+@all" => self.set_all_commands(true),
-            "nocommands" | "-@all" => self.set_all_commands(false),
-            "clearselectors" => {}
+            "clearselectors" => self.selectors.clear(),
             "reset" => {
-                for rule in ["resetpass", "resetkeys", "resetchannels"] {
-                    self.apply(rule.as_bytes(), all_channels_default)?;
-                }
-                if all_channels_default {
-                    self.apply(b"allchannels", all_channels_default)?;
-                }
+                self.nopass = false;
+                self.passwords.clear();
+                self.selectors.clear();
+                self.root = Selector::new(all_channels_default);
                 self.enabled = false;
                 self.sanitize = Some(true);
-                self.set_all_commands(false);
             }
-            _ => self.apply_valued(text, &lower)?,
-        }
-        self.settle();
-        Ok(())
-    }
-
-    /// The rules with a value that is bytes: passwords and key and channel patterns.
-    fn apply_bytes(&mut self, first: u8, rest: &[u8]) -> Result<(), &'static str> {
-        match first {
-            b'>' => {
-                let hash = sha256_hex(rest);
-                if !self.passwords.contains(&hash) {
-                    self.passwords.push(hash);
+            _ => match text.split_at_checked(1) {
+                Some(("#", hash)) => {
+                    check_hash(hash)?;
+                    if !self.passwords.iter().any(|h| h == hash) {
+                        self.passwords.push(hash.to_owned());
+                    }
+                    self.nopass = false;
                 }
-                self.nopass = false;
-            }
-            b'<' => self.remove_password(&sha256_hex(rest))?,
-            b'~' => self.add_keys(rest, true, true)?,
-            b'%' => {
-                let split = rest.iter().position(|&b| b == b'~').ok_or(SYNTAX)?;
-                let (grant, pattern) = (&rest[..split], &rest[split + 1..]);
-                if grant.is_empty() || !grant.iter().all(|b| matches!(b, b'R' | b'W' | b'r' | b'w'))
-                {
-                    return Err(SYNTAX);
+                Some(("!", hash)) => {
+                    check_hash(hash)?;
+                    self.remove_password(hash)?;
                 }
-                let has = |c: u8| grant.iter().any(|b| b.eq_ignore_ascii_case(&c));
-                self.add_keys(pattern, has(b'R'), has(b'W'))?;
-            }
-            _ => {
-                if self.all_channels {
-                    return Err(
-                        "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
-                    );
-                }
-                if rest == b"*" {
-                    self.all_channels = true;
-                    self.channels.clear();
-                } else if !self.channels.iter().any(|c| c == rest) {
-                    self.channels.push(Bytes::copy_from_slice(rest));
-                }
-            }
+                _ => return Err(SYNTAX),
+            },
         }
         Ok(())
     }
 
-    /// The other rules with a value: password hashes, command rules, selectors.
-    fn apply_valued(&mut self, text: &str, lower: &str) -> Result<(), &'static str> {
-        let Some(first) = text.chars().next() else {
-            return Err(SYNTAX);
-        };
-        let rest = &text[first.len_utf8()..];
-        match first {
-            '#' => {
-                check_hash(rest)?;
-                if !self.passwords.iter().any(|h| h == rest) {
-                    self.passwords.push(rest.to_owned());
-                }
-                self.nopass = false;
-            }
-            '!' => {
-                check_hash(rest)?;
-                self.remove_password(rest)?;
-            }
-            '(' => return Err("Selectors are not supported by this server"),
-            '+' | '-' => {
-                command_targets(&lower[1..]).ok_or(UNKNOWN_COMMAND)?;
-                let name = &lower[1..];
-                self.rules
-                    .retain(|rule| !rule[1..].eq_ignore_ascii_case(name));
-                self.rules.push(lower.to_owned());
-            }
-            _ => return Err(SYNTAX),
-        }
-        Ok(())
+    /// Works out what the rules applied allow (after the last of a SETUSER's rules).
+    pub fn settle(&mut self) {
+        self.root.settle();
+        self.unrestricted = self.root.unrestricted();
     }
 
     fn remove_password(&mut self, hash: &str) -> Result<(), &'static str> {
@@ -276,100 +472,22 @@ impl User {
         Ok(())
     }
 
-    fn add_keys(&mut self, pattern: &[u8], read: bool, write: bool) -> Result<(), &'static str> {
-        if self.all_keys {
-            return Err(
-                "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
-            );
-        }
-        if pattern == b"*" && read && write {
-            self.all_keys = true;
-            self.keys.clear();
-            return Ok(());
-        }
-        let pattern = Bytes::copy_from_slice(pattern);
-        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
-            Some(known) => {
-                known.read |= read;
-                known.write |= write;
-            }
-            None => self.keys.push(KeyPattern {
-                pattern,
-                read,
-                write,
-            }),
-        }
-        Ok(())
-    }
-
-    fn set_all_commands(&mut self, all: bool) {
-        self.all_commands = all;
-        self.rules.clear();
-    }
-
-    /// Recomputes the allowed commands from the rules, and keeps only the rules that
-    /// change them (as Redis describes a user's commands by what they allow).
-    fn settle(&mut self) {
-        self.allowed = allowed_by(self.all_commands, &self.rules);
-        let mut i = 0;
-        while i < self.rules.len() {
-            let mut without = self.rules.clone();
-            without.remove(i);
-            if allowed_by(self.all_commands, &without) == self.allowed {
-                self.rules = without;
-            } else {
-                i += 1;
-            }
-        }
-        self.unrestricted =
-            self.all_keys && self.all_channels && self.all_commands && self.rules.is_empty();
-    }
-
-    /// Whether this user may run `request` (resolved to `spec`).
+    /// Whether this user may run `request` (resolved to `spec`): its own permissions
+    /// or one of its selectors allow it whole. Otherwise the refusal Redis finds most
+    /// telling (a channel over a key over a command, then the furthest argument).
     pub fn check(&self, spec: &CommandSpec, request: &Request) -> Result<(), Denied> {
         if self.unrestricted {
             return Ok(());
         }
-        // AUTH and HELLO (flagged no-auth) are every user's, as in Redis.
-        if !self.allowed.contains(spec.name) && !spec.has(table::flag::NO_AUTH) {
-            return Err(Denied::Command);
-        }
-        if !self.all_keys && spec.has_keys() {
-            for (pos, flags) in spec.get_keys(request).unwrap_or_default() {
-                let flag = |name: &str| flags.iter().any(|f| f.eq_ignore_ascii_case(name));
-                let read = flag("access");
-                let write = flag("insert") || flag("delete") || flag("update");
-                let key = request.arg(pos).unwrap_or_default();
-                let granted = self.keys.iter().any(|k| {
-                    (k.read || !read) && (k.write || !write) && glob_match(&k.pattern, key)
-                });
-                if !granted {
-                    return Err(Denied::Key(pos));
-                }
+        let mut relevant = Denied::Command;
+        for selector in std::iter::once(&self.root).chain(&self.selectors) {
+            match selector.check(spec, request) {
+                Ok(()) => return Ok(()),
+                Err(denied) if denied.rank() > relevant.rank() => relevant = denied,
+                Err(_) => {}
             }
         }
-        if !self.all_channels {
-            let literal = spec.name == "psubscribe";
-            let positions = match spec.name {
-                "publish" | "spublish" => 1..2.min(request.len()),
-                "subscribe" | "ssubscribe" | "psubscribe" => 1..request.len(),
-                _ => 0..0,
-            };
-            for pos in positions {
-                let channel = request.arg(pos).unwrap_or_default();
-                let granted = self.channels.iter().any(|pattern| {
-                    if literal {
-                        pattern == channel
-                    } else {
-                        glob_match(pattern, channel)
-                    }
-                });
-                if !granted {
-                    return Err(Denied::Channel(pos));
-                }
-            }
-        }
-        Ok(())
+        Err(relevant)
     }
 
     /// The user's flags, as ACL GETUSER lists them.
@@ -390,64 +508,53 @@ impl User {
         &self.passwords
     }
 
-    /// The command rules, as ACL LIST and GETUSER show them.
-    pub fn commands(&self) -> String {
-        let mut text = String::from(if self.all_commands { "+@all" } else { "-@all" });
-        for rule in &self.rules {
-            text.push(' ');
-            text.push_str(rule);
-        }
-        text
-    }
-
-    /// The key patterns (`~*` for every key).
-    pub fn keys(&self) -> String {
-        if self.all_keys {
-            return "~*".to_owned();
-        }
-        let patterns = self.keys.iter().map(|k| {
-            let grant = match (k.read, k.write) {
-                (true, true) => "",
-                (true, false) => "%R",
-                _ => "%W",
-            };
-            format!("{grant}~{}", String::from_utf8_lossy(&k.pattern))
-        });
-        patterns.collect::<Vec<_>>().join(" ")
-    }
-
-    /// The channel patterns (`&*` for every channel).
-    pub fn channels(&self) -> String {
-        if self.all_channels {
-            return "&*".to_owned();
-        }
-        let patterns = self
-            .channels
-            .iter()
-            .map(|c| format!("&{}", String::from_utf8_lossy(c)));
-        patterns.collect::<Vec<_>>().join(" ")
-    }
-
     /// The user as ACL LIST shows it, and as an ACL file holds it.
     pub fn describe(&self) -> String {
         let mut parts = vec![format!("user {}", String::from_utf8_lossy(&self.name))];
         parts.extend(self.flags().into_iter().map(str::to_owned));
         parts.extend(self.passwords.iter().map(|h| format!("#{h}")));
-        let keys = self.keys();
-        if !keys.is_empty() {
-            parts.push(keys);
-        }
-        if self.all_channels {
-            parts.push("&*".to_owned());
-        } else {
-            parts.push("resetchannels".to_owned());
-            let channels = self.channels();
-            if !channels.is_empty() {
-                parts.push(channels);
-            }
-        }
-        parts.push(self.commands());
+        parts.push(self.root.describe());
+        parts.extend(self.selectors.iter().map(|s| format!("({})", s.describe())));
         parts.join(" ")
+    }
+}
+
+impl Denied {
+    /// Redis's order of relevance: a channel, a key, a command; then the furthest
+    /// argument.
+    fn rank(self) -> (u8, usize) {
+        match self {
+            Denied::Command => (1, 0),
+            Denied::Key(pos) => (2, pos),
+            Denied::Channel(pos) => (4, pos),
+        }
+    }
+}
+
+/// Joins the arguments of a selector written across several (`(+get` `~a*)`) into one,
+/// as Redis does; the error names the argument whose `(` is never closed.
+pub fn merge_selectors(args: &[Bytes]) -> Result<Vec<Bytes>, Bytes> {
+    let mut merged = Vec::with_capacity(args.len());
+    let mut open: Option<(Bytes, Vec<u8>)> = None;
+    for arg in args {
+        match &mut open {
+            Some((_, joined)) => {
+                joined.push(b' ');
+                joined.extend_from_slice(arg);
+                if arg.ends_with(b")") {
+                    let (_, joined) = open.take().expect("open");
+                    merged.push(Bytes::from(joined));
+                }
+            }
+            None if arg.starts_with(b"(") && !arg.ends_with(b")") => {
+                open = Some((arg.clone(), arg.to_vec()));
+            }
+            None => merged.push(arg.clone()),
+        }
+    }
+    match open {
+        Some((first, _)) => Err(first),
+        None => Ok(merged),
     }
 }
 
@@ -524,6 +631,7 @@ mod tests {
         for rule in rules {
             user.apply(rule.as_bytes(), false)?;
         }
+        user.settle();
         Ok(user)
     }
 
@@ -554,11 +662,27 @@ mod tests {
             "user u on nopass ~* &* +@all -flushall"
         );
         let compact = user(&["+@all", "-get", "+@read", "-config|set"]).unwrap();
-        assert_eq!(compact.commands(), "+@all -config|set");
+        assert_eq!(compact.root.commands(), "+@all -config|set");
+        let selectors = user(&["on", "nopass", "(+get ~a*)", "(+set ~b* &c)", "~k*", "+del"]);
+        assert_eq!(
+            selectors.unwrap().describe(),
+            "user u on nopass ~k* resetchannels -@all +del (~a* resetchannels -@all +get) (~b* resetchannels &c -@all +set)"
+        );
         assert_eq!(
             user(&["reset"]).unwrap().describe(),
             "user u off sanitize-payload resetchannels -@all"
         );
+    }
+
+    #[test]
+    fn a_rule_for_every_command_settles_once() {
+        let rules: Vec<String> = every_command()
+            .map(|spec| format!("+{}", spec.name))
+            .collect();
+        let refs: Vec<&str> = rules.iter().map(String::as_str).collect();
+        let all = user(&refs).unwrap();
+        assert_eq!(all.root.allowed.len(), every_command().count());
+        assert!(!all.unrestricted, "no key or channel yet");
     }
 
     #[test]

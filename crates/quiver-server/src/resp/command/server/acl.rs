@@ -267,15 +267,24 @@ pub(super) fn execute(conn: &mut Connection, command: AclCommand, out: &mut Byte
                     |items: Vec<&str>| Reply::Array(items.into_iter().map(text).collect());
                 let passwords = user.passwords().iter().map(String::as_str).collect();
                 let flags = Reply::Set(user.flags().into_iter().map(text).collect());
-                Reply::Map(vec![
+                let permissions = |s: &acl::user::Selector| {
+                    [
+                        (text("commands"), text(&s.commands())),
+                        (text("keys"), text(&s.keys())),
+                        (text("channels"), text(&s.channels())),
+                    ]
+                };
+                let selectors = user
+                    .selectors
+                    .iter()
+                    .map(|s| Reply::Map(permissions(s).to_vec()));
+                let mut fields = vec![
                     (text("flags"), flags),
                     (text("passwords"), strings(passwords)),
-                    (text("commands"), text(&user.commands())),
-                    (text("keys"), text(&user.keys())),
-                    (text("channels"), text(&user.channels())),
-                    (text("selectors"), Reply::Array(Vec::new())),
-                ])
-                .encode(protocol, out);
+                ];
+                fields.extend(permissions(&user.root));
+                fields.push((text("selectors"), Reply::Array(selectors.collect())));
+                Reply::Map(fields).encode(protocol, out);
             }
         },
         AclCommand::List => {
@@ -301,6 +310,10 @@ pub(super) fn execute(conn: &mut Connection, command: AclCommand, out: &mut Byte
             }
             match acl.set_user(&name, &rules, all_channels(conn)) {
                 Ok(()) => write::write_simple(out, b"OK"),
+                Err(error) if error.reason == acl::UNMATCHED => fail(
+                    out,
+                    &format!("ERR {} starting at '{}'.", error.reason, error.rule),
+                ),
                 Err(error) => fail(
                     out,
                     &format!(
