@@ -624,16 +624,7 @@ impl Connection {
             "toplevel"
         };
         let refusal = refusal(spec, request, denied, user, context, self.handle.line());
-        let max_len = self
-            .shared
-            .stored_params
-            .get("acllog-max-len")
-            .parse()
-            .unwrap_or(128);
-        acl.log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(refusal, max_len);
+        self.shared.log_refusal(refusal);
         Err(CommandError::Other {
             code: ErrorCode::NoPerm,
             message: match denied {

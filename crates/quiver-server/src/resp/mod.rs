@@ -139,6 +139,17 @@ impl RespShared {
             .clone()
     }
 
+    /// Logs an ACL refusal (ACL LOG), keeping `acllog-max-len` entries.
+    fn log_refusal(&self, refusal: acl::log::Refusal) {
+        let max_len = self
+            .stored_params
+            .get("acllog-max-len")
+            .parse()
+            .unwrap_or(128);
+        let mut log = self.acl.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.add(refusal, max_len);
+    }
+
     /// Protected mode: with no password set, only loopback clients get in.
     fn refuses(&self, peer: IpAddr) -> bool {
         let runtime = self.runtime();

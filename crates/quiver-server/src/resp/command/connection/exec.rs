@@ -97,16 +97,7 @@ fn authenticate(
             username: String::from_utf8_lossy(name).into_owned(),
             client_info: conn.handle.line(),
         };
-        let max_len = conn
-            .shared
-            .stored_params
-            .get("acllog-max-len")
-            .parse()
-            .unwrap_or(128);
-        acl.log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(refusal, max_len);
+        conn.shared.log_refusal(refusal);
         return Err(CommandError::WrongPass);
     };
     conn.session.user = user;

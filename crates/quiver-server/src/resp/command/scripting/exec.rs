@@ -394,19 +394,7 @@ impl ScriptDispatch<'_, '_> {
             .unwrap_or_default();
         let refusal =
             crate::resp::connection::refusal(spec, request, denied, self.user, "lua", client_info);
-        let max_len = self
-            .shared
-            .stored_params
-            .get("acllog-max-len")
-            .parse()
-            .unwrap_or(128);
-        let mut log = self
-            .shared
-            .acl
-            .log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        log.add(refusal, max_len);
+        self.shared.log_refusal(refusal);
     }
 }
 

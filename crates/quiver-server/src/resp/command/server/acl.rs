@@ -4,12 +4,13 @@ use bytes::{Bytes, BytesMut};
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Reply, Request};
 
+use super::specs::c;
 use super::{Args, Command, ServerCommand, is};
 use crate::resp::acl::{self, Acl, Denied};
 use crate::resp::command::exec::container_help;
 use crate::resp::connection::Connection;
 use crate::resp::table::flag::{ADMIN, LOADING, NOSCRIPT, STALE};
-use crate::resp::table::{self, CommandSpec, Group, Parser};
+use crate::resp::table::{self, CommandSpec};
 
 /// An ACL subcommand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,38 +51,15 @@ fn acl(command: AclCommand) -> Result<Command, CommandError> {
     Ok(Command::Server(ServerCommand::Acl(command)))
 }
 
-const fn sub(
-    name: &'static str,
-    arity: i32,
-    flags: u32,
-    summary: &'static str,
-    parser: Parser,
-) -> CommandSpec {
-    let since = if matches!(name.as_bytes(), b"acl|dryrun") {
-        "7.0.0"
-    } else {
-        "6.0.0"
-    };
-    CommandSpec::new(
-        Group::Server,
-        name,
-        arity,
-        flags,
-        (0, 0, 0),
-        since,
-        summary,
-        parser,
-    )
-}
-
 const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 const OPEN_FLAGS: u32 = NOSCRIPT | LOADING | STALE;
 
 pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
-    sub(
+    c(
         "acl|cat",
         -2,
         OPEN_FLAGS,
+        "6.0.0",
         "Lists the ACL categories, or the commands inside a category.",
         |a| {
             let category = (a.remaining() > 0).then(|| a.next()).transpose()?;
@@ -89,18 +67,20 @@ pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
         },
     )
     .with_syntax("[category]"),
-    sub(
+    c(
         "acl|deluser",
         -3,
         ADMIN_FLAGS,
+        "6.0.0",
         "Deletes ACL users, and terminates their connections.",
         |a| acl(AclCommand::DelUser { names: a.rest() }),
     )
     .with_syntax("username [username ...]"),
-    sub(
+    c(
         "acl|dryrun",
         -4,
         ADMIN_FLAGS,
+        "7.0.0",
         "Simulates the execution of a command by a user, without executing the command.",
         |a| {
             let user = a.next()?;
@@ -111,10 +91,11 @@ pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
         },
     )
     .with_syntax("username command [arg [arg ...]]"),
-    sub(
+    c(
         "acl|genpass",
         -2,
         OPEN_FLAGS,
+        "6.0.0",
         "Generates a pseudorandom, secure password that can be used to identify ACL users.",
         |a| {
             let bits = match a.remaining() {
@@ -128,54 +109,61 @@ pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
         },
     )
     .with_syntax("[bits]"),
-    sub(
+    c(
         "acl|getuser",
         3,
         ADMIN_FLAGS,
+        "6.0.0",
         "Lists the ACL rules of a user.",
         |a| acl(AclCommand::GetUser { name: a.next()? }),
     )
     .with_syntax("username"),
-    sub(
+    c(
         "acl|help",
         2,
         LOADING | STALE,
+        "6.0.0",
         "Returns helpful text about the different subcommands.",
         |_| acl(AclCommand::Help),
     ),
-    sub(
+    c(
         "acl|list",
         2,
         ADMIN_FLAGS,
+        "6.0.0",
         "Dumps the effective rules in ACL file format.",
         |_| acl(AclCommand::List),
     ),
-    sub(
+    c(
         "acl|load",
         2,
         ADMIN_FLAGS,
+        "6.0.0",
         "Reloads the rules from the configured ACL file.",
         |_| acl(AclCommand::Load),
     ),
-    sub(
+    c(
         "acl|log",
         -2,
         ADMIN_FLAGS,
+        "6.0.0",
         "Lists recent security events generated due to commands rejected by ACL rules.",
         parse_log,
     )
     .with_syntax("[count|RESET]"),
-    sub(
+    c(
         "acl|save",
         2,
         ADMIN_FLAGS,
+        "6.0.0",
         "Saves the effective ACL rules in the configured ACL file.",
         |_| acl(AclCommand::Save),
     ),
-    sub(
+    c(
         "acl|setuser",
         -3,
         ADMIN_FLAGS,
+        "6.0.0",
         "Creates and modifies an ACL user and its rules.",
         |a| {
             let name = a.next()?;
@@ -186,17 +174,19 @@ pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
         },
     )
     .with_syntax("username [rule [rule ...]]"),
-    sub(
+    c(
         "acl|users",
         2,
         ADMIN_FLAGS,
+        "6.0.0",
         "Lists all ACL users.",
         |_| acl(AclCommand::Users),
     ),
-    sub(
+    c(
         "acl|whoami",
         2,
         OPEN_FLAGS,
+        "6.0.0",
         "Returns the authenticated username of the current connection.",
         |_| acl(AclCommand::WhoAmI),
     ),

@@ -6,7 +6,7 @@ use crate::resp::table::flag::{
 };
 use crate::resp::table::{CommandSpec, Group, Parser};
 
-const fn c(
+pub(super) const fn c(
     name: &'static str,
     arity: i32,
     flags: u32,
