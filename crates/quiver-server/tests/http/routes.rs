@@ -260,11 +260,13 @@ async fn publish_and_read(http: &mut Http, tag: &str) {
 }
 
 async fn groups(http: &mut Http, tag: &str) {
+    // Fetches that expect messages wait for them: under load the group's dispatcher may
+    // lease them later than a fetch without `wait_ms` waits.
     let group = format!("/v1/streams/acme/{tag}/orders/groups/billing");
     let fetched = http
         .post_json(
             &format!("{group}/fetch"),
-            json!({"consumer": "c1", "max": 2}),
+            json!({"consumer": "c1", "max": 2, "wait_ms": 10000}),
         )
         .await;
     assert_eq!(fetched.status, 200, "{:?}", fetched.body);
@@ -280,7 +282,7 @@ async fn groups(http: &mut Http, tag: &str) {
     let other = http
         .post_json(
             &format!("{group}/fetch"),
-            json!({"consumer": "c2", "max": 10}),
+            json!({"consumer": "c2", "max": 10, "wait_ms": 10000}),
         )
         .await
         .json();
@@ -325,7 +327,7 @@ async fn groups(http: &mut Http, tag: &str) {
     let again = http
         .post_json(
             &format!("{group}/fetch"),
-            json!({"consumer": "c1", "max": 5}),
+            json!({"consumer": "c1", "max": 5, "wait_ms": 10000}),
         )
         .await
         .json();
