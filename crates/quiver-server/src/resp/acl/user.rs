@@ -56,11 +56,13 @@ impl Selector {
         }
     }
 
-    /// A selector from the rules between `(` and `)`, separated by spaces.
+    /// A selector from the rules between `(` and `)`, separated by spaces. A rule that
+    /// ends with `)` is refused: written back (ACL LIST, ACL SAVE) it would close the
+    /// selector early, and the file would not load.
     fn parse(rules: &[u8], all_channels: bool) -> Result<Selector, &'static str> {
         let mut selector = Selector::new(all_channels);
         for rule in rules.split(|&b| b == b' ').filter(|r| !r.is_empty()) {
-            if !selector.apply(rule)? {
+            if rule.ends_with(b")") || !selector.apply(rule)? {
                 return Err(SYNTAX);
             }
         }
@@ -704,6 +706,7 @@ mod tests {
                 .unwrap()
                 .starts_with("Adding a pattern")
         );
+        assert_eq!(user(&["(+get ~a))"]).err(), Some(SYNTAX));
     }
 
     #[test]
