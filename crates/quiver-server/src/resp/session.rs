@@ -155,6 +155,17 @@ impl Session {
         }
     }
 
+    /// Reads the client's user again if the users changed since it was read.
+    pub fn refresh_user(&mut self, acl: &crate::resp::acl::Acl) {
+        let generation = acl.generation();
+        if generation != self.acl_generation {
+            self.acl_generation = generation;
+            if let Some(user) = acl.user(&self.user.name) {
+                self.user = user;
+            }
+        }
+    }
+
     /// Back to a fresh connection's state, as `RESET` does: logged in as `default`
     /// when it needs no password.
     pub fn reset(&mut self, acl: &crate::resp::acl::Acl) {

@@ -4,7 +4,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use quiver_resp::Reply;
+use quiver_resp::{Reply, Request};
+
+use super::{Denied, User};
+use crate::resp::table::CommandSpec;
 
 /// Refusals this close to an equal entry count on it.
 const MERGE_WINDOW: Duration = Duration::from_secs(60);
@@ -34,6 +37,33 @@ pub struct Refusal {
     pub username: String,
     /// The client's `CLIENT LIST` line.
     pub client_info: String,
+}
+
+impl Refusal {
+    /// The refusal of `request` (resolved to `spec`) to `user`, for `denied`.
+    pub fn of(
+        spec: &CommandSpec,
+        request: &Request,
+        denied: Denied,
+        user: &User,
+        context: &'static str,
+        client_info: String,
+    ) -> Refusal {
+        let arg =
+            |pos: usize| String::from_utf8_lossy(request.arg(pos).unwrap_or_default()).into_owned();
+        let (reason, object) = match denied {
+            Denied::Command => ("command", spec.name.to_owned()),
+            Denied::Key(pos) => ("key", arg(pos)),
+            Denied::Channel(pos) => ("channel", arg(pos)),
+        };
+        Refusal {
+            reason,
+            context,
+            object,
+            username: String::from_utf8_lossy(&user.name).into_owned(),
+            client_info,
+        }
+    }
 }
 
 /// The log, newest first.

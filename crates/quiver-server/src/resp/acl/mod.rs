@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
+use quiver_resp::CommandError;
+
+use crate::resp::table::CommandSpec;
 
 pub use user::{Denied, User};
 
@@ -201,6 +204,27 @@ impl Acl {
             users.push(user);
         }
         Ok(users)
+    }
+}
+
+/// The NOPERM error of a refusal, in Redis's words.
+pub fn no_permission(spec: &CommandSpec, denied: Denied) -> CommandError {
+    let message = match denied {
+        Denied::Command => format!(
+            "this user has no permissions to run the '{}' command",
+            spec.name
+        ),
+        Denied::Key(_) => {
+            "this user has no permissions to access one of the keys used as arguments".to_owned()
+        }
+        Denied::Channel(_) => {
+            "this user has no permissions to access one of the channels used as arguments"
+                .to_owned()
+        }
+    };
+    CommandError::Other {
+        code: quiver_resp::ErrorCode::NoPerm,
+        message: message.into(),
     }
 }
 

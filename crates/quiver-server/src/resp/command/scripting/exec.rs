@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 use super::{Callee, ScriptingCommand};
 use crate::clock::unix_ms;
 use crate::resp::RespShared;
+use crate::resp::acl::log::Refusal;
 use crate::resp::acl::{Denied, User};
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
 use crate::resp::command::server::exec::write_time;
@@ -392,8 +393,7 @@ impl ScriptDispatch<'_, '_> {
             .get(self.client)
             .map(|client| client.line())
             .unwrap_or_default();
-        let refusal =
-            crate::resp::connection::refusal(spec, request, denied, self.user, "lua", client_info);
+        let refusal = Refusal::of(spec, request, denied, self.user, "lua", client_info);
         self.shared.log_refusal(refusal);
     }
 }

@@ -4,6 +4,8 @@
 //! reads the connection may move, with all its state, to another connection
 //! thread (see `serve::io_threads`).
 
+mod block;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,11 +20,10 @@ use quiver_resp::{CommandError, Decoder, ErrorCode, ParseError, Protocol, Reques
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{ReadHalf, WriteHalf};
-use tokio::sync::Notify;
 
-use super::acl::{Denied, User, log::Refusal};
+use super::acl::log::Refusal;
 use super::ahead;
-use super::clients::{ClientHandle, UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
+use super::clients::ClientHandle;
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
 use super::command::pubsub::exec::{PendingPublish, write_entries};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
@@ -33,6 +34,7 @@ use crate::resp::table::{self, CommandSpec, flag};
 use crate::serve::io_threads::Seat;
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
+use block::{Blocked, Parked};
 
 /// Most requests decoded ahead of the one running, so that the keys of a
 /// pipeline's requests are looked up together (see `next_request`).
@@ -65,17 +67,6 @@ pub(super) enum Flow {
     Script(tokio::sync::oneshot::Receiver<BytesMut>),
     /// CLIENT PAUSE holds the command until then: wait, then handle it again.
     Paused(Instant),
-}
-
-/// A blocking command waiting for data.
-#[derive(Debug)]
-pub(super) struct Blocked {
-    spec: &'static CommandSpec,
-    command: Command,
-    keys: Vec<bytes::Bytes>,
-    deadline: Option<Instant>,
-    /// The integer answered at the deadline (WAIT's 0); `None`: the null array.
-    timeout_reply: Option<i64>,
 }
 
 /// Why the read loop stopped.
@@ -603,18 +594,8 @@ impl Connection {
     /// Whether the client's user may run `request`; a refusal is logged (ACL LOG). The
     /// user is read again when the users changed.
     fn authorize(&mut self, spec: &CommandSpec, request: &Request) -> Result<(), CommandError> {
-        let acl = &self.shared.acl;
-        let generation = acl.generation();
-        if generation != self.session.acl_generation {
-            self.session.acl_generation = generation;
-            if let Some(user) = acl.user(&self.session.user.name) {
-                self.session.user = user;
-            }
-        }
+        self.session.refresh_user(&self.shared.acl);
         let user = &self.session.user;
-        if user.unrestricted {
-            return Ok(());
-        }
         let Err(denied) = user.check(spec, request) else {
             return Ok(());
         };
@@ -623,26 +604,10 @@ impl Connection {
         } else {
             "toplevel"
         };
-        let refusal = refusal(spec, request, denied, user, context, self.handle.line());
+        let client_info = self.handle.line();
+        let refusal = Refusal::of(spec, request, denied, user, context, client_info);
         self.shared.log_refusal(refusal);
-        Err(CommandError::Other {
-            code: ErrorCode::NoPerm,
-            message: match denied {
-                Denied::Command => format!(
-                    "this user has no permissions to run the '{}' command",
-                    spec.name
-                )
-                .into(),
-                Denied::Key(_) => {
-                    "this user has no permissions to access one of the keys used as arguments"
-                        .into()
-                }
-                Denied::Channel(_) => {
-                    "this user has no permissions to access one of the channels used as arguments"
-                        .into()
-                }
-            },
-        })
+        Err(super::acl::no_permission(spec, denied))
     }
 
     /// Shows `request` to the monitoring clients.
@@ -760,101 +725,6 @@ impl Connection {
             }
             Err(command) => execute_session(self, command, out),
         }
-    }
-
-    /// Parks the connection until a key gets data (then retries the
-    /// command), the deadline passes or CLIENT UNBLOCK asks (then replies as
-    /// on a timeout, or with the `UNBLOCKED` error), or the client is killed,
-    /// disconnects or the server shuts down.
-    async fn block(
-        &mut self,
-        blocked: Blocked,
-        parked: Parked<'_, '_>,
-        output: &mut BytesMut,
-    ) -> Result<(), End> {
-        let Blocked {
-            spec,
-            command,
-            keys,
-            deadline,
-            timeout_reply,
-        } = blocked;
-        let Parked {
-            reader,
-            input,
-            shutdown,
-        } = parked;
-        let notify = Arc::new(Notify::new());
-        let db = self.session.db;
-        self.shared.cache.block(db, &keys, &notify);
-        let result = loop {
-            // Registered first, then retried: a push between the first attempt
-            // and the registration is not missed.
-            self.now_ms = unix_ms();
-            self.session.wrote.store(true, Ordering::Relaxed);
-            if let Flow::Continue = self.execute(spec, command.clone(), output) {
-                break Ok(());
-            }
-            let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
-            let unblocked = self.handle.unblock.swap(0, Ordering::AcqRel);
-            if unblocked == UNBLOCK_ERROR {
-                write::write_error(output, b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
-                break Ok(());
-            }
-            if unblocked == UNBLOCK_TIMEOUT || timeout.is_some_and(|left| left.is_zero()) {
-                // Redis answers every timed-out blocking list command with the null array.
-                match timeout_reply {
-                    Some(n) => write::write_integer(output, n),
-                    None => write::write_null_array(output, self.session.protocol),
-                }
-                break Ok(());
-            }
-            input.reserve(READ_CHUNK_BYTES);
-            tokio::select! {
-                () = notify.notified() => {}
-                () = sleep_or_forever(timeout) => {}
-                read = reader.read_buf(input) => if matches!(read, Ok(0) | Err(_)) { break Err(End::Closed) },
-                () = self.handle.kill.notified() => if self.handle.killed.load(Ordering::Acquire) {
-                    break Err(End::Closed);
-                },
-                () = shutdown.wait() => break Err(End::Closed),
-            }
-        };
-        self.handle.blocked.store(false, Ordering::Release);
-        self.shared.cache.unblock(db, &keys, &notify);
-        result
-    }
-}
-
-/// What a blocked connection keeps watching besides its keys.
-struct Parked<'r, 'a> {
-    reader: &'r mut ReadHalf<'a>,
-    input: &'r mut BytesMut,
-    shutdown: &'r Shutdown,
-}
-
-/// An ACL LOG entry for a refused command.
-pub(super) fn refusal(
-    spec: &CommandSpec,
-    request: &Request,
-    denied: Denied,
-    user: &User,
-    context: &'static str,
-    client_info: String,
-) -> Refusal {
-    let arg =
-        |pos: usize| String::from_utf8_lossy(request.arg(pos).unwrap_or_default()).into_owned();
-    let (reason, object) = match denied {
-        Denied::Command => ("command", spec.name.to_owned()),
-        Denied::Key(pos) => ("key", arg(pos)),
-        Denied::Channel(pos) => ("channel", arg(pos)),
-    };
-    Refusal {
-        reason,
-        context,
-        object,
-        username: String::from_utf8_lossy(&user.name).into_owned(),
-        client_info,
     }
 }
 
