@@ -104,10 +104,9 @@ impl Monitors {
     /// Shows `request` to every monitoring client, unless its command is one Redis
     /// does not show.
     pub fn feed(&self, spec: &CommandSpec, request: &Request, db: usize, origin: Origin<'_>) {
-        if spec.has(flag::ADMIN) || spec.has(flag::SKIP_MONITOR) && !is_script_call(spec) {
-            return;
+        if shows(spec) {
+            self.feed_text(&shown_args(spec, request), db, origin);
         }
-        self.feed_text(&shown_args(spec, request), db, origin);
     }
 
     /// Shows `args` (from [`shown_args`]) to every monitoring client.

@@ -361,20 +361,15 @@ fn acl_file(conn: &Connection) -> Option<std::path::PathBuf> {
     (!path.is_empty()).then(|| std::path::PathBuf::from(path))
 }
 
-/// ACL SAVE: every user's ACL LIST line, written to a temporary file, synced and
-/// renamed over the file.
+/// ACL SAVE: every user's ACL LIST line, replacing the file as CONFIG REWRITE does
+/// (a temporary file, synced, renamed, the directory synced).
 fn save(acl: &Acl, path: &std::path::Path) -> std::io::Result<()> {
-    use std::io::Write;
     let mut text = String::new();
     for user in acl.users() {
         text.push_str(&user.describe());
         text.push('\n');
     }
-    let temp = path.with_extension("tmp");
-    let mut file = std::fs::File::create(&temp)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+    super::config::replace_file(path, text.as_bytes())
 }
 
 /// Loads the users of the ACL file at `path`, all or none; the error says which line

@@ -455,7 +455,7 @@ fn rewrite(shared: &RespShared) -> Result<(), String> {
 /// Replaces the file at `path` with `content`: a temporary file beside it, fsynced,
 /// renamed over it, then the directory fsynced, so a crash leaves the old file or the
 /// new one.
-fn replace_file(path: &std::path::Path, content: &[u8]) -> std::io::Result<()> {
+pub(super) fn replace_file(path: &std::path::Path, content: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
