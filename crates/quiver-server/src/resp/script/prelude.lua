@@ -20,9 +20,18 @@ local function protect(t)
   return p
 end
 
--- `redis.call`, `redis.pcall` and `redis.setresp` are set for each run (they reach
--- that run's commands). `pcall` hands an error reply (raised by `redis.call`, or an
+-- Each run sets `redis.call` to the function that runs its commands; `redis.pcall` and
+-- `redis.setresp` reach it too, telling it who they are by a marker as their first
+-- argument. `pcall` hands an error reply (raised by `redis.call`, or an
 -- `{err = ...}` table) to the script as its text, as Redis 7.0 does.
+local PCALL, SETRESP = bridge.pcall, bridge.setresp
+redis.pcall = function(...)
+  local reply = redis.call(PCALL, ...)
+  return reply
+end
+redis.setresp = function(version)
+  redis.call(SETRESP, version)
+end
 local raw_pcall = pcall
 local reply_error = bridge.reply_error
 local function settle(ok, ...)
@@ -121,15 +130,25 @@ local function_env = strict(G, function(k)
   return G[k]
 end)
 
--- Runs a script (no arguments: it reads KEYS and ARGV) or a function (keys, args)
--- under the error handler, which sees the stack where the error was raised.
-local function run(f, handler, keys, args)
-  if keys == nil then
-    return xpcall(f, handler)
+-- Runs a script (it reads the globals KEYS and ARGV) or a function (called with keys
+-- and args) under the error handler, which sees the stack where the error was raised.
+-- Takes the number of keys, then the keys and the arguments.
+local select = select
+local function run(f, handler, is_function, nkeys, ...)
+  local keys, args = { ... }, {}
+  for i = nkeys + 1, select("#", ...) do
+    args[i - nkeys] = keys[i]
+    keys[i] = nil
   end
-  return xpcall(function()
-    return f(keys, args)
-  end, handler)
+  if is_function then
+    return xpcall(function()
+      return f(keys, args)
+    end, handler)
+  end
+  G.KEYS, G.ARGV = keys, args
+  local ok, value = xpcall(f, handler)
+  G.KEYS, G.ARGV = nil, nil
+  return ok, value
 end
 
 return env, function_env, run

@@ -5,7 +5,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{
+    Either, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic,
+};
 use quiver_resp::Protocol;
 use quiver_resp::num::{MAX_DOUBLE_CHARS, format_double};
 
@@ -33,13 +35,14 @@ pub(super) struct Vm {
     env: Table,
     /// The environment functions run in: the same, but for the load of their library.
     function_env: Table,
-    /// The real `redis` table, where each run puts its `call`, `pcall` and `setresp`.
-    redis: Table,
-    /// The real globals, where KEYS and ARGV go.
-    globals: Table,
     /// What the prelude's functions reach: `register` and `loading` while a library
     /// loads.
     pub(super) bridge: Table,
+    /// The real `redis` table, where each run puts its `call`.
+    redis: Table,
+    /// The first arguments with which `redis.pcall` and `redis.setresp` call it.
+    pcall: Table,
+    setresp: Table,
     run: Function,
     handler: Function,
 }
@@ -84,10 +87,13 @@ impl Vm {
             })?,
         )?;
         let redis = redis_library(&lua)?;
+        let (pcall, setresp) = (lua.create_table()?, lua.create_table()?);
+        bridge.raw_set("pcall", &pcall)?;
+        bridge.raw_set("setresp", &setresp)?;
         let (env, function_env, run): (Table, Table, Function) = lua
             .load(PRELUDE)
             .set_name("=prelude")
-            .call((bridge.clone(), globals.clone(), redis.clone()))?;
+            .call((bridge.clone(), globals, redis.clone()))?;
         let handler = lua.create_function(error_handler)?;
         // Scripts make short-lived garbage (KEYS, ARGV, replies): collect after the heap
         // has tripled rather than doubled (Lua's default), which halves the collector's
@@ -101,9 +107,10 @@ impl Vm {
             lua,
             env,
             function_env,
-            redis,
-            globals,
             bridge,
+            redis,
+            pcall,
+            setresp,
             run,
             handler,
         })
@@ -135,45 +142,45 @@ impl Vm {
             protocol: Protocol::Resp2,
             scratch: BytesMut::new(),
         });
-        let run_call = |lua: &Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
-            let (value, failed) = session.borrow_mut().call(lua, args)?;
-            match value {
-                Value::Table(table) if failed && raise => {
-                    let text = table.raw_get::<mlua::String>("err")?;
-                    Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
-                }
-                value => Ok(value),
-            }
-        };
-        let run_call = &run_call;
         let result = self.lua.scope(|scope| {
             let lua = &self.lua;
+            // One callback per run: `redis.call` itself, which the prelude's
+            // `redis.pcall` and `redis.setresp` call with their marker first.
             self.redis.raw_set(
                 "call",
-                scope.create_function(move |lua, args: MultiValue| run_call(lua, args, true))?,
-            )?;
-            self.redis.raw_set(
-                "pcall",
-                scope.create_function(move |lua, args: MultiValue| run_call(lua, args, false))?,
-            )?;
-            self.redis.raw_set(
-                "setresp",
-                scope.create_function(|_, version: Value| {
-                    session.borrow_mut().set_protocol(version)
+                scope.create_function(|lua, mut args: MultiValue| {
+                    let marker = match args.front() {
+                        Some(Value::Table(first)) if *first == self.pcall => Some(Marker::Pcall),
+                        Some(Value::Table(first)) if *first == self.setresp => {
+                            Some(Marker::Setresp)
+                        }
+                        _ => None,
+                    };
+                    if marker.is_some() {
+                        args.pop_front();
+                    }
+                    let mut session = session.borrow_mut();
+                    if marker == Some(Marker::Setresp) {
+                        session.set_protocol(args.pop_front().unwrap_or(Value::Nil))?;
+                        return Ok(Value::Nil);
+                    }
+                    match session.call(lua, args)? {
+                        (Value::Table(table), true) if marker.is_none() => {
+                            let text = table.raw_get::<mlua::String>("err")?;
+                            Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
+                        }
+                        (value, _) => Ok(value),
+                    }
                 })?,
             )?;
-            let keys = strings(lua, call.keys)?;
-            let args = strings(lua, call.args)?;
-            let (ok, value): (bool, Value) = if call.is_function {
-                self.run.call((call.function, &self.handler, keys, args))?
-            } else {
-                self.globals.raw_set("KEYS", keys)?;
-                self.globals.raw_set("ARGV", args)?;
-                let result = self.run.call((call.function, &self.handler));
-                self.globals.raw_set("KEYS", Value::Nil)?;
-                self.globals.raw_set("ARGV", Value::Nil)?;
-                result?
-            };
+            let words = arguments(lua, call.keys.iter().chain(call.args))?;
+            let (ok, value): (bool, Value) = self.run.call((
+                call.function,
+                &self.handler,
+                call.is_function,
+                call.keys.len(),
+                words,
+            ))?;
             if ok {
                 let script_protocol = session.borrow().protocol;
                 convert::write_value(&value, call.protocol, script_protocol, out);
@@ -182,13 +189,18 @@ impl Vm {
             }
             Ok(())
         });
-        for name in ["call", "pcall", "setresp"] {
-            let _ = self.redis.raw_set(name, Value::Nil);
-        }
+        let _ = self.redis.raw_set("call", Value::Nil);
         if let Err(error) = result {
             quiver_resp::encode::write_error(out, format!("ERR {}", error_text(&error)).as_bytes());
         }
     }
+}
+
+/// Which of the prelude's functions called `redis.call`.
+#[derive(Clone, Copy, PartialEq)]
+enum Marker {
+    Pcall,
+    Setresp,
 }
 
 /// What `redis.call` and `redis.setresp` work with during one run.
@@ -251,12 +263,18 @@ impl Session<'_> {
     }
 }
 
-fn strings(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
-    let table = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, item) in items.iter().enumerate() {
-        table.raw_set(i + 1, lua.create_string(item)?)?;
-    }
-    Ok(table)
+/// Keys and arguments as Lua strings, pushed straight onto the stack: text as it is,
+/// other bytes through a Lua string made first.
+fn arguments<'a>(
+    lua: &Lua,
+    items: impl Iterator<Item = &'a Bytes>,
+) -> mlua::Result<Variadic<Either<&'a str, mlua::String>>> {
+    items
+        .map(|item| match std::str::from_utf8(item) {
+            Ok(text) => Ok(Either::Left(text)),
+            Err(_) => lua.create_string(item).map(Either::Right),
+        })
+        .collect()
 }
 
 /// The reply to a script that raised an error: its message, then where it was raised.
