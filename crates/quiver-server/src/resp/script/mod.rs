@@ -23,6 +23,7 @@ use bytes::{Bytes, BytesMut};
 use mlua::{Function, VmState};
 use quiver_core::cache::{Cache, Transaction};
 use quiver_resp::Protocol;
+use quiver_resp::request::Request;
 use tokio::sync::{Notify, oneshot};
 
 use crate::resp::command::scripting::Run;
@@ -36,7 +37,7 @@ pub const DEFAULT_BUSY_THRESHOLD_MS: u64 = 5_000;
 /// Runs the commands a script sends with `redis.call`: writes exactly one reply (or
 /// error) in `protocol` into `out`.
 pub(in crate::resp) trait Dispatch {
-    fn dispatch(&mut self, args: Vec<Bytes>, protocol: Protocol, out: &mut BytesMut);
+    fn dispatch(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut);
 }
 
 /// The scripting engine of a server, shared by its connections.
@@ -51,10 +52,19 @@ pub struct Scripts {
 /// number of libraries and of functions.
 pub(in crate::resp) type FunctionStats = (Option<(String, Vec<Bytes>, u64)>, usize, usize);
 
-/// Work for the script thread: it runs with every shard of the keyspace held and
-/// returns its reply and where it goes (sent once the batch's changes are published).
-pub(in crate::resp) type Job =
-    Box<dyn for<'k> FnOnce(&'k Cache, &mut Transaction<'k>) -> JobReply + Send>;
+/// Work for the script thread, with the keys it names: the thread reads the keys of a
+/// batch of jobs ahead (see [`Cache::warm`]), then runs each job's work with every shard
+/// of the keyspace held, handing the keys back.
+pub(in crate::resp) struct Job {
+    pub db: usize,
+    pub keys: Vec<Bytes>,
+    pub work: Work,
+}
+
+/// A job's work: it returns its reply and where it goes (sent once the batch's changes
+/// are published).
+pub(in crate::resp) type Work =
+    Box<dyn for<'k> FnOnce(&'k Cache, &mut Transaction<'k>, Vec<Bytes>) -> JobReply + Send>;
 
 /// A job's reply and the connection waiting for it.
 pub(in crate::resp) type JobReply = (oneshot::Sender<BytesMut>, BytesMut);
@@ -168,6 +178,14 @@ struct Engine {
     functions: functions::Registry,
 }
 
+/// Reads ahead the keys a batch's jobs name, a run of jobs on one database at a time.
+fn warm(cache: &Cache, batch: &[Job]) {
+    for run in batch.chunk_by(|a, b| a.db == b.db) {
+        let keys = run.iter().flat_map(|job| &job.keys);
+        cache.warm(run[0].db, keys.map(|key| (key.as_ref(), None)));
+    }
+}
+
 /// The lower-case hex SHA1 of `data` (script names, `redis.sha1hex`).
 pub(in crate::resp) fn sha1_hex(data: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, data);
@@ -208,14 +226,18 @@ impl Scripts {
                 // Ends when the engine (the queue's sender) is dropped. Jobs queued
                 // together run under one hold of the keyspace.
                 while let Ok(first) = queue.recv() {
-                    let mut replies = Vec::new();
+                    let mut batch = vec![first];
+                    while batch.len() < MAX_BATCH {
+                        let Ok(job) = queue.try_recv() else { break };
+                        batch.push(job);
+                    }
+                    warm(&cache, &batch);
+                    let mut replies = Vec::with_capacity(batch.len());
                     {
                         let mut tx = cache.transaction();
                         thread_state.holding.store(true, Ordering::Release);
-                        replies.push(first(&cache, &mut tx));
-                        while replies.len() < MAX_BATCH {
-                            let Ok(job) = queue.try_recv() else { break };
-                            replies.push(job(&cache, &mut tx));
+                        for job in batch {
+                            replies.push((job.work)(&cache, &mut tx, job.keys));
                         }
                         thread_state.holding.store(false, Ordering::Release);
                     }
@@ -566,7 +588,7 @@ mod tests {
     struct NoCommands;
 
     impl Dispatch for NoCommands {
-        fn dispatch(&mut self, _: Vec<Bytes>, _: Protocol, out: &mut BytesMut) {
+        fn dispatch(&mut self, _: Request, _: Protocol, out: &mut BytesMut) {
             quiver_resp::encode::write_error(out, b"ERR no commands here");
         }
     }

@@ -10,6 +10,7 @@ use mlua::{
 };
 use quiver_resp::Protocol;
 use quiver_resp::num::{MAX_DOUBLE_CHARS, format_double};
+use quiver_resp::request::Request;
 
 use super::convert::{self, write_error_text};
 use super::{Dispatch, RunState, libs};
@@ -224,27 +225,22 @@ impl Session<'_> {
             return failure("ERR Please specify at least one argument for this redis lib call");
         }
         let mut words = Vec::with_capacity(args.len());
-        let mut digits = [0u8; MAX_DOUBLE_CHARS];
-        for arg in args {
-            // Numbers as Redis writes them (`%.17g`).
-            let number = match arg {
-                Value::String(s) => {
-                    words.push(Bytes::copy_from_slice(&s.as_bytes()));
-                    continue;
-                }
-                Value::Integer(n) => n as f64,
-                Value::Number(n) => n,
+        for arg in &args {
+            words.push(match arg {
+                Value::String(s) => Word::Text(s.as_bytes()),
+                // Numbers as Redis writes them (`%.17g`).
+                Value::Integer(n) => Word::number(*n as f64),
+                Value::Number(n) => Word::number(*n),
                 _ => {
                     return failure(
                         "ERR Lua redis lib command arguments must be strings or integers",
                     );
                 }
-            };
-            words.push(Bytes::copy_from_slice(format_double(number, &mut digits)));
+            });
         }
         self.scratch.clear();
         self.dispatch
-            .dispatch(words, self.protocol, &mut self.scratch);
+            .dispatch(Request::from_args(words), self.protocol, &mut self.scratch);
         let failed = self.scratch.first() == Some(&b'-');
         Ok((convert::reply_to_lua(lua, &self.scratch)?, failed))
     }
@@ -260,6 +256,31 @@ impl Session<'_> {
             None => return Err(raised("ERR RESP version must be 2 or 3.")),
         };
         Ok(())
+    }
+}
+
+/// An argument of `redis.call`: a Lua string, or a number written as Redis writes it.
+enum Word<'a> {
+    Text(mlua::BorrowedBytes<'a>),
+    Number([u8; MAX_DOUBLE_CHARS], usize),
+}
+
+impl Word<'_> {
+    fn number(value: f64) -> Self {
+        let mut buffer = [0u8; MAX_DOUBLE_CHARS];
+        let mut digits = [0u8; MAX_DOUBLE_CHARS];
+        let text = format_double(value, &mut buffer);
+        digits[..text.len()].copy_from_slice(text);
+        Word::Number(digits, text.len())
+    }
+}
+
+impl AsRef<[u8]> for Word<'_> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Word::Text(text) => text,
+            Word::Number(digits, len) => &digits[..*len],
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data}
 use crate::resp::command::server::exec::write_time;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
-use crate::resp::script::{Dispatch, Flags, FunctionStats, Scripts};
+use crate::resp::script::{Dispatch, Flags, FunctionStats, Job, Scripts, Work};
 use crate::resp::table::{self, CommandSpec, command_reply, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
@@ -52,11 +52,21 @@ pub(in crate::resp) fn execute<'k>(
         None => {
             let (waiting, reply) = oneshot::channel();
             let job_shared = Arc::clone(&shared);
-            shared.scripts.submit(Box::new(move |cache, tx| {
+            let mut command = command;
+            let keys = match &mut command {
+                ScriptingCommand::Run(call) => std::mem::take(&mut call.keys),
+                _ => Vec::new(),
+            };
+            let db = caller.db;
+            let work: Work = Box::new(move |cache, tx, keys| {
+                if let ScriptingCommand::Run(call) = &mut command {
+                    call.keys = keys;
+                }
                 let mut out = BytesMut::new();
                 on_engine(&job_shared, command, caller, (cache, tx), &mut out);
                 (waiting, out)
-            }));
+            });
+            shared.scripts.submit(Job { db, keys, work });
             return Flow::Script(reply);
         }
     }
@@ -399,9 +409,8 @@ impl ScriptDispatch<'_, '_> {
 }
 
 impl Dispatch for ScriptDispatch<'_, '_> {
-    fn dispatch(&mut self, args: Vec<Bytes>, protocol: Protocol, out: &mut BytesMut) {
+    fn dispatch(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut) {
         let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
-        let request = Request::from_args(args);
         let spec = match table::resolve(&request) {
             Ok(spec) => spec,
             Err(CommandError::WrongArity { .. }) => {

@@ -82,10 +82,13 @@ fn parse_run(
     make: fn(Bytes) -> Callee,
     read_only: bool,
 ) -> Result<Command, CommandError> {
-    let request: Vec<Bytes> = (0..a.argc())
-        .filter_map(|i| a.request.arg_bytes(i))
-        .collect();
     let callee = make(a.next()?);
+    let request: Vec<Bytes> = match callee {
+        Callee::Function(_) => (0..a.argc())
+            .filter_map(|i| a.request.arg_bytes(i))
+            .collect(),
+        _ => Vec::new(),
+    };
     let numkeys = parse_i64(a.next_slice()?).ok_or(CommandError::NotInteger)?;
     if numkeys < 0 {
         return Err(CommandError::Message("Number of keys can't be negative"));
