@@ -10,26 +10,28 @@
 //! are answered `BUSY`, and SCRIPT KILL or FUNCTION KILL stop it unless it has written.
 
 mod convert;
+mod engine;
 mod functions;
 mod libs;
 mod vm;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use mlua::{Function, VmState};
-use quiver_core::cache::{Cache, Transaction};
+use mlua::VmState;
+use quiver_core::cache::Cache;
 use quiver_resp::Protocol;
 use quiver_resp::request::Request;
 use tokio::sync::{Notify, oneshot};
 
-use crate::resp::command::scripting::Run;
+use crate::resp::command::scripting::exec::ScriptDispatch;
+use engine::Engine;
+pub(in crate::resp) use engine::Runs;
 pub use functions::RestorePolicy;
 pub(in crate::resp) use functions::{Flags, Library};
-use vm::{Call, Vm};
+use vm::Vm;
 
 /// `busy-reply-threshold`'s default, as in Redis: 5 seconds.
 pub const DEFAULT_BUSY_THRESHOLD_MS: u64 = 5_000;
@@ -42,7 +44,7 @@ pub(in crate::resp) trait Dispatch {
 
 /// The scripting engine of a server, shared by its connections.
 pub struct Scripts {
-    engine: Mutex<Engine>,
+    engine: Arc<Mutex<Engine>>,
     state: Arc<RunState>,
     /// The script thread's queue.
     jobs: mpsc::Sender<Job>,
@@ -54,7 +56,7 @@ pub(in crate::resp) type FunctionStats = (Option<(String, Vec<Bytes>, u64)>, usi
 
 /// Work for the script thread, with the keys it names: the thread reads the keys of a
 /// batch of jobs ahead (see [`Cache::warm`]), then runs each job's work with every shard
-/// of the keyspace held, handing the keys back.
+/// of the keyspace held and the engine in one session, handing the keys back.
 pub(in crate::resp) struct Job {
     pub db: usize,
     pub keys: Vec<Bytes>,
@@ -63,8 +65,13 @@ pub(in crate::resp) struct Job {
 
 /// A job's work: it returns its reply and where it goes (sent once the batch's changes
 /// are published).
-pub(in crate::resp) type Work =
-    Box<dyn for<'k> FnOnce(&'k Cache, &mut Transaction<'k>, Vec<Bytes>) -> JobReply + Send>;
+pub(in crate::resp) type Work = Box<
+    dyn for<'r, 's, 'd, 'c, 'k> FnOnce(
+            &'r mut Runs<'s, 'd, ScriptDispatch<'c, 'k>>,
+            Vec<Bytes>,
+        ) -> JobReply
+        + Send,
+>;
 
 /// A job's reply and the connection waiting for it.
 pub(in crate::resp) type JobReply = (oneshot::Sender<BytesMut>, BytesMut);
@@ -159,25 +166,6 @@ impl RunState {
     }
 }
 
-/// A script or function ready to run.
-pub(in crate::resp) struct Target {
-    function: Function,
-    /// The SHA1 of a script, the name of a function.
-    pub name: String,
-    pub flags: Flags,
-    /// A script that declares its flags (`#!lua flags=...`), or a function: its flags
-    /// decide whether it may write. A plain script may, unless run by EVAL_RO.
-    pub declared: bool,
-    pub is_function: bool,
-}
-
-struct Engine {
-    vm: Vm,
-    /// EVAL's scripts by SHA1 (lower-case hex).
-    scripts: HashMap<String, (Function, Flags, bool)>,
-    functions: functions::Registry,
-}
-
 /// Reads ahead the keys a batch's jobs name, a run of jobs on one database at a time.
 fn warm(cache: &Cache, batch: &[Job]) {
     for run in batch.chunk_by(|a, b| a.db == b.db) {
@@ -218,8 +206,10 @@ impl Scripts {
             vm_bytes: AtomicUsize::new(0),
         });
         let vm = Vm::new(Arc::clone(&state)).expect("the Lua VM starts with its sandbox");
+        let engine = Arc::new(Mutex::new(Engine::new(vm)));
         let (jobs, queue) = mpsc::channel::<Job>();
         let thread_state = Arc::clone(&state);
+        let thread_engine = Arc::clone(&engine);
         std::thread::Builder::new()
             .name("quiver-script".into())
             .spawn(move || {
@@ -236,9 +226,12 @@ impl Scripts {
                     {
                         let mut tx = cache.transaction();
                         thread_state.holding.store(true, Ordering::Release);
-                        for job in batch {
-                            replies.push((job.work)(&cache, &mut tx, job.keys));
-                        }
+                        let mut dispatch = ScriptDispatch::new(&cache, &mut tx);
+                        engine::session(&thread_engine, &thread_state, &mut dispatch, |runs| {
+                            for job in batch {
+                                replies.push((job.work)(runs, job.keys));
+                            }
+                        });
                         thread_state.holding.store(false, Ordering::Release);
                     }
                     thread_state.changed.notify_waiters();
@@ -251,11 +244,7 @@ impl Scripts {
             .expect("the script thread starts");
         Scripts {
             jobs,
-            engine: Mutex::new(Engine {
-                vm,
-                scripts: HashMap::new(),
-                functions: functions::Registry::default(),
-            }),
+            engine,
             state,
         }
     }
@@ -337,71 +326,6 @@ impl Scripts {
         Ok(())
     }
 
-    /// The script with this body, compiled and remembered on first use (EVAL, SCRIPT
-    /// LOAD).
-    pub(in crate::resp) fn script(&self, body: &[u8]) -> Result<Target, String> {
-        let sha = sha1_hex(body);
-        let mut engine = self.engine();
-        if !engine.scripts.contains_key(&sha) {
-            let (flags, declared, code) = functions::script_shebang(body)?;
-            let function = engine.vm.compile(&code, false).map_err(|message| {
-                format!("ERR Error compiling script (new function): {message}")
-            })?;
-            engine
-                .scripts
-                .insert(sha.clone(), (function, flags, declared));
-            self.note(&engine);
-        }
-        let (function, flags, declared) = engine.scripts[&sha].clone();
-        Ok(Target {
-            function,
-            name: sha,
-            flags,
-            declared,
-            is_function: false,
-        })
-    }
-
-    /// The script with this SHA1, if loaded (EVALSHA).
-    pub(in crate::resp) fn by_sha(&self, sha: &[u8]) -> Option<Target> {
-        let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
-        let engine = self.engine();
-        let (function, flags, declared) = engine.scripts.get(&sha)?.clone();
-        Some(Target {
-            function,
-            name: sha,
-            flags,
-            declared,
-            is_function: false,
-        })
-    }
-
-    pub(in crate::resp) fn exists(&self, sha: &[u8]) -> bool {
-        std::str::from_utf8(sha).is_ok_and(|sha| {
-            self.engine()
-                .scripts
-                .contains_key(&sha.to_ascii_lowercase())
-        })
-    }
-
-    /// SCRIPT FLUSH.
-    pub(in crate::resp) fn flush_scripts(&self) {
-        let mut engine = self.engine();
-        engine.scripts.clear();
-        self.note(&engine);
-    }
-
-    /// Records the engine's figures INFO shows (read there without the engine).
-    fn note(&self, engine: &Engine) {
-        let state = &self.state;
-        state
-            .cached_scripts
-            .store(engine.scripts.len(), Ordering::Relaxed);
-        state
-            .vm_bytes
-            .store(engine.vm.lua.used_memory(), Ordering::Relaxed);
-    }
-
     /// INFO's figures: scripts in the EVAL cache, functions, and the VM's bytes.
     pub(in crate::resp) fn info(&self) -> (usize, usize, usize) {
         let state = &self.state;
@@ -412,76 +336,15 @@ impl Scripts {
         )
     }
 
-    /// The function with this name (FCALL).
-    pub(in crate::resp) fn function(&self, name: &[u8]) -> Option<Target> {
-        let engine = self.engine();
-        let (function, flags) = engine.functions.find(name)?;
-        Some(Target {
-            function,
-            name: String::from_utf8_lossy(name).into_owned(),
-            flags,
-            declared: true,
-            is_function: true,
-        })
-    }
-
-    /// FUNCTION LOAD: the library's name.
-    pub(in crate::resp) fn load_library(
-        &self,
-        code: &Bytes,
-        replace: bool,
-    ) -> Result<String, String> {
-        let mut engine = self.engine();
-        let Engine { vm, functions, .. } = &mut *engine;
-        let name = self.state.loading(|| functions.load(vm, code, replace))?;
-        self.count(functions);
-        Ok(name)
-    }
-
-    /// FUNCTION DELETE.
-    pub(in crate::resp) fn delete_library(&self, name: &[u8]) -> Result<(), &'static str> {
-        let mut engine = self.engine();
-        engine.functions.delete(name)?;
-        self.count(&engine.functions);
-        Ok(())
-    }
-
-    /// FUNCTION FLUSH.
-    pub(in crate::resp) fn flush_libraries(&self) {
-        let mut engine = self.engine();
-        engine.functions = functions::Registry::default();
-        self.count(&engine.functions);
-    }
-
     /// The number of libraries loaded.
     pub fn library_count(&self) -> usize {
         self.state.libraries.load(Ordering::Relaxed)
     }
 
-    /// The libraries, by name (FUNCTION LIST).
-    pub(in crate::resp) fn libraries(&self) -> Vec<Library> {
-        self.engine().functions.libraries()
-    }
-
-    /// FUNCTION DUMP's payload.
-    pub(in crate::resp) fn dump(&self) -> Vec<u8> {
-        self.engine().functions.dump()
-    }
-
-    /// Journals the libraries now loaded in the cache's append-only file (after FUNCTION
-    /// LOAD, DELETE, FLUSH or RESTORE); under the engine's lock, so concurrent changes
-    /// are journaled in the order they were made.
-    pub(in crate::resp) fn journal_libraries(&self, cache: &quiver_core::cache::Cache) {
-        if cache.append_only().enabled() {
-            let engine = self.engine();
-            cache.journal_libraries(engine.functions.codes());
-        }
-    }
-
     /// The libraries as RDB `FUNCTION2` records, what a snapshot carries before its keys
     /// (FUNCTION DUMP's payload without its version and checksum).
     pub fn library_records(&self) -> Vec<u8> {
-        let mut payload = self.dump();
+        let mut payload = self.engine().dump();
         payload.truncate(payload.len() - 10);
         payload
     }
@@ -494,23 +357,8 @@ impl Scripts {
             quiver_core::cache::rdb::write_string(&mut payload, code);
         }
         functions::seal_payload(&mut payload);
-        self.restore(&payload, RestorePolicy::Replace)
-    }
-
-    /// FUNCTION RESTORE.
-    pub fn restore(&self, payload: &[u8], policy: RestorePolicy) -> Result<(), String> {
-        let mut engine = self.engine();
-        let Engine { vm, functions, .. } = &mut *engine;
-        self.state
-            .loading(|| functions.restore(vm, payload, policy))?;
-        self.count(functions);
-        Ok(())
-    }
-
-    fn count(&self, functions: &functions::Registry) {
-        let (libraries, count) = functions.counts();
-        self.state.libraries.store(libraries, Ordering::Relaxed);
-        self.state.functions.store(count, Ordering::Relaxed);
+        self.engine()
+            .restore(&payload, RestorePolicy::Replace, &self.state)
     }
 
     /// FUNCTION STATS: the running function (name, command, milliseconds so far), and
@@ -535,44 +383,14 @@ impl Scripts {
         ))
     }
 
-    /// Runs `target` with `call`'s keys and arguments, its commands going to `dispatch`,
-    /// and writes its reply in `protocol` into `out`. The caller holds the keyspace.
-    pub(in crate::resp) fn run(
+    /// Runs `work` with the engine and a `redis.call` that sends commands to `dispatch`
+    /// (a command inside EXEC, which holds the keyspace itself).
+    pub(in crate::resp) fn session<D: Dispatch, R>(
         &self,
-        target: &Target,
-        call: &Run,
-        protocol: Protocol,
-        dispatch: &mut dyn Dispatch,
-        out: &mut BytesMut,
-    ) {
-        let engine = self.engine();
-        let state = &self.state;
-        let now = u64::try_from(state.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        state.started_ns.store(now, Ordering::Relaxed);
-        state.kill.store(false, Ordering::Relaxed);
-        state.wrote.store(false, Ordering::Relaxed);
-        state.function.store(target.is_function, Ordering::Relaxed);
-        if target.is_function {
-            *state.current.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((target.name.clone(), call.request.clone()));
-        }
-        state.running.store(true, Ordering::Release);
-        let vm_call = Call {
-            function: &target.function,
-            name: &target.name,
-            keys: &call.keys,
-            args: &call.args,
-            is_function: target.is_function,
-            protocol,
-        };
-        engine.vm.run(vm_call, dispatch, out);
-        self.note(&engine);
-        state.running.store(false, Ordering::Release);
-        state.kill.store(false, Ordering::Relaxed);
-        *state.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        if state.busy.swap(false, Ordering::AcqRel) {
-            state.changed.notify_waiters();
-        }
+        dispatch: &mut D,
+        work: impl FnOnce(&mut Runs<'_, '_, D>) -> R,
+    ) -> R {
+        engine::session(&self.engine, &self.state, dispatch, work)
     }
 
     /// The state `redis.call` reports writes to.
@@ -597,19 +415,21 @@ mod tests {
     fn a_long_script_becomes_busy_and_is_killed() {
         let cache = quiver_core::cache::Cache::new(Default::default()).unwrap();
         let scripts = Arc::new(Scripts::new(Arc::new(cache), 20));
-        let target = scripts.script(b"while true do end").unwrap();
         let runner = {
             let scripts = Arc::clone(&scripts);
             std::thread::spawn(move || {
                 let mut out = BytesMut::new();
-                let call = Run {
+                let call = crate::resp::command::scripting::Run {
                     callee: crate::resp::command::scripting::Callee::Body(Bytes::new()),
                     keys: Vec::new(),
                     args: Vec::new(),
                     read_only: false,
                     request: Vec::new(),
                 };
-                scripts.run(&target, &call, Protocol::Resp2, &mut NoCommands, &mut out);
+                scripts.session(&mut NoCommands, |runs| {
+                    let target = runs.script(b"while true do end").unwrap();
+                    runs.run(&target, &call, Protocol::Resp2, &mut out);
+                });
                 out
             })
         };

@@ -136,45 +136,16 @@ impl Vm {
             })
     }
 
-    /// Runs `call`, sending its commands to `dispatch`, and writes the reply into `out`.
-    pub(super) fn run(&self, call: Call<'_>, dispatch: &mut dyn Dispatch, out: &mut BytesMut) {
-        let session = RefCell::new(Session {
-            dispatch,
-            protocol: Protocol::Resp2,
-            scratch: BytesMut::new(),
-        });
-        let result = self.lua.scope(|scope| {
-            let lua = &self.lua;
-            // One callback per run: `redis.call` itself, which the prelude's
-            // `redis.pcall` and `redis.setresp` call with their marker first.
-            self.redis.raw_set(
-                "call",
-                scope.create_function(|lua, mut args: MultiValue| {
-                    let marker = match args.front() {
-                        Some(Value::Table(first)) if *first == self.pcall => Some(Marker::Pcall),
-                        Some(Value::Table(first)) if *first == self.setresp => {
-                            Some(Marker::Setresp)
-                        }
-                        _ => None,
-                    };
-                    if marker.is_some() {
-                        args.pop_front();
-                    }
-                    let mut session = session.borrow_mut();
-                    if marker == Some(Marker::Setresp) {
-                        session.set_protocol(args.pop_front().unwrap_or(Value::Nil))?;
-                        return Ok(Value::Nil);
-                    }
-                    match session.call(lua, args)? {
-                        (Value::Table(table), true) if marker.is_none() => {
-                            let text = table.raw_get::<mlua::String>("err")?;
-                            Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
-                        }
-                        (value, _) => Ok(value),
-                    }
-                })?,
-            )?;
-            let words = arguments(lua, call.keys.iter().chain(call.args))?;
+    /// Runs `call` with the session's `redis.call`, and writes the reply into `out`.
+    pub(super) fn run<D: Dispatch>(
+        &self,
+        session: &RefCell<Session<'_, D>>,
+        call: Call<'_>,
+        out: &mut BytesMut,
+    ) {
+        session.borrow_mut().protocol = Protocol::Resp2;
+        let result = (|| {
+            let words = arguments(&self.lua, call.keys.iter().chain(call.args))?;
             let (ok, value): (bool, Value) = self.run.call((
                 call.function,
                 &self.handler,
@@ -189,12 +160,84 @@ impl Vm {
                 write_failure(&value, call.name, out)?;
             }
             Ok(())
-        });
-        let _ = self.redis.raw_set("call", Value::Nil);
+        })();
         if let Err(error) = result {
             quiver_resp::encode::write_error(out, format!("ERR {}", error_text(&error)).as_bytes());
         }
     }
+
+    /// What a session needs of the VM, held apart from it (handles to the same values).
+    pub(super) fn hooks(&self) -> Hooks {
+        Hooks {
+            lua: self.lua.clone(),
+            redis: self.redis.clone(),
+            pcall: self.pcall.clone(),
+            setresp: self.setresp.clone(),
+        }
+    }
+}
+
+/// The VM's handles a session sets `redis.call` with.
+pub(super) struct Hooks {
+    lua: Lua,
+    redis: Table,
+    pcall: Table,
+    setresp: Table,
+}
+
+/// Runs `work` with `redis.call` sending commands to `dispatch`: one callback for every
+/// run of the session (a batch of the script thread, or one command inside EXEC).
+pub(super) fn session<D: Dispatch, R>(
+    hooks: Hooks,
+    dispatch: &mut D,
+    work: impl FnOnce(&RefCell<Session<'_, D>>) -> R,
+) -> R {
+    let session = RefCell::new(Session {
+        dispatch,
+        protocol: Protocol::Resp2,
+        scratch: BytesMut::new(),
+    });
+    let Hooks {
+        lua,
+        redis,
+        pcall,
+        setresp,
+    } = &hooks;
+    let mut output = None;
+    let _ = lua.scope(|scope| {
+        // `redis.call` itself; the prelude's `redis.pcall` and `redis.setresp` call it
+        // with their marker first.
+        let call = scope.create_function(|lua, mut args: MultiValue| {
+            let marker = match args.front() {
+                Some(Value::Table(first)) if first == pcall => Some(Marker::Pcall),
+                Some(Value::Table(first)) if first == setresp => Some(Marker::Setresp),
+                _ => None,
+            };
+            if marker.is_some() {
+                args.pop_front();
+            }
+            let mut session = session.borrow_mut();
+            if marker == Some(Marker::Setresp) {
+                session.set_protocol(args.pop_front().unwrap_or(Value::Nil))?;
+                return Ok(Value::Nil);
+            }
+            match session.call(lua, args)? {
+                (Value::Table(table), true) if marker.is_none() => {
+                    let text = table.raw_get::<mlua::String>("err")?;
+                    Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
+                }
+                (value, _) => Ok(value),
+            }
+        });
+        // Only out of memory stops it; the runs then fail on the missing `redis.call`.
+        if let Err(error) = call.and_then(|call| redis.raw_set("call", call)) {
+            tracing::warn!(%error, "scripts run without redis.call");
+        }
+        output = Some(work(&session));
+        Ok(())
+    });
+    let _ = redis.raw_set("call", Value::Nil);
+    output.expect("the scope runs its closure")
 }
 
 /// Which of the prelude's functions called `redis.call`.
@@ -204,15 +247,15 @@ enum Marker {
     Setresp,
 }
 
-/// What `redis.call` and `redis.setresp` work with during one run.
-struct Session<'d> {
-    dispatch: &'d mut dyn Dispatch,
+/// What `redis.call` and `redis.setresp` work with during a session.
+pub(super) struct Session<'d, D> {
+    pub(super) dispatch: &'d mut D,
     /// The protocol replies reach the script in (`redis.setresp`).
     protocol: Protocol,
     scratch: BytesMut,
 }
 
-impl Session<'_> {
+impl<D: Dispatch> Session<'_, D> {
     /// Runs one command; returns its reply as a Lua value and whether it is an error
     /// (which `redis.call` raises and `redis.pcall` returns).
     fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {

@@ -24,7 +24,7 @@ use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data}
 use crate::resp::command::server::exec::write_time;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
-use crate::resp::script::{Dispatch, Flags, FunctionStats, Job, Scripts, Work};
+use crate::resp::script::{Dispatch, Flags, FunctionStats, Job, Runs, Scripts, Work};
 use crate::resp::table::{self, CommandSpec, command_reply, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
@@ -48,7 +48,12 @@ pub(in crate::resp) fn execute<'k>(
         return Flow::Continue;
     }
     match held {
-        Some(held) => on_engine(&shared, command, caller, held, out),
+        Some((cache, tx)) => {
+            let mut dispatch = ScriptDispatch::new(cache, tx);
+            shared.scripts.session(&mut dispatch, |runs| {
+                on_engine(&shared, command, caller, runs, out);
+            });
+        }
         None => {
             let (waiting, reply) = oneshot::channel();
             let job_shared = Arc::clone(&shared);
@@ -58,12 +63,12 @@ pub(in crate::resp) fn execute<'k>(
                 _ => Vec::new(),
             };
             let db = caller.db;
-            let work: Work = Box::new(move |cache, tx, keys| {
+            let work: Work = Box::new(move |runs, keys| {
                 if let ScriptingCommand::Run(call) = &mut command {
                     call.keys = keys;
                 }
                 let mut out = BytesMut::new();
-                on_engine(&job_shared, command, caller, (cache, tx), &mut out);
+                on_engine(&job_shared, command, caller, runs, &mut out);
                 (waiting, out)
             });
             shared.scripts.submit(Job { db, keys, work });
@@ -119,22 +124,21 @@ struct Caller {
 }
 
 /// Runs a command that uses the engine, with the keyspace held.
-fn on_engine<'k>(
-    shared: &RespShared,
+fn on_engine(
+    shared: &Arc<RespShared>,
     command: ScriptingCommand,
     caller: Caller,
-    held: (&'k Cache, &mut Transaction<'k>),
+    runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
     out: &mut BytesMut,
 ) {
-    let scripts = &shared.scripts;
     match command {
         ScriptingCommand::Run(call) => {
             let target = match &call.callee {
-                Callee::Body(body) => scripts.script(body),
-                Callee::Sha(sha) => scripts
+                Callee::Body(body) => runs.script(body),
+                Callee::Sha(sha) => runs
                     .by_sha(sha)
                     .ok_or_else(|| "NOSCRIPT No matching script. Please use EVAL.".to_owned()),
-                Callee::Function(name) => scripts
+                Callee::Function(name) => runs
                     .function(name)
                     .ok_or_else(|| "ERR Function not found".to_owned()),
             };
@@ -150,63 +154,59 @@ fn on_engine<'k>(
                 );
             }
             let _origin = ChangeOrigin::enter(caller.client);
-            let (tx_cache, tx) = held;
-            let mut dispatch = ScriptDispatch {
-                shared,
-                tx,
-                cache: tx_cache,
+            runs.dispatch().run = Some(RunContext {
+                shared: Arc::clone(shared),
                 db: caller.db,
                 read_only: call.read_only || !may_write,
                 now_ms: unix_ms(),
-                user: &caller.user,
+                user: caller.user,
                 client: caller.client,
-            };
-            scripts.run(&target, &call, caller.protocol, &mut dispatch, out);
+            });
+            runs.run(&target, &call, caller.protocol, out);
         }
-        ScriptingCommand::ScriptLoad { body } => match scripts.script(&body) {
+        ScriptingCommand::ScriptLoad { body } => match runs.script(&body) {
             Ok(target) => write::write_bulk(out, target.name.as_bytes()),
             Err(message) => fail(out, &message),
         },
         ScriptingCommand::ScriptExists { shas } => {
             write::write_array_len(out, shas.len());
             for sha in shas {
-                write::write_integer(out, i64::from(scripts.exists(&sha)));
+                write::write_integer(out, i64::from(runs.exists(&sha)));
             }
         }
         ScriptingCommand::ScriptFlush => {
-            scripts.flush_scripts();
+            runs.flush_scripts();
             write::write_simple(out, b"OK");
         }
         ScriptingCommand::FunctionLoad { code, replace } => {
-            match scripts.load_library(&code, replace) {
+            match runs.load_library(&code, replace) {
                 Ok(name) => {
-                    scripts.journal_libraries(&shared.cache);
+                    runs.journal_libraries(&shared.cache);
                     write::write_bulk(out, name.as_bytes());
                 }
                 Err(message) => fail(out, &message),
             }
         }
-        ScriptingCommand::FunctionDelete { library } => match scripts.delete_library(&library) {
+        ScriptingCommand::FunctionDelete { library } => match runs.delete_library(&library) {
             Ok(()) => {
-                scripts.journal_libraries(&shared.cache);
+                runs.journal_libraries(&shared.cache);
                 write::write_simple(out, b"OK");
             }
             Err(message) => fail(out, message),
         },
         ScriptingCommand::FunctionFlush => {
-            scripts.flush_libraries();
-            scripts.journal_libraries(&shared.cache);
+            runs.flush_libraries();
+            runs.journal_libraries(&shared.cache);
             write::write_simple(out, b"OK");
         }
         ScriptingCommand::FunctionList { pattern, with_code } => {
-            list_reply(scripts.libraries(), pattern.as_deref(), with_code)
-                .encode(caller.protocol, out)
+            list_reply(runs.libraries(), pattern.as_deref(), with_code).encode(caller.protocol, out)
         }
-        ScriptingCommand::FunctionDump => write::write_bulk(out, &scripts.dump()),
+        ScriptingCommand::FunctionDump => write::write_bulk(out, &runs.dump()),
         ScriptingCommand::FunctionRestore { payload, policy } => {
-            match scripts.restore(&payload, policy) {
+            match runs.restore(&payload, policy) {
                 Ok(()) => {
-                    scripts.journal_libraries(&shared.cache);
+                    runs.journal_libraries(&shared.cache);
                     write::write_simple(out, b"OK");
                 }
                 Err(message) => fail(out, &message),
@@ -214,7 +214,7 @@ fn on_engine<'k>(
         }
         // Answered without the engine, and the same way here.
         other => {
-            answer_now(scripts, &other, caller.protocol, out);
+            answer_now(&shared.scripts, &other, caller.protocol, out);
         }
     }
 }
@@ -379,22 +379,40 @@ fn list_reply(
 }
 
 /// Where a running script's `redis.call` goes: the command table, then the held
-/// keyspace (or, for the few server commands scripts may send, the shared state).
-struct ScriptDispatch<'c, 'k> {
-    shared: &'c RespShared,
+/// keyspace (or, for the few server commands scripts may send, the shared state). One
+/// serves a session of runs (a batch of the script thread), each with its own caller.
+pub(in crate::resp) struct ScriptDispatch<'c, 'k> {
     tx: &'c mut Transaction<'k>,
     cache: &'k Cache,
+    /// The run under way.
+    run: Option<RunContext>,
+}
+
+/// Who a run is for, and what it may do.
+struct RunContext {
+    shared: Arc<RespShared>,
     /// The script's database: SELECT inside a script changes it, not the client's.
     db: usize,
     /// EVAL_RO, FCALL_RO, or a script that declares `no-writes`.
     read_only: bool,
     now_ms: u64,
     /// The calling client's user, whose permissions the script's commands need.
-    user: &'c User,
+    user: Arc<User>,
     client: u64,
 }
 
-impl ScriptDispatch<'_, '_> {
+impl<'c, 'k> ScriptDispatch<'c, 'k> {
+    /// A dispatcher on the keyspace held in `tx`.
+    pub(in crate::resp) fn new(cache: &'k Cache, tx: &'c mut Transaction<'k>) -> Self {
+        ScriptDispatch {
+            tx,
+            cache,
+            run: None,
+        }
+    }
+}
+
+impl RunContext {
     /// Logs a refused command of the script (ACL LOG, context `lua`).
     fn log_refusal(&self, spec: &CommandSpec, request: &Request, denied: Denied) {
         let client_info = self
@@ -403,7 +421,7 @@ impl ScriptDispatch<'_, '_> {
             .get(self.client)
             .map(|client| client.line())
             .unwrap_or_default();
-        let refusal = Refusal::of(spec, request, denied, self.user, "lua", client_info);
+        let refusal = Refusal::of(spec, request, denied, &self.user, "lua", client_info);
         self.shared.log_refusal(refusal);
     }
 }
@@ -411,6 +429,10 @@ impl ScriptDispatch<'_, '_> {
 impl Dispatch for ScriptDispatch<'_, '_> {
     fn dispatch(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut) {
         let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
+        let ScriptDispatch { tx, cache, run } = self;
+        let Some(run) = run else {
+            return fail(out, "ERR no script is running");
+        };
         let spec = match table::resolve(&request) {
             Ok(spec) => spec,
             Err(CommandError::WrongArity { .. }) => {
@@ -424,8 +446,8 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         if spec.has(flag::NOSCRIPT) {
             return fail(out, "ERR This Redis command is not allowed from script");
         }
-        if let Err(denied) = self.user.check(spec, &request) {
-            self.log_refusal(spec, &request, denied);
+        if let Err(denied) = run.user.check(spec, &request) {
+            run.log_refusal(spec, &request, denied);
             return fail(
                 out,
                 match denied {
@@ -441,40 +463,34 @@ impl Dispatch for ScriptDispatch<'_, '_> {
                 },
             );
         }
-        if spec.has(flag::WRITE) && self.read_only {
+        if spec.has(flag::WRITE) && run.read_only {
             return fail(
                 out,
                 "ERR Write commands are not allowed from read-only scripts.",
             );
         }
-        let monitors = &self.shared.monitors;
+        let monitors = &run.shared.monitors;
         if monitors.active() {
-            monitors.feed(
-                spec,
-                &request,
-                self.db,
-                crate::resp::monitor::Origin::Script,
-            );
+            monitors.feed(spec, &request, run.db, crate::resp::monitor::Origin::Script);
         }
         let command = match Command::parse_resolved(spec, &request) {
             Ok(command) => command,
             Err(error) => return write::write_error(out, error.to_string().as_bytes()),
         };
         if spec.has(flag::WRITE) {
-            self.shared.scripts.state().wrote();
+            run.shared.scripts.state().wrote();
         }
-        let mut db = self
-            .tx
-            .db(self.db)
+        let mut db = tx
+            .db(run.db)
             .expect("SELECT only accepts existing databases");
         let mut ctx = DataCtx {
-            cache: self.cache,
+            cache,
             db: &mut db,
-            db_index: self.db,
-            now_ms: self.now_ms,
+            db_index: run.db,
+            now_ms: run.now_ms,
             protocol,
             in_transaction: true,
-            max_bulk_len: self.shared.settings.limits.max_bulk_len_bytes as u64,
+            max_bulk_len: run.shared.settings.limits.max_bulk_len_bytes as u64,
         };
         let session = match execute_data(&mut ctx, command, out) {
             Ok(Outcome::Done) => return,
@@ -484,9 +500,9 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         };
         match session {
             SessionCommand::Connection(ConnectionCommand::Select { db }) => {
-                match self.cache.select(db.into()) {
+                match cache.select(db.into()) {
                     Ok(db) => {
-                        self.db = db;
+                        run.db = db;
                         write::write_simple(out, b"OK");
                     }
                     Err(_) => write::write_error(
@@ -514,7 +530,7 @@ impl Dispatch for ScriptDispatch<'_, '_> {
                 "ERR INFO cannot run inside a script on Quiver: the script holds the keyspace INFO reads",
             ),
             SessionCommand::PubSub(command) => {
-                pubsub::exec::execute_detached(self.shared, command, protocol, out)
+                pubsub::exec::execute_detached(&run.shared, command, protocol, out)
             }
             _ => fail(out, "ERR This Redis command is not allowed from script"),
         }
