@@ -166,8 +166,12 @@ impl RunState {
     }
 }
 
-/// Reads ahead the keys a batch's jobs name, a run of jobs on one database at a time.
+/// Reads ahead the keys a batch's jobs name, a run of jobs on one database at a time. A
+/// lone job gains nothing: its lookups come at once.
 fn warm(cache: &Cache, batch: &[Job]) {
+    if batch.len() < 2 {
+        return;
+    }
     for run in batch.chunk_by(|a, b| a.db == b.db) {
         let keys = run.iter().flat_map(|job| &job.keys);
         cache.warm(run[0].db, keys.map(|key| (key.as_ref(), None)));
