@@ -20,18 +20,9 @@ local function protect(t)
   return p
 end
 
--- Each run sets `redis.call` to the function that runs its commands; `redis.pcall` and
--- `redis.setresp` reach it too, telling it who they are by a marker as their first
--- argument. `pcall` hands an error reply (raised by `redis.call`, or an
+-- `redis.call`, `redis.pcall` and `redis.setresp` are set for each session of runs
+-- (they reach its commands). `pcall` hands an error reply (raised by `redis.call`, or an
 -- `{err = ...}` table) to the script as its text, as Redis 7.0 does.
-local PCALL, SETRESP = bridge.pcall, bridge.setresp
-redis.pcall = function(...)
-  local reply = redis.call(PCALL, ...)
-  return reply
-end
-redis.setresp = function(version)
-  redis.call(SETRESP, version)
-end
 local raw_pcall = pcall
 local reply_error = bridge.reply_error
 local function settle(ok, ...)

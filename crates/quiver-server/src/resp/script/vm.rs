@@ -39,11 +39,9 @@ pub(super) struct Vm {
     /// What the prelude's functions reach: `register` and `loading` while a library
     /// loads.
     pub(super) bridge: Table,
-    /// The real `redis` table, where each run puts its `call`.
+    /// The real `redis` table, where each session puts its `call`, `pcall` and
+    /// `setresp`.
     redis: Table,
-    /// The first arguments with which `redis.pcall` and `redis.setresp` call it.
-    pcall: Table,
-    setresp: Table,
     run: Function,
     handler: Function,
 }
@@ -88,9 +86,6 @@ impl Vm {
             })?,
         )?;
         let redis = redis_library(&lua)?;
-        let (pcall, setresp) = (lua.create_table()?, lua.create_table()?);
-        bridge.raw_set("pcall", &pcall)?;
-        bridge.raw_set("setresp", &setresp)?;
         let (env, function_env, run): (Table, Table, Function) = lua
             .load(PRELUDE)
             .set_name("=prelude")
@@ -110,8 +105,6 @@ impl Vm {
             function_env,
             bridge,
             redis,
-            pcall,
-            setresp,
             run,
             handler,
         })
@@ -171,22 +164,19 @@ impl Vm {
         Hooks {
             lua: self.lua.clone(),
             redis: self.redis.clone(),
-            pcall: self.pcall.clone(),
-            setresp: self.setresp.clone(),
         }
     }
 }
 
-/// The VM's handles a session sets `redis.call` with.
+/// The VM's handles a session sets its functions with.
 pub(super) struct Hooks {
     lua: Lua,
     redis: Table,
-    pcall: Table,
-    setresp: Table,
 }
 
-/// Runs `work` with `redis.call` sending commands to `dispatch`: one callback for every
-/// run of the session (a batch of the script thread, or one command inside EXEC).
+/// Runs `work` with `redis.call`, `redis.pcall` and `redis.setresp` sending commands to
+/// `dispatch`: made once for every run of the session (a batch of the script thread, or
+/// one command inside EXEC).
 pub(super) fn session<D: Dispatch, R>(
     hooks: Hooks,
     dispatch: &mut D,
@@ -197,54 +187,46 @@ pub(super) fn session<D: Dispatch, R>(
         protocol: Protocol::Resp2,
         scratch: BytesMut::new(),
     });
-    let Hooks {
-        lua,
-        redis,
-        pcall,
-        setresp,
-    } = &hooks;
+    let Hooks { lua, redis } = &hooks;
+    let run_call = |lua: &Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
+        match session.borrow_mut().call(lua, args)? {
+            (Value::Table(table), true) if raise => {
+                let text = table.raw_get::<mlua::String>("err")?;
+                Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
+            }
+            (value, _) => Ok(value),
+        }
+    };
+    let run_call = &run_call;
     let mut output = None;
     let _ = lua.scope(|scope| {
-        // `redis.call` itself; the prelude's `redis.pcall` and `redis.setresp` call it
-        // with their marker first.
-        let call = scope.create_function(|lua, mut args: MultiValue| {
-            let marker = match args.front() {
-                Some(Value::Table(first)) if first == pcall => Some(Marker::Pcall),
-                Some(Value::Table(first)) if first == setresp => Some(Marker::Setresp),
-                _ => None,
-            };
-            if marker.is_some() {
-                args.pop_front();
-            }
-            let mut session = session.borrow_mut();
-            if marker == Some(Marker::Setresp) {
-                session.set_protocol(args.pop_front().unwrap_or(Value::Nil))?;
-                return Ok(Value::Nil);
-            }
-            match session.call(lua, args)? {
-                (Value::Table(table), true) if marker.is_none() => {
-                    let text = table.raw_get::<mlua::String>("err")?;
-                    Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
-                }
-                (value, _) => Ok(value),
-            }
-        });
-        // Only out of memory stops it; the runs then fail on the missing `redis.call`.
-        if let Err(error) = call.and_then(|call| redis.raw_set("call", call)) {
+        let installed = (|| {
+            redis.raw_set(
+                "call",
+                scope.create_function(move |lua, args| run_call(lua, args, true))?,
+            )?;
+            redis.raw_set(
+                "pcall",
+                scope.create_function(move |lua, args| run_call(lua, args, false))?,
+            )?;
+            redis.raw_set(
+                "setresp",
+                scope.create_function(|_, version: Value| {
+                    session.borrow_mut().set_protocol(version)
+                })?,
+            )
+        })();
+        // Only out of memory stops it; the runs then fail on the missing functions.
+        if let Err(error) = installed {
             tracing::warn!(%error, "scripts run without redis.call");
         }
         output = Some(work(&session));
         Ok(())
     });
-    let _ = redis.raw_set("call", Value::Nil);
+    for name in ["call", "pcall", "setresp"] {
+        let _ = redis.raw_set(name, Value::Nil);
+    }
     output.expect("the scope runs its closure")
-}
-
-/// Which of the prelude's functions called `redis.call`.
-#[derive(Clone, Copy, PartialEq)]
-enum Marker {
-    Pcall,
-    Setresp,
 }
 
 /// What `redis.call` and `redis.setresp` work with during a session.
