@@ -29,6 +29,7 @@ use super::command::pubsub::exec::{PendingPublish, write_entries};
 use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
 use super::{PROTECTED_MODE_REPLY, RespShared, monitor};
 use crate::clock::unix_ms;
+use crate::resp::command::scripting::exec::Done;
 use crate::resp::command::{Command, KeysCommand};
 use crate::resp::table::{self, CommandSpec, flag};
 use crate::serve::io_threads::Seat;
@@ -64,7 +65,7 @@ pub(super) enum Flow {
     /// Wait for a publish to a stream-named channel, then reply.
     Publish(Box<PendingPublish>),
     /// EVAL, EVALSHA or FCALL running on the script thread: its reply comes here.
-    Script(tokio::sync::oneshot::Receiver<BytesMut>),
+    Script(tokio::sync::oneshot::Receiver<Done>),
     /// CLIENT PAUSE holds the command until then: wait, then handle it again.
     Paused(Instant),
 }
@@ -769,14 +770,14 @@ fn is_script_call(request: &Request) -> bool {
 }
 
 /// A script call's reply to come, and whether it is left out (`CLIENT REPLY`).
-type ScriptReply = (tokio::sync::oneshot::Receiver<BytesMut>, bool);
+type ScriptReply = (tokio::sync::oneshot::Receiver<Done>, bool);
 
 /// Writes the replies of this client's script calls, in order, once they come.
 async fn drain_scripts(scripts: &mut VecDeque<ScriptReply>, output: &mut BytesMut) {
     while let Some((reply, silent)) = scripts.pop_front() {
         match reply.await {
             Ok(_) if silent => {}
-            Ok(reply) => output.extend_from_slice(&reply),
+            Ok(done) => output.extend_from_slice(&done.out),
             Err(_) => write::write_error(output, b"ERR the script engine stopped"),
         }
     }

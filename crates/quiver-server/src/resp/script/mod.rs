@@ -24,9 +24,9 @@ use mlua::VmState;
 use quiver_core::cache::Cache;
 use quiver_resp::Protocol;
 use quiver_resp::request::Request;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 
-use crate::resp::command::scripting::exec::ScriptDispatch;
+use crate::resp::command::scripting::exec::{Job, ScriptDispatch};
 use engine::Engine;
 pub(in crate::resp) use engine::Runs;
 pub use functions::RestorePolicy;
@@ -53,28 +53,6 @@ pub struct Scripts {
 /// FUNCTION STATS: the running function (name, command, milliseconds so far), the
 /// number of libraries and of functions.
 pub(in crate::resp) type FunctionStats = (Option<(String, Vec<Bytes>, u64)>, usize, usize);
-
-/// Work for the script thread, with the keys it names: the thread reads the keys of a
-/// batch of jobs ahead (see [`Cache::warm`]), then runs each job's work with every shard
-/// of the keyspace held and the engine in one session, handing the keys back.
-pub(in crate::resp) struct Job {
-    pub db: usize,
-    pub keys: Vec<Bytes>,
-    pub work: Work,
-}
-
-/// A job's work: it returns its reply and where it goes (sent once the batch's changes
-/// are published).
-pub(in crate::resp) type Work = Box<
-    dyn for<'r, 's, 'd, 'c, 'k> FnOnce(
-            &'r mut Runs<'s, 'd, ScriptDispatch<'c, 'k>>,
-            Vec<Bytes>,
-        ) -> JobReply
-        + Send,
->;
-
-/// A job's reply and the connection waiting for it.
-pub(in crate::resp) type JobReply = (oneshot::Sender<BytesMut>, BytesMut);
 
 /// Longest a library's code may run while it loads (Redis's 500 ms).
 const LOAD_TIMEOUT_NS: u64 = 500_000_000;
@@ -172,9 +150,9 @@ fn warm(cache: &Cache, batch: &[Job]) {
     if batch.len() < 2 {
         return;
     }
-    for run in batch.chunk_by(|a, b| a.db == b.db) {
-        let keys = run.iter().flat_map(|job| &job.keys);
-        cache.warm(run[0].db, keys.map(|key| (key.as_ref(), None)));
+    for run in batch.chunk_by(|a, b| a.keys().0 == b.keys().0) {
+        let keys = run.iter().flat_map(|job| job.keys().1);
+        cache.warm(run[0].keys().0, keys.map(|key| (key.as_ref(), None)));
     }
 }
 
@@ -232,16 +210,14 @@ impl Scripts {
                         thread_state.holding.store(true, Ordering::Release);
                         let mut dispatch = ScriptDispatch::new(&cache, &mut tx);
                         engine::session(&thread_engine, &thread_state, &mut dispatch, |runs| {
-                            for job in batch {
-                                replies.push((job.work)(runs, job.keys));
-                            }
+                            replies.extend(batch.into_iter().map(|job| job.run(runs)));
                         });
                         thread_state.holding.store(false, Ordering::Release);
                     }
                     thread_state.changed.notify_waiters();
                     cache.after_command();
-                    for (waiting, reply) in replies {
-                        let _ = waiting.send(reply);
+                    for finished in replies {
+                        finished.send();
                     }
                 }
             })

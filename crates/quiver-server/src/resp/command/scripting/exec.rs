@@ -24,7 +24,7 @@ use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data}
 use crate::resp::command::server::exec::write_time;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
-use crate::resp::script::{Dispatch, Flags, FunctionStats, Job, Runs, Scripts, Work};
+use crate::resp::script::{Dispatch, Flags, FunctionStats, Runs, Scripts};
 use crate::resp::table::{self, CommandSpec, command_reply, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
@@ -51,31 +51,88 @@ pub(in crate::resp) fn execute<'k>(
         Some((cache, tx)) => {
             let mut dispatch = ScriptDispatch::new(cache, tx);
             shared.scripts.session(&mut dispatch, |runs| {
-                on_engine(&shared, command, caller, runs, out);
+                on_engine(&shared, &command, &caller, runs, out);
             });
+            Flow::Continue
         }
         None => {
             let (waiting, reply) = oneshot::channel();
-            let job_shared = Arc::clone(&shared);
-            let mut command = command;
-            let keys = match &mut command {
-                ScriptingCommand::Run(call) => std::mem::take(&mut call.keys),
-                _ => Vec::new(),
+            let job = Job {
+                shared: Arc::clone(&shared),
+                command,
+                caller,
+                out: BytesMut::with_capacity(JOB_REPLY_BYTES),
+                waiting,
             };
-            let db = caller.db;
-            let work: Work = Box::new(move |runs, keys| {
-                if let ScriptingCommand::Run(call) = &mut command {
-                    call.keys = keys;
-                }
-                let mut out = BytesMut::new();
-                on_engine(&job_shared, command, caller, runs, &mut out);
-                (waiting, out)
-            });
-            shared.scripts.submit(Job { db, keys, work });
-            return Flow::Script(reply);
+            shared.scripts.submit(job);
+            Flow::Script(reply)
         }
     }
-    Flow::Continue
+}
+
+/// Room for a job's reply made on the connection's thread: enough for most replies.
+const JOB_REPLY_BYTES: usize = 64;
+
+/// A scripting command for the script thread. What the connection's thread made (the
+/// command, the reply's buffer) goes back to it with the reply and is freed there: memory
+/// freed by another thread than the one that made it costs the allocator dearly.
+pub(in crate::resp) struct Job {
+    shared: Arc<RespShared>,
+    command: ScriptingCommand,
+    caller: Caller,
+    out: BytesMut,
+    waiting: oneshot::Sender<Done>,
+}
+
+/// A job's reply, with its command.
+#[derive(Debug)]
+pub(in crate::resp) struct Done {
+    pub out: BytesMut,
+    _command: ScriptingCommand,
+}
+
+/// A job that has run, ready to hand its reply back.
+pub(in crate::resp) struct Finished {
+    waiting: oneshot::Sender<Done>,
+    done: Done,
+}
+
+impl Job {
+    /// The database and keys the job names (read ahead of its batch).
+    pub(in crate::resp) fn keys(&self) -> (usize, &[Bytes]) {
+        match &self.command {
+            ScriptingCommand::Run(call) => (self.caller.db, &call.keys),
+            _ => (self.caller.db, &[]),
+        }
+    }
+
+    /// Runs the job in a session of the script thread.
+    pub(in crate::resp) fn run(
+        mut self,
+        runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
+    ) -> Finished {
+        on_engine(
+            &self.shared,
+            &self.command,
+            &self.caller,
+            runs,
+            &mut self.out,
+        );
+        Finished {
+            waiting: self.waiting,
+            done: Done {
+                out: self.out,
+                _command: self.command,
+            },
+        }
+    }
+}
+
+impl Finished {
+    /// Hands the reply to the connection (gone: nothing to do).
+    pub(in crate::resp) fn send(self) {
+        let _ = self.waiting.send(self.done);
+    }
 }
 
 /// Answers the commands that never wait for the engine (SCRIPT KILL, FUNCTION KILL and
@@ -126,8 +183,8 @@ struct Caller {
 /// Runs a command that uses the engine, with the keyspace held.
 fn on_engine(
     shared: &Arc<RespShared>,
-    command: ScriptingCommand,
-    caller: Caller,
+    command: &ScriptingCommand,
+    caller: &Caller,
     runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
     out: &mut BytesMut,
 ) {
@@ -159,7 +216,7 @@ fn on_engine(
                 db: caller.db,
                 read_only: call.read_only || !may_write,
                 now_ms: unix_ms(),
-                user: caller.user,
+                user: Arc::clone(&caller.user),
                 client: caller.client,
             });
             runs.run(&target, &call, caller.protocol, out);
@@ -179,7 +236,7 @@ fn on_engine(
             write::write_simple(out, b"OK");
         }
         ScriptingCommand::FunctionLoad { code, replace } => {
-            match runs.load_library(&code, replace) {
+            match runs.load_library(code, *replace) {
                 Ok(name) => {
                     runs.journal_libraries(&shared.cache);
                     write::write_bulk(out, name.as_bytes());
@@ -200,11 +257,12 @@ fn on_engine(
             write::write_simple(out, b"OK");
         }
         ScriptingCommand::FunctionList { pattern, with_code } => {
-            list_reply(runs.libraries(), pattern.as_deref(), with_code).encode(caller.protocol, out)
+            list_reply(runs.libraries(), pattern.as_deref(), *with_code)
+                .encode(caller.protocol, out)
         }
         ScriptingCommand::FunctionDump => write::write_bulk(out, &runs.dump()),
         ScriptingCommand::FunctionRestore { payload, policy } => {
-            match runs.restore(&payload, policy) {
+            match runs.restore(payload, *policy) {
                 Ok(()) => {
                     runs.journal_libraries(&shared.cache);
                     write::write_simple(out, b"OK");
@@ -214,7 +272,7 @@ fn on_engine(
         }
         // Answered without the engine, and the same way here.
         other => {
-            answer_now(&shared.scripts, &other, caller.protocol, out);
+            answer_now(&shared.scripts, other, caller.protocol, out);
         }
     }
 }
