@@ -219,16 +219,16 @@ fn on_engine(
                 user: Arc::clone(&caller.user),
                 client: caller.client,
             });
-            runs.run(&target, &call, caller.protocol, out);
+            runs.run(&target, call, caller.protocol, out);
         }
-        ScriptingCommand::ScriptLoad { body } => match runs.script(&body) {
+        ScriptingCommand::ScriptLoad { body } => match runs.script(body) {
             Ok(target) => write::write_bulk(out, target.name.as_bytes()),
             Err(message) => fail(out, &message),
         },
         ScriptingCommand::ScriptExists { shas } => {
             write::write_array_len(out, shas.len());
             for sha in shas {
-                write::write_integer(out, i64::from(runs.exists(&sha)));
+                write::write_integer(out, i64::from(runs.exists(sha)));
             }
         }
         ScriptingCommand::ScriptFlush => {
@@ -244,7 +244,7 @@ fn on_engine(
                 Err(message) => fail(out, &message),
             }
         }
-        ScriptingCommand::FunctionDelete { library } => match runs.delete_library(&library) {
+        ScriptingCommand::FunctionDelete { library } => match runs.delete_library(library) {
             Ok(()) => {
                 runs.journal_libraries(&shared.cache);
                 write::write_simple(out, b"OK");
