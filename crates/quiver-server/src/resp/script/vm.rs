@@ -1,5 +1,6 @@
-//! The Lua 5.1 VM scripts and functions run on: its sandbox, the `redis` library, and
-//! one run of a script or function with the command dispatcher in reach.
+//! The Lua 5.1 VM scripts and functions run on: its sandbox, the `redis` library, a
+//! session of runs (its `redis.call`, `redis.pcall` and `redis.setresp` made once and
+//! sending commands to one dispatcher), and one run of a script or function.
 
 use std::cell::RefCell;
 use std::sync::Arc;
