@@ -97,6 +97,15 @@ impl Value {
         }
     }
 
+    /// The bytes of a string kept apart from its entry (grown by APPEND, SETRANGE or
+    /// SETBIT); empty for any other value: for reading ahead.
+    pub(crate) fn grown_bytes(&self) -> &[u8] {
+        match self {
+            Self::Grown(bytes) => bytes,
+            _ => &[],
+        }
+    }
+
     /// Elements that freeing the value frees one by one (1 for a string).
     pub(crate) fn elements(&self) -> usize {
         match self {
