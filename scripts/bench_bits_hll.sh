@@ -7,7 +7,7 @@
 # PFCOUNT then counts.
 #
 # Usage: scripts/bench_bits_hll.sh [ROUNDS]   (default 3)
-# Environment: P (pipeline depth, default 16), N (requests per run, default 500000),
+# Environment: P (pipeline depth, default 16), N (requests per run, default 2000000),
 #   R (random range: bit offsets and elements, default 100000), VALKEY_SERVER (default
 #   valkey-server on PATH), REDIS_SERVER (default redis-server), CARGO_TARGET_DIR.
 set -euo pipefail
@@ -22,7 +22,7 @@ redis=${REDIS_SERVER:-redis-server}
 bench() {
     local port=$1
     shift
-    redis-benchmark -p "$port" -c 50 -P "${P:-16}" -n "${N:-500000}" -r "${R:-100000}" -q \
+    redis-benchmark -p "$port" -c 50 -P "${P:-16}" -n "${N:-2000000}" -r "${R:-100000}" -q \
         "$@" 2>/dev/null | grep -o '[0-9.]* requests per second' | cut -d' ' -f1
 }
 
