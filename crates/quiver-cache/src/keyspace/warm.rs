@@ -2,7 +2,8 @@
 //!
 //! With a million keys, a lookup misses the CPU cache three times in a row: the table slot,
 //! the entry it points to, and the entry's key bytes; a field or member of a big hash, set
-//! or sorted set costs as many again in the value's own table. One after another, those
+//! or sorted set costs as many again in the value's own table, and a string kept apart
+//! from its entry (a bitmap, an appended string) two more: its header, then its bytes. One after another, those
 //! misses are most of the cost of a `GET` or an `SADD`. A pipelined batch knows its keys in
 //! advance, so [`Keyspace::warm`] loads that memory for all of them level by level: the
 //! misses of one level overlap (the loads are independent), and the commands then find it
