@@ -337,8 +337,12 @@ impl Scripts {
             quiver_core::cache::rdb::write_string(&mut payload, code);
         }
         functions::seal_payload(&mut payload);
-        self.engine()
-            .restore(&payload, RestorePolicy::Replace, &self.state)
+        self.restore(&payload, RestorePolicy::Replace)
+    }
+
+    /// FUNCTION RESTORE's payload loaded outside a command (a snapshot, the fuzz target).
+    pub fn restore(&self, payload: &[u8], policy: RestorePolicy) -> Result<(), String> {
+        self.engine().restore(payload, policy, &self.state)
     }
 
     /// FUNCTION STATS: the running function (name, command, milliseconds so far), and
