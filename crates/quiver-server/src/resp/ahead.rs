@@ -6,12 +6,17 @@
 use quiver_core::cache::WarmTarget;
 use quiver_resp::Request;
 
+use crate::resp::connection::is_script_call;
 use crate::resp::table;
 
 /// The keys `request` names, by its command's key positions; the first comes with the
-/// field or member the command looks up in its value, if any.
+/// field or member the command looks up in its value, if any. None for a script call:
+/// the script thread reads its keys ahead itself, right before it runs it.
 pub(super) fn targets(request: &Request) -> impl Iterator<Item = WarmTarget<'_>> {
-    let spec = request.name().and_then(table::lookup);
+    let spec = request
+        .name()
+        .and_then(table::lookup)
+        .filter(|_| !is_script_call(request));
     let member = spec
         .and_then(|spec| spec.member_position(request))
         .and_then(|pos| request.arg(pos));
@@ -47,6 +52,7 @@ mod tests {
     #[test]
     fn keys_and_members_by_command() {
         assert_eq!(targets_of(&["GET", "k"]), [key("k", None)]);
+        assert_eq!(targets_of(&["evalsha", "f00", "1", "k"]), []);
         assert_eq!(
             targets_of(&["MSET", "a", "1", "b", "2"]),
             [key("a", None), key("b", None)]

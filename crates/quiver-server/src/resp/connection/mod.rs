@@ -755,7 +755,7 @@ fn runs_inside_multi(spec: &CommandSpec) -> bool {
 }
 
 /// EVAL, EVALSHA, FCALL and their read-only forms, by name.
-fn is_script_call(request: &Request) -> bool {
+pub(super) fn is_script_call(request: &Request) -> bool {
     const CALLS: [&[u8]; 6] = [
         b"eval",
         b"evalsha",
