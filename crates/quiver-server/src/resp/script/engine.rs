@@ -17,11 +17,11 @@ use super::vm::{self, Call, Session, Vm};
 use super::{Dispatch, RunState, sha1_hex};
 use crate::resp::command::scripting::Run;
 
-/// A script or function ready to run.
-pub(in crate::resp) struct Target {
-    function: Function,
+/// A script or function ready to run, as the engine holds it.
+pub(in crate::resp) struct Target<'e> {
+    function: &'e Function,
     /// The SHA1 of a script, the name of a function.
-    pub name: String,
+    pub name: &'e str,
     pub flags: Flags,
     /// A script that declares its flags (`#!lua flags=...`), or a function: its flags
     /// decide whether it may write. A plain script may, unless run by EVAL_RO.
@@ -45,13 +45,16 @@ pub(super) fn session<D: Dispatch, R>(
 ) -> R {
     let mut engine = engine.lock().unwrap_or_else(PoisonError::into_inner);
     let hooks = engine.vm.hooks();
-    vm::session(hooks, dispatch, |session| {
+    let output = vm::session(hooks, dispatch, |session| {
         work(&mut Runs {
             engine: &mut engine,
             session,
             state,
         })
-    })
+    });
+    // The VM's memory as INFO shows it, once per session.
+    engine.note(state);
+    output
 }
 
 impl Engine {
@@ -63,9 +66,9 @@ impl Engine {
         }
     }
 
-    /// The script with this body, compiled and remembered on first use (EVAL, SCRIPT
-    /// LOAD).
-    pub(super) fn script(&mut self, body: &[u8], state: &RunState) -> Result<Target, String> {
+    /// Compiles and remembers the script with this body unless known (EVAL, SCRIPT
+    /// LOAD): its SHA1.
+    pub(super) fn compile(&mut self, body: &[u8], state: &RunState) -> Result<String, String> {
         let sha = sha1_hex(body);
         if !self.scripts.contains_key(&sha) {
             let (flags, declared, code) = functions::script_shebang(body)?;
@@ -76,25 +79,22 @@ impl Engine {
                 .insert(sha.clone(), (function, flags, declared));
             self.note(state);
         }
-        let (function, flags, declared) = self.scripts[&sha].clone();
-        Ok(Target {
-            function,
-            name: sha,
-            flags,
-            declared,
-            is_function: false,
-        })
+        Ok(sha)
     }
 
     /// The script with this SHA1, if loaded (EVALSHA).
-    pub(super) fn by_sha(&self, sha: &[u8]) -> Option<Target> {
-        let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
-        let (function, flags, declared) = self.scripts.get(&sha)?.clone();
+    pub(super) fn by_sha(&self, sha: &[u8]) -> Option<Target<'_>> {
+        let sha = std::str::from_utf8(sha).ok()?;
+        let (name, (function, flags, declared)) = if sha.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.scripts.get_key_value(&sha.to_ascii_lowercase())?
+        } else {
+            self.scripts.get_key_value(sha)?
+        };
         Some(Target {
             function,
-            name: sha,
-            flags,
-            declared,
+            name,
+            flags: *flags,
+            declared: *declared,
             is_function: false,
         })
     }
@@ -121,11 +121,11 @@ impl Engine {
     }
 
     /// The function with this name (FCALL).
-    pub(super) fn function(&self, name: &[u8]) -> Option<Target> {
-        let (function, flags) = self.functions.find(name)?;
+    pub(super) fn function(&self, name: &[u8]) -> Option<Target<'_>> {
+        let (function, name, flags) = self.functions.find(name)?;
         Some(Target {
             function,
-            name: String::from_utf8_lossy(name).into_owned(),
+            name,
             flags,
             declared: true,
             is_function: true,
@@ -230,19 +230,18 @@ impl<D: Dispatch> Runs<'_, '_, D> {
         state.function.store(target.is_function, Ordering::Relaxed);
         if target.is_function {
             *state.current.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((target.name.clone(), call.request.clone()));
+                Some((target.name.to_owned(), call.request.clone()));
         }
         state.running.store(true, Ordering::Release);
         let vm_call = Call {
-            function: &target.function,
-            name: &target.name,
+            function: target.function,
+            name: target.name,
             keys: &call.keys,
             args: &call.args,
             is_function: target.is_function,
             protocol,
         };
         self.engine.vm.run(self.session, vm_call, out);
-        self.engine.note(state);
         state.running.store(false, Ordering::Release);
         state.kill.store(false, Ordering::Relaxed);
         if target.is_function {
@@ -253,17 +252,17 @@ impl<D: Dispatch> Runs<'_, '_, D> {
         }
     }
 
-    /// The script with this body, compiled and remembered on first use (EVAL, SCRIPT
-    /// LOAD).
-    pub(in crate::resp) fn script(&mut self, body: &[u8]) -> Result<Target, String> {
-        self.engine.script(body, self.state)
+    /// Compiles and remembers the script with this body unless known (EVAL, SCRIPT
+    /// LOAD): its SHA1.
+    pub(in crate::resp) fn compile(&mut self, body: &[u8]) -> Result<String, String> {
+        self.engine.compile(body, self.state)
     }
 
-    pub(in crate::resp) fn by_sha(&self, sha: &[u8]) -> Option<Target> {
+    pub(in crate::resp) fn by_sha(&self, sha: &[u8]) -> Option<Target<'_>> {
         self.engine.by_sha(sha)
     }
 
-    pub(in crate::resp) fn function(&self, name: &[u8]) -> Option<Target> {
+    pub(in crate::resp) fn function(&self, name: &[u8]) -> Option<Target<'_>> {
         self.engine.function(name)
     }
 

@@ -272,14 +272,14 @@ fn registration(args: MultiValue) -> mlua::Result<Registered> {
 }
 
 impl Registry {
-    pub(super) fn find(&self, name: &[u8]) -> Option<(Function, Flags)> {
+    pub(super) fn find(&self, name: &[u8]) -> Option<(&Function, &str, Flags)> {
         let name = std::str::from_utf8(name).ok()?;
         let library = self.index.get(name)?;
         let function = self.libraries[library]
             .functions
             .iter()
             .find(|f| f.name == name)?;
-        Some((function.callback.clone(), function.flags))
+        Some((&function.callback, &function.name, function.flags))
     }
 
     pub(super) fn counts(&self) -> (usize, usize) {

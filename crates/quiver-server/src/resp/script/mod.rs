@@ -411,7 +411,8 @@ mod tests {
                     request: Vec::new(),
                 };
                 scripts.session(&mut NoCommands, |runs| {
-                    let target = runs.script(b"while true do end").unwrap();
+                    let sha = runs.compile(b"while true do end").unwrap();
+                    let target = runs.by_sha(sha.as_bytes()).unwrap();
                     runs.run(&target, &call, Protocol::Resp2, &mut out);
                 });
                 out

@@ -167,6 +167,9 @@ fn answer_now(
     true
 }
 
+/// EVALSHA of a script the cache does not hold.
+const NO_SCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
 fn fail(out: &mut BytesMut, text: &str) {
     write::write_error(out, text.as_bytes());
 }
@@ -190,18 +193,23 @@ fn on_engine(
 ) {
     match command {
         ScriptingCommand::Run(call) => {
-            let target = match &call.callee {
-                Callee::Body(body) => runs.script(body),
-                Callee::Sha(sha) => runs
-                    .by_sha(sha)
-                    .ok_or_else(|| "NOSCRIPT No matching script. Please use EVAL.".to_owned()),
-                Callee::Function(name) => runs
-                    .function(name)
-                    .ok_or_else(|| "ERR Function not found".to_owned()),
+            let compiled = match &call.callee {
+                Callee::Body(body) => match runs.compile(body) {
+                    Ok(sha) => Some(sha),
+                    Err(message) => return fail(out, &message),
+                },
+                _ => None,
+            };
+            let target = match (&call.callee, &compiled) {
+                (Callee::Function(name), _) => runs.function(name).ok_or("ERR Function not found"),
+                (Callee::Sha(sha), _) => runs.by_sha(sha).ok_or(NO_SCRIPT),
+                (Callee::Body(_), sha) => runs
+                    .by_sha(sha.as_deref().unwrap_or_default().as_bytes())
+                    .ok_or(NO_SCRIPT),
             };
             let target = match target {
                 Ok(target) => target,
-                Err(message) => return fail(out, &message),
+                Err(message) => return fail(out, message),
             };
             let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
             if call.read_only && target.declared && may_write {
@@ -221,8 +229,8 @@ fn on_engine(
             });
             runs.run(&target, call, caller.protocol, out);
         }
-        ScriptingCommand::ScriptLoad { body } => match runs.script(body) {
-            Ok(target) => write::write_bulk(out, target.name.as_bytes()),
+        ScriptingCommand::ScriptLoad { body } => match runs.compile(body) {
+            Ok(sha) => write::write_bulk(out, sha.as_bytes()),
             Err(message) => fail(out, &message),
         },
         ScriptingCommand::ScriptExists { shas } => {
