@@ -51,7 +51,7 @@ pub(in crate::resp) fn execute<'k>(
         Some((cache, tx)) => {
             let mut dispatch = ScriptDispatch::new(cache, tx);
             shared.scripts.session(&mut dispatch, |runs| {
-                on_engine(&shared, &command, &caller, runs, out);
+                on_engine(Arc::clone(&shared), &command, caller, runs, out);
             });
             Flow::Continue
         }
@@ -111,13 +111,7 @@ impl Job {
         mut self,
         runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
     ) -> Finished {
-        on_engine(
-            &self.shared,
-            &self.command,
-            &self.caller,
-            runs,
-            &mut self.out,
-        );
+        on_engine(self.shared, &self.command, self.caller, runs, &mut self.out);
         Finished {
             waiting: self.waiting,
             done: Done {
@@ -175,7 +169,6 @@ fn fail(out: &mut BytesMut, text: &str) {
 }
 
 /// Who runs a command: the session's database, client id, protocol and user.
-#[derive(Clone)]
 struct Caller {
     db: usize,
     client: u64,
@@ -185,9 +178,9 @@ struct Caller {
 
 /// Runs a command that uses the engine, with the keyspace held.
 fn on_engine(
-    shared: &Arc<RespShared>,
+    shared: Arc<RespShared>,
     command: &ScriptingCommand,
-    caller: &Caller,
+    caller: Caller,
     runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
     out: &mut BytesMut,
 ) {
@@ -220,11 +213,11 @@ fn on_engine(
             }
             let _origin = ChangeOrigin::enter(caller.client);
             runs.dispatch().run = Some(RunContext {
-                shared: Arc::clone(shared),
+                shared,
                 db: caller.db,
                 read_only: call.read_only || !may_write,
                 now_ms: unix_ms(),
-                user: Arc::clone(&caller.user),
+                user: caller.user,
                 client: caller.client,
             });
             runs.run(&target, call, caller.protocol, out);
