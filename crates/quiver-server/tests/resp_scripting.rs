@@ -1,6 +1,7 @@
 //! Lua scripting through real sockets with the `redis` crate: the lock-release pattern
 //! clients use (EVALSHA, NOSCRIPT, then EVAL), atomicity against concurrent clients,
-//! and a long script answered BUSY and stopped by SCRIPT KILL from a client on the
+//! pipelined calls of clients on several databases and users sharing the script
+//! thread's batches, and a long script answered BUSY and stopped by SCRIPT KILL from a client on the
 //! same connection thread. (Replies and errors against redis-server are the
 //! differential test's part.)
 
@@ -127,6 +128,74 @@ fn scripts_are_atomic_across_clients() {
         .query(&mut conn)
         .expect("GET");
     assert_eq!(total, clients * rounds);
+}
+
+/// Clients on different databases and users pipelining script calls at once: the script
+/// thread runs their jobs in shared batches, each with its own caller, and each client
+/// gets its replies in order.
+#[test]
+fn pipelined_script_calls_of_several_clients_keep_their_callers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), &[]);
+    let resp = server.resp;
+    let mut admin = redis_connection(&server);
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("counter")
+        .arg("on")
+        .arg(">pw")
+        .arg("~count:*")
+        .arg("+@all")
+        .query(&mut admin)
+        .expect("ACL SETUSER");
+    let rounds = 200;
+    std::thread::scope(|scope| {
+        for db in [0, 3, 7] {
+            scope.spawn(move || {
+                let mut conn = connect(resp);
+                if db == 7 {
+                    let _: () = redis::cmd("AUTH")
+                        .arg("counter")
+                        .arg("pw")
+                        .query(&mut conn)
+                        .expect("AUTH");
+                }
+                let _: () = redis::cmd("SELECT")
+                    .arg(db)
+                    .query(&mut conn)
+                    .expect("SELECT");
+                let mut pipe = redis::pipe();
+                for _ in 0..rounds {
+                    pipe.cmd("EVAL")
+                        .arg("return redis.call('incr', KEYS[1])")
+                        .arg(1)
+                        .arg("count:calls");
+                }
+                let replies: Vec<i64> = pipe.query(&mut conn).expect("pipelined EVALs");
+                assert_eq!(replies, (1..=rounds).collect::<Vec<i64>>(), "db {db}");
+                if db == 7 {
+                    let refused = redis::cmd("EVAL")
+                        .arg("return redis.call('incr', KEYS[1])")
+                        .arg(1)
+                        .arg("other")
+                        .query::<i64>(&mut conn)
+                        .expect_err("a key the user may not touch");
+                    assert_eq!(refused.code(), Some("NOPERM"), "{refused}");
+                }
+            });
+        }
+    });
+    for db in [0, 3, 7] {
+        let _: () = redis::cmd("SELECT")
+            .arg(db)
+            .query(&mut admin)
+            .expect("SELECT");
+        let count: i64 = redis::cmd("GET")
+            .arg("count:calls")
+            .query(&mut admin)
+            .expect("GET");
+        assert_eq!(count, rounds, "db {db}");
+    }
 }
 
 #[test]
