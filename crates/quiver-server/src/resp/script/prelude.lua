@@ -1,7 +1,7 @@
 -- Run once when the scripting VM starts, with the whole standard library in reach.
--- Receives the bridge table (filled per run with the command dispatcher), the real
--- global table and the `redis` library built in Rust. Returns the environments scripts
--- and functions run in, and the runner.
+-- Receives the bridge table (`reply_error`, and `register` and `loading` while a library
+-- loads), the real global table and the `redis` library built in Rust. Returns the
+-- environments scripts and functions run in, and the runner.
 local bridge, G, redis = ...
 local error, type, tostring, setmetatable, rawset, xpcall =
   error, type, tostring, setmetatable, rawset, xpcall
