@@ -187,6 +187,7 @@ fn value_name(kind: Kind) -> &'static str {
         Kind::Path => "PATH",
         Kind::SocketAddr => "ADDR",
         Kind::Integer { .. } => "N",
+        Kind::Threads { .. } => "N|auto",
         Kind::Size { .. } => "SIZE",
         Kind::Duration { .. } => "DURATION",
         Kind::Bool => "BOOL",

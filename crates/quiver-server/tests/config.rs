@@ -119,6 +119,25 @@ fn profile_values_apply_below_the_file() {
 }
 
 #[test]
+fn resp_io_threads_is_auto_or_a_count_in_every_source() {
+    assert_eq!(load(&Inputs::default()).config.resp.io_threads, None);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (text, expected) in [("io_threads = 3", Some(3)), ("io_threads = \"auto\"", None)] {
+        let file = write_file(&dir, &format!("[resp]\n{text}\n"));
+        let from_file = Inputs {
+            config_file: Some(file),
+            ..Inputs::default()
+        };
+        assert_eq!(load(&from_file).config.resp.io_threads, expected, "{text}");
+    }
+    let from_env = Inputs {
+        env: env(&[("QUIVER_RESP_IO_THREADS", "2")]),
+        ..Inputs::default()
+    };
+    assert_eq!(load(&from_env).config.resp.io_threads, Some(2));
+}
+
+#[test]
 fn config_file_can_come_from_the_environment() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = write_file(&dir, "[http]\naddr = \"127.0.0.1:9999\"\n");
@@ -156,6 +175,16 @@ fn every_kind_of_bad_value_names_key_source_value_and_what_is_allowed() {
             "one of balanced, latency, throughput, low-memory",
         ),
         ("data_dir", "", "a non-empty path"),
+        (
+            "resp.io_threads",
+            "0",
+            "auto, or a whole number from 1 to 256",
+        ),
+        (
+            "resp.io_threads",
+            "all",
+            "auto, or a whole number from 1 to 256",
+        ),
     ];
     for (key, value, allowed) in cases {
         let inputs = Inputs {

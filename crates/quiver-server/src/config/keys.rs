@@ -17,6 +17,8 @@ pub enum Kind {
     SocketAddr,
     /// A whole number in an inclusive range.
     Integer { min: u64, max: u64 },
+    /// `auto`, or a number of threads from 1 to `max`.
+    Threads { max: u64 },
     /// A byte size such as `64MiB`, from `min` to `max` bytes.
     Size { min: u64, max: u64 },
     /// A duration such as `250us` or `2s`, at most `max`.
@@ -355,13 +357,12 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "resp.io_threads",
-        kind: Kind::Integer {
-            min: 0,
+        kind: Kind::Threads {
             max: MAX_IO_THREADS,
         },
-        default: "0",
+        default: "auto",
         profiles: &[(Profile::LowMemory, "1")],
-        doc: "Most threads that serve RESP connections, each with its own event loop; one serves at first and more join only while they raise the request rate. 0 means one per CPU core.",
+        doc: "Threads that serve RESP connections, each with its own event loop: a number means exactly that many, all serving; auto means one per CPU core, of which one serves at first and more join only while they raise the request rate.",
     },
     Key {
         name: "resp.busy_poll",
@@ -371,6 +372,13 @@ pub const KEYS: &[Key] = &[
         default: "50us",
         profiles: &[],
         doc: "Longest a RESP connection thread keeps polling for requests after its last before it sleeps; adapts to the load, and 0s never polls.",
+    },
+    Key {
+        name: "resp.balance_trace",
+        kind: Kind::Text { max_len: 4096 },
+        default: "",
+        profiles: &[],
+        doc: "File where the connection-thread balancer (resp.io_threads = auto) writes every tick's measurements and decision, for diagnosis; empty writes none.",
     },
     Key {
         name: "resp.redis_config",

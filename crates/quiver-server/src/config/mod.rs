@@ -113,11 +113,14 @@ pub struct RespConfig {
     pub busy_reply_threshold: Duration,
     pub max_query_buffer_bytes: u64,
     pub max_bulk_len_bytes: u64,
-    /// Connection threads; 0: one per core.
-    pub io_threads: u32,
+    /// Connection threads; `None`: one per core, as many serving as the
+    /// balancer decides.
+    pub io_threads: Option<u32>,
     /// How long a connection thread polls for work before it sleeps; zero
     /// never polls.
     pub busy_poll: Duration,
+    /// Where the balancer writes its trace; `None`: nowhere.
+    pub balance_trace: Option<PathBuf>,
     /// Redis parameters applied at start (`resp.redis_config`), checked.
     pub redis_config: Vec<(String, String)>,
 }
@@ -343,8 +346,16 @@ impl Config {
                 busy_reply_threshold: duration("resp.busy_reply_threshold"),
                 max_query_buffer_bytes: bytes("resp.max_query_buffer"),
                 max_bulk_len_bytes: bytes("resp.max_bulk_len"),
-                io_threads: small("resp.io_threads"),
+                io_threads: match value("resp.io_threads") {
+                    Value::Integer(threads) => {
+                        Some(u32::try_from(threads).expect("bounded by the key's range"))
+                    }
+                    _ => None,
+                },
                 busy_poll: duration("resp.busy_poll"),
+                balance_trace: Some(text("resp.balance_trace"))
+                    .filter(|path| !path.is_empty())
+                    .map(PathBuf::from),
                 redis_config: crate::resp::redis_config::parse_entries(&text("resp.redis_config"))
                     .expect("checked when read"),
             },

@@ -13,7 +13,11 @@ pub(super) fn to_toml(loaded: &Loaded) -> String {
     let mut top = Vec::new();
     for (key, text, source) in &loaded.values {
         let (section, leaf) = key.name.split_once('.').unwrap_or(("", key.name));
-        let bare = matches!(key.kind, Kind::Integer { .. } | Kind::Bool);
+        let bare = match key.kind {
+            Kind::Integer { .. } | Kind::Bool => true,
+            Kind::Threads { .. } => text.parse::<u64>().is_ok(),
+            _ => false,
+        };
         let rendered = if bare {
             text.clone()
         } else {

@@ -53,6 +53,13 @@ impl Value {
                 .filter(|number| (min..=max).contains(number))
                 .map(Value::Integer)
                 .ok_or_else(|| invalid(format!("a whole number from {min} to {max}"))),
+            Kind::Threads { .. } if text == "auto" => Ok(Value::Text("auto".to_owned())),
+            Kind::Threads { max } => text
+                .parse::<u64>()
+                .ok()
+                .filter(|number| (1..=max).contains(number))
+                .map(Value::Integer)
+                .ok_or_else(|| invalid(format!("auto, or a whole number from 1 to {max}"))),
             Kind::Size { min, max } => value::parse_size(text)
                 .filter(|bytes| (min..=max).contains(bytes))
                 .map(Value::Size)

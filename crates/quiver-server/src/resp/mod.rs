@@ -19,6 +19,7 @@ mod session;
 pub mod slowlog;
 mod stats;
 pub mod table;
+pub mod threads;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, RwLock};
@@ -34,7 +35,6 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::clock::unix_ms;
-use crate::serve::io_threads::IoThreads;
 use crate::serve::listener::Listener;
 use crate::serve::shutdown::Shutdown;
 
@@ -173,28 +173,22 @@ const PROTECTED_MODE_REPLY: &[u8] = b"-DENIED Quiver is running in protected mod
 /// of `threads`; expires keys in the background meanwhile.
 pub async fn serve_resp(
     listener: Listener,
-    threads: Arc<IoThreads>,
+    threads: Arc<threads::Threads>,
     shared: Arc<RespShared>,
     shutdown: Shutdown,
 ) {
     let _ = shared.stop.set(shutdown.clone());
     let expiry = tokio::spawn(Arc::clone(&shared.cache).run_active_expiry(unix_ms));
-    let handle = {
+    let admit = |stream, peer, guard| {
+        let shared = Arc::clone(&shared);
         let shutdown = shutdown.clone();
-        move |stream, peer, guard, seat| {
-            connection::serve(
-                stream,
-                peer,
-                guard,
-                Arc::clone(&shared),
-                shutdown.clone(),
-                seat,
-            )
+        let serve =
+            move |stream, seat| connection::serve(stream, peer, guard, shared, shutdown, seat);
+        if let Err(error) = threads.adopt(stream, serve) {
+            tracing::warn!(%peer, %error, "connection dropped: not movable to a connection thread");
         }
     };
-    listener
-        .run_on(&threads, shutdown.clone(), handle, refuse)
-        .await;
+    listener.accept_loop(shutdown.clone(), admit, refuse).await;
     expiry.abort();
 }
 

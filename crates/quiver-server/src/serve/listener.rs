@@ -14,7 +14,6 @@ use socket2::{Domain, Protocol, SockRef, Socket, TcpKeepalive, Type};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-use super::io_threads::{IoThreads, Seat};
 use super::shutdown::Shutdown;
 use crate::config::{ListenerConfig, NetConfig};
 
@@ -154,32 +153,10 @@ impl Listener {
         self.accept_loop(shutdown, admit, refuse).await;
     }
 
-    /// As [`Listener::run`], but each admitted connection runs on one of `threads`
-    /// instead of the accepting runtime.
-    pub async fn run_on<H, HF, R, RF>(
-        self,
-        threads: &IoThreads,
-        shutdown: Shutdown,
-        handle: H,
-        refuse: R,
-    ) where
-        H: Fn(TcpStream, SocketAddr, ConnectionGuard, Seat) -> HF + Clone + Send + 'static,
-        HF: Future<Output = ()> + Send + 'static,
-        R: Fn(TcpStream, u32) -> RF,
-        RF: Future<Output = ()> + Send + 'static,
-    {
-        let name = self.stats.name;
-        let admit = |stream, peer, guard| {
-            let handle = handle.clone();
-            let serve = move |stream, seat| handle(stream, peer, guard, seat);
-            if let Err(error) = threads.adopt(stream, serve) {
-                tracing::warn!(listener = name, %peer, %error, "connection dropped: not movable to a connection thread");
-            }
-        };
-        self.accept_loop(shutdown, admit, refuse).await;
-    }
-
-    async fn accept_loop<A, R, RF>(self, shutdown: Shutdown, admit: A, refuse: R)
+    /// Accepts connections until `shutdown` fires, handing each admitted one
+    /// to `admit` (which decides where it runs) and each refused one to
+    /// `refuse`.
+    pub async fn accept_loop<A, R, RF>(self, shutdown: Shutdown, admit: A, refuse: R)
     where
         A: Fn(TcpStream, SocketAddr, ConnectionGuard),
         R: Fn(TcpStream, u32) -> RF,

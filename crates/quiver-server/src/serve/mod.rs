@@ -2,12 +2,8 @@
 //! serve until SIGINT/SIGTERM, then drain in-flight work up to the drain
 //! timeout and return (the binary then exits 0).
 
-mod balance;
 pub mod data_dir;
-mod idle_cpu;
-pub mod io_threads;
 pub mod listener;
-mod poll;
 pub mod shutdown;
 pub mod state;
 
@@ -35,7 +31,6 @@ use quiver_resp::Limits;
 use crate::config::{Config, ListenerConfig};
 use crate::{http, native, quic, resp};
 use data_dir::{DataDir, DataDirError};
-use io_threads::IoThreads;
 use listener::{Listener, ListenerStats};
 use shutdown::Shutdown;
 use state::{Readiness, ServerState};
@@ -175,8 +170,17 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let http_listener = bind("http", "http.addr", &config.http.listener, &config)?;
     let resp_listener = bind("resp", "resp.addr", &config.resp.listener, &config)?;
     let resp_threads = Arc::new(
-        IoThreads::start("resp", resp_thread_count(&config), config.resp.busy_poll)
-            .map_err(ServeError::Threads)?,
+        resp::threads::Threads::start(resp::threads::Settings {
+            count: config
+                .resp
+                .io_threads
+                .map_or(resp::threads::Count::Auto, |threads| {
+                    resp::threads::Count::Fixed(threads as usize)
+                }),
+            poll: config.resp.busy_poll,
+            trace: config.resp.balance_trace.clone(),
+        })
+        .map_err(ServeError::Threads)?,
     );
     tracing::debug!(
         threads = resp_threads.count(),
@@ -509,14 +513,6 @@ fn storage_config(
     };
     storage.groups = groups;
     Ok(storage)
-}
-
-/// `resp.io_threads`, with 0 meaning one per core.
-fn resp_thread_count(config: &Config) -> usize {
-    match config.resp.io_threads {
-        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-        threads => threads as usize,
-    }
 }
 
 fn resp_settings(config: &Config) -> resp::RespSettings {

@@ -2,7 +2,7 @@
 //! write the replies of one read with one `write`. Blocking pops park the
 //! connection until a push, a timeout, `CLIENT KILL` or shutdown. Between
 //! reads the connection may move, with all its state, to another connection
-//! thread (see `serve::io_threads`).
+//! thread (see `resp::threads`).
 
 mod block;
 
@@ -32,7 +32,7 @@ use crate::clock::unix_ms;
 use crate::resp::command::scripting::exec::Done;
 use crate::resp::command::{Command, KeysCommand};
 use crate::resp::table::{self, CommandSpec, flag};
-use crate::serve::io_threads::Seat;
+use crate::resp::threads::Seat;
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 use block::{Blocked, Parked};

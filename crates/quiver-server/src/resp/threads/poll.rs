@@ -16,6 +16,10 @@
 //! server does not poll at all. Each round of polling also offers the CPU to
 //! any other thread waiting for it (`sched_yield`), and the time spent polling
 //! is counted so the balancer can tell it from work.
+//!
+//! Only reads of a few requests count as work here: a pipelining client
+//! sends the next batch while the last is served, and polling for it only
+//! took CPU from the client (measured: 5 to 25 % of the rate at `-P 128`).
 
 use std::cell::Cell;
 use std::future::poll_fn;
@@ -106,7 +110,7 @@ impl Window {
 
 /// What a poller sees of its thread.
 pub trait Polled {
-    /// Requests served on the thread so far: a change is work.
+    /// Work done on the thread so far, as a count: a change is work.
     fn served(&self) -> u64;
     /// Counts `nanos` spent polling with no work found.
     fn polled(&self, nanos: u64);

@@ -1,20 +1,32 @@
-//! Connection threads: each runs its own single-threaded tokio runtime with its
-//! own epoll instance, so a request is read, run and answered on one thread
-//! with no cross-thread wake-up (no futex, no work stealing), the way Redis's
-//! event loop runs. The keyspace is sharded, so threads only meet on a shard's
-//! lock.
+//! RESP's connection threads: everything that decides which thread serves a
+//! connection, behind one small interface ([`Threads::start`],
+//! [`Threads::adopt`] and a connection's [`Seat`]). The connection code asks
+//! its seat, between requests, whether to move ([`Seat::move_wanted`]),
+//! counts what it served ([`Seat::served`]) and moves ([`Seat::relocate`]);
+//! nothing else of the machinery shows.
 //!
-//! Threads are put to work only when the load needs them. A balancer measures
-//! how busy each thread is: while the active threads keep up, connections stay
-//! on them, and idle threads leave the cores to other processes (a client on
-//! the same machine, for one). When every active thread is saturated, one more
-//! becomes active and takes over a fair share of the connections; when the
-//! load would fit on fewer threads, the last active one hands its connections
-//! back. A connection moves only between requests, with its replies written,
-//! so a move is invisible to the client.
+//! Each thread runs its own single-threaded tokio runtime with its own epoll
+//! instance, so a request is read, run and answered on one thread with no
+//! cross-thread wake-up (no futex, no work stealing), the way Redis's event
+//! loop runs. The keyspace is sharded, so threads only meet on a shard's lock.
+//!
+//! With a fixed count ([`Count::Fixed`]) every thread serves from the start
+//! and connections go to the one with the fewest. With [`Count::Auto`] there
+//! is one thread per core, and threads are put to work only when the load
+//! needs them: a balancer ([`balance`], sans-IO) measures how busy each
+//! thread is; while the active threads keep up, connections stay on them, and
+//! idle threads leave the cores to other processes (a client on the same
+//! machine, for one). When every active thread is saturated, one more is
+//! tried and takes over a fair share of the connections; when the load would
+//! fit on fewer threads, the last active one hands its connections back. A
+//! connection moves only between requests, with its replies written, so a
+//! move is invisible to the client. Either way a thread polls its sockets
+//! for a moment before it sleeps ([`poll`]) while a core is left over.
 
+use std::fs::File;
 use std::future::Future;
 use std::io;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -22,18 +34,46 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 use tokio::runtime::{Builder, Handle, Runtime};
 
-use super::balance::{Change, Load, Sample};
-use super::idle_cpu::IdleCpu;
-use super::poll::{self, Polled};
-use super::shutdown::Shutdown;
+use crate::serve::shutdown::Shutdown;
+use balance::{Change, Load, Sample};
+use idle_cpu::IdleCpu;
+use poll::Polled;
+
+mod balance;
+mod idle_cpu;
+mod poll;
 
 /// How often the balancer looks at the threads' load.
 const TICK: Duration = Duration::from_millis(20);
+/// Reads of at most this many requests are the work a thread polls for
+/// (see [`poll`]): single requests, or a transaction's few.
+const POLLED_READ: u64 = 4;
 
-/// A fixed set of connection threads, and the balancer that decides how many
-/// of them serve connections.
+/// How many connection threads serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// One thread per core, of which the balancer decides how many serve.
+    Auto,
+    /// Exactly this many, all serving.
+    Fixed(usize),
+}
+
+/// How the connection threads run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub count: Count,
+    /// How long a thread keeps polling for work after its last before it
+    /// sleeps; zero never polls.
+    pub poll: Duration,
+    /// Where the balancer writes each tick's sample and decision (see
+    /// [`balance::trace_line`]), if anywhere.
+    pub trace: Option<PathBuf>,
+}
+
+/// The connection threads, and with [`Count::Auto`] the balancer that decides
+/// how many of them serve connections.
 #[derive(Debug)]
-pub struct IoThreads {
+pub struct Threads {
     pool: Arc<Pool>,
     /// Fired when the threads are dropped: each runtime then stops, dropping
     /// whatever connection task is still on it, and the balancer exits.
@@ -46,6 +86,10 @@ struct Pool {
     /// Threads `0..active` take new connections; connections on the others
     /// move to an active thread at their next request.
     active: AtomicUsize,
+    /// Whether threads poll before they sleep (see [`poll`]), which they do
+    /// only while fewer are active than the process has cores.
+    polls: bool,
+    cores: usize,
 }
 
 #[derive(Debug)]
@@ -58,6 +102,8 @@ struct IoThread {
     move_to: AtomicUsize,
     /// Requests served on this thread, for the balancer.
     served: Counter,
+    /// Reads of at most [`POLLED_READ`] requests, for the poller.
+    small_reads: Counter,
     /// Nanoseconds this thread spent polling for work without finding any
     /// (see [`poll`]): busy to the runtime, idle to the balancer.
     polled: Counter,
@@ -69,21 +115,37 @@ struct IoThread {
 #[repr(align(128))]
 struct Counter(AtomicU64);
 
-impl IoThreads {
-    /// Starts `count` threads named `<name>-io-<n>` (one active at first) and,
-    /// with more than one, a balancer thread named `<name>-balance`. A thread
-    /// keeps polling for work up to `poll` after its last before it sleeps,
-    /// while fewer threads are active than the machine has cores; a zero
-    /// `poll` never polls.
-    pub fn start(name: &str, count: usize, poll: Duration) -> io::Result<IoThreads> {
+impl Threads {
+    /// Starts the threads, named `resp-io-<n>`, and with [`Count::Auto`] on
+    /// more than one core a balancer thread named `resp-balance`.
+    pub fn start(settings: Settings) -> io::Result<Threads> {
+        let (count, active) = match settings.count {
+            Count::Auto => (cores(), 1),
+            Count::Fixed(count) => (count.max(1), count.max(1)),
+        };
+        let trace = match &settings.trace {
+            Some(path) if count > active => Some(balance::Trace::create(path, count)?),
+            _ => None,
+        };
+        Threads::launch(count, active, settings.poll, trace)
+    }
+
+    /// Starts `count` threads of which `active` serve, with a balancer when
+    /// there are more than that.
+    fn launch(
+        count: usize,
+        active: usize,
+        poll: Duration,
+        trace: Option<balance::Trace<File>>,
+    ) -> io::Result<Threads> {
         let stop = Shutdown::new();
-        let threads = (0..count.max(1))
+        let threads = (0..count)
             .map(|index| {
                 let runtime = connection_runtime()?;
                 let handle = runtime.handle().clone();
                 let stop = stop.clone();
                 std::thread::Builder::new()
-                    .name(format!("{name}-io-{index}"))
+                    .name(format!("resp-io-{index}"))
                     .spawn(move || runtime.block_on(stop.wait()))?;
                 Ok(IoThread {
                     runtime: handle,
@@ -91,33 +153,34 @@ impl IoThreads {
                     move_quota: AtomicUsize::new(0),
                     move_to: AtomicUsize::new(0),
                     served: Counter::default(),
+                    small_reads: Counter::default(),
                     polled: Counter::default(),
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
         let pool = Arc::new(Pool {
             threads,
-            active: AtomicUsize::new(1),
+            active: AtomicUsize::new(active),
+            polls: !poll.is_zero(),
+            cores: cores(),
         });
-        if !poll.is_zero() {
-            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        if pool.polls {
             for (index, thread) in pool.threads.iter().enumerate() {
                 let polled = ThreadPoll {
                     pool: Arc::clone(&pool),
                     index,
-                    cores,
                 };
                 thread.runtime.spawn(poll::run(polled, poll));
             }
         }
-        if pool.threads.len() > 1 {
+        if count > active {
             let pool = Arc::clone(&pool);
             let stop = stop.clone();
             std::thread::Builder::new()
-                .name(format!("{name}-balance"))
-                .spawn(move || balance(&pool, &stop))?;
+                .name("resp-balance".to_owned())
+                .spawn(move || balance(&pool, &stop, trace))?;
         }
-        Ok(IoThreads { pool, stop })
+        Ok(Threads { pool, stop })
     }
 
     /// How many threads there are.
@@ -149,13 +212,24 @@ fn connection_runtime() -> io::Result<Runtime> {
         .build()
 }
 
-impl Drop for IoThreads {
+impl Drop for Threads {
     fn drop(&mut self) {
         self.stop.trigger();
     }
 }
 
+/// The cores this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
 impl Pool {
+    /// Whether a thread may poll now: with every core serving, a polling
+    /// thread would take time from the others.
+    fn may_poll(&self) -> bool {
+        self.polls && self.active.load(Ordering::Relaxed) < self.cores
+    }
+
     fn least_busy_active(&self) -> usize {
         let active = self.active.load(Ordering::Relaxed);
         (0..active)
@@ -215,13 +289,17 @@ impl Seat {
             .map(|_| thread.move_to.load(Ordering::Relaxed))
     }
 
-    /// Counts `requests` served, for the balancer and the thread's poller.
+    /// Counts `requests` served by one read, for the balancer and the
+    /// thread's poller.
     pub fn served(&self, requests: u64) {
-        self.pool.threads[self.index]
-            .served
-            .0
-            .fetch_add(requests, Ordering::Relaxed);
-        poll::work_done();
+        let thread = &self.pool.threads[self.index];
+        thread.served.0.fetch_add(requests, Ordering::Relaxed);
+        // A poller that may not poll is left asleep: waking it for nothing
+        // costs a task switch per read.
+        if (1..=POLLED_READ).contains(&requests) && self.pool.may_poll() {
+            thread.small_reads.0.fetch_add(1, Ordering::Relaxed);
+            poll::work_done();
+        }
     }
 
     /// Continues the connection on thread `target`: `stream` leaves this
@@ -249,13 +327,12 @@ impl Drop for Seat {
 struct ThreadPoll {
     pool: Arc<Pool>,
     index: usize,
-    cores: usize,
 }
 
 impl Polled for ThreadPoll {
     fn served(&self) -> u64 {
         self.pool.threads[self.index]
-            .served
+            .small_reads
             .0
             .load(Ordering::Relaxed)
     }
@@ -267,17 +344,16 @@ impl Polled for ThreadPoll {
             .fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// Only while a core is left to the threads' clients: with every core
-    /// serving, a polling thread would take time from the others.
     fn allowed(&self) -> bool {
-        self.pool.active.load(Ordering::Relaxed) < self.cores
+        self.pool.may_poll()
     }
 }
 
 /// The balancer's loop: every [`TICK`], samples each thread's busy time and
 /// the requests served, and applies what [`Load`] decides. Time a thread
-/// spent polling for work is idle time to it, not busy.
-fn balance(pool: &Pool, stop: &Shutdown) {
+/// spent polling for work is idle time to it, not busy. Each tick goes to
+/// `trace` as well, if there is one.
+fn balance(pool: &Pool, stop: &Shutdown, mut trace: Option<balance::Trace<File>>) {
     let busy_seconds = |thread: &IoThread| {
         let polled = Duration::from_nanos(thread.polled.0.load(Ordering::Relaxed));
         thread
@@ -324,10 +400,22 @@ fn balance(pool: &Pool, stop: &Shutdown) {
                 .sum(),
             idle_cores: idle_cpu.cores(),
         };
-        match load.tick(sample) {
-            Some(Change::Spread { active }) => pool.spread(active),
-            Some(Change::Gather { active }) => pool.gather(active),
-            None => {}
+        let active = match load.tick(sample) {
+            Some(Change::Spread { active }) => {
+                pool.spread(active);
+                active
+            }
+            Some(Change::Gather { active }) => {
+                pool.gather(active);
+                active
+            }
+            None => pool.active.load(Ordering::Relaxed),
+        };
+        if let Some(writer) = &mut trace
+            && let Err(error) = writer.record(&sample, active)
+        {
+            tracing::warn!(%error, "the balancer's trace stopped: it could not be written");
+            trace = None;
         }
     }
 }
@@ -438,7 +526,7 @@ mod tests {
 
     #[tokio::test]
     async fn connections_start_on_the_active_threads_and_move_when_asked() {
-        let threads = IoThreads::start("test", 2, Duration::ZERO).expect("threads");
+        let threads = Threads::launch(2, 1, Duration::ZERO, None).expect("threads");
         assert_eq!(threads.count(), 2);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -468,14 +556,14 @@ mod tests {
                 })
                 .expect("adopt");
             let name = seen.recv().await.expect("name").expect("thread name");
-            assert_eq!(name, "test-io-0", "one thread is active at first");
+            assert_eq!(name, "resp-io-0", "one thread is active at first");
         }
         let pool = &threads.pool;
         pool.threads[0].move_to.store(1, Ordering::Relaxed);
         pool.threads[0].move_quota.store(2, Ordering::Relaxed);
         for _ in 0..2 {
             let name = seen.recv().await.expect("name").expect("thread name");
-            assert_eq!(name, "test-io-1");
+            assert_eq!(name, "resp-io-1");
         }
         let counts: Vec<_> = pool
             .threads
