@@ -4,7 +4,7 @@
 # command and round: its requests per second. SETBIT sets a bit of a random key
 # (redis-benchmark's random numbers are zero-padded, which no server takes as an offset);
 # BITCOUNT counts a 1 KiB bitmap; PFADD adds random elements to one HyperLogLog, which
-# PFCOUNT then counts.
+# PFCOUNT then counts, alone and with a second dense one (the count of their union).
 #
 # Usage: scripts/bench_bits_hll.sh [ROUNDS]   (default 3)
 # Environment: P (pipeline depth, default 16), N (requests per run, default 2000000),
@@ -37,6 +37,9 @@ for _ in $(seq "$rounds"); do
         echo "$server BITCOUNT $(bench "$port" BITCOUNT bitmap)"
         echo "$server PFADD $(bench "$port" PFADD hll __rand_int__)"
         echo "$server PFCOUNT $(bench "$port" PFCOUNT hll)"
+        # shellcheck disable=SC2046 # one argument per element
+        redis-cli -p "$port" PFADD hll2 $(seq 1 20000) >/dev/null
+        echo "$server PFCOUNT2 $(N=$((${N:-2000000} / 10)) bench "$port" PFCOUNT hll hll2)"
         kill "$pid"
         wait "$pid" 2>/dev/null || true
     done
