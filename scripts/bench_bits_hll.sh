@@ -4,7 +4,8 @@
 # command and round: its requests per second. SETBIT sets a bit of a random key
 # (redis-benchmark's random numbers are zero-padded, which no server takes as an offset);
 # BITCOUNT counts a 1 KiB bitmap; PFADD adds random elements to one HyperLogLog, which
-# PFCOUNT then counts, alone and with a second dense one (the count of their union).
+# PFCOUNT then counts, alone and with a second dense one (the count of their union), and
+# PFMERGE merges with that second one into a third.
 #
 # Usage: scripts/bench_bits_hll.sh [ROUNDS]   (default 3)
 # Environment: P (pipeline depth, default 16), N (requests per run, default 2000000),
@@ -40,6 +41,7 @@ for _ in $(seq "$rounds"); do
         # shellcheck disable=SC2046 # one argument per element
         redis-cli -p "$port" PFADD hll2 $(seq 1 20000) >/dev/null
         echo "$server PFCOUNT2 $(N=$((${N:-2000000} / 10)) bench "$port" PFCOUNT hll hll2)"
+        echo "$server PFMERGE $(N=$((${N:-2000000} / 10)) bench "$port" PFMERGE merged hll hll2)"
         kill "$pid"
         wait "$pid" 2>/dev/null || true
     done

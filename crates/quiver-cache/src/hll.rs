@@ -153,6 +153,13 @@ fn spread(word: u64) -> u64 {
     (word & 0x003f_003f_003f_003f) | (word & 0x0fc0_0fc0_0fc0_0fc0) << 2
 }
 
+/// The inverse of [`spread`]: the low six bits of each byte packed into the low 48 bits.
+fn pack(word: u64) -> u64 {
+    let word = (word & 0x003f_003f_003f_003f) | (word & 0x3f00_3f00_3f00_3f00) >> 2;
+    let word = (word & 0x0000_0fff_0000_0fff) | (word & 0x0fff_0000_0fff_0000) >> 4;
+    (word & 0xff_ffff) | (word & 0x00ff_ffff_0000_0000) >> 8
+}
+
 /// The byte-wise maximum of two words whose bytes are all below 128: per byte, the top
 /// bit of `(a | 0x80) - b` is set where `a >= b`, and no borrow crosses a byte.
 fn max_bytes(a: u64, b: u64) -> u64 {
@@ -451,9 +458,18 @@ pub fn merge_into(max: &mut [u8], value: &[u8]) -> Result<(), HllError> {
     Ok(())
 }
 
-/// Writes registers given one byte each (from [`merge_into`]) into a value, as PFMERGE
-/// does: register by register, so a sparse value may turn dense on the way.
+/// Writes registers given one byte each (from [`merge_into`], which took in the value's
+/// own registers too) into a value, as PFMERGE does: a dense value takes them as they are,
+/// eight at a time; a sparse one register by register, so that it may turn dense on the
+/// way.
 pub fn raise_all(value: &mut Vec<u8>, max: &[u8], sparse_max: usize) {
+    if value[4] == DENSE {
+        for (bytes, raised) in value[HEADER..].chunks_exact_mut(6).zip(max.chunks_exact(8)) {
+            let raised = u64::from_le_bytes(raised.try_into().expect("eight registers"));
+            bytes.copy_from_slice(&pack(raised).to_le_bytes()[..6]);
+        }
+        return;
+    }
     for (i, &m) in max.iter().enumerate() {
         // A corrupt value was refused before: this cannot fail.
         if m != 0 {
@@ -600,8 +616,14 @@ pub fn self_test() -> Result<(), String> {
         .position(|(got, &v)| got != v)
     {
         return Err(format!(
-            "TESTFAILED Register error: register {i} read four at a time differs"
+            "TESTFAILED Register error: register {i} read eight at a time differs"
         ));
+    }
+    let mut repacked = vec![0u8; DENSE_LEN];
+    repacked[..4].copy_from_slice(b"HYLL");
+    raise_all(&mut repacked, &expected, DEFAULT_SPARSE_MAX_BYTES);
+    if repacked[HEADER..] != packed[..] {
+        return Err("TESTFAILED Register error: registers written eight at a time differ".into());
     }
     let (mut sparse, mut dense) = (empty(), empty());
     to_dense(&mut dense).map_err(|_| "TESTFAILED an empty value did not turn dense".to_owned())?;
