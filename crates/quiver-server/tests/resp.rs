@@ -831,3 +831,74 @@ fn debug_reload_saves_flushes_and_loads_back() {
     let bad = reload(&mut con, &["FOO"]).unwrap_err();
     assert!(bad.to_string().contains("only supports the MERGE"), "{bad}");
 }
+
+/// The names of the server process's threads that start with `prefix`.
+fn threads_named(server: &Server, prefix: &str) -> Vec<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", server.pid())).expect("/proc tasks");
+    let mut names: Vec<String> = tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| name.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_fixed_thread_count_starts_exactly_those_threads_and_no_balancer() {
+    let (_dir, server) = start(&["--resp-io-threads", "3"]);
+    let mut cons: Vec<_> = (0..4).map(|_| redis_connection(&server)).collect();
+    for con in &mut cons {
+        let pong: String = redis::cmd("PING").query(con).expect("PING");
+        assert_eq!(pong, "PONG");
+    }
+    assert_eq!(
+        threads_named(&server, "resp-io-"),
+        ["resp-io-0", "resp-io-1", "resp-io-2"]
+    );
+    assert!(threads_named(&server, "resp-balance").is_empty());
+}
+
+#[test]
+fn auto_threads_write_the_balancers_trace() {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = dir.path().join("balance.trace");
+    let data = dir.path().join("data");
+    let server = Server::start(
+        &data,
+        &["--resp-balance-trace", trace.to_str().expect("utf-8 path")],
+    );
+    assert_eq!(threads_named(&server, "resp-io-").len(), cores);
+    if cores == 1 {
+        // One core: no balancer runs, and none writes.
+        return;
+    }
+    let mut con = redis_connection(&server);
+    let _: String = redis::cmd("PING").query(&mut con).expect("PING");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let text = loop {
+        let text = std::fs::read_to_string(&trace).unwrap_or_default();
+        if text.lines().count() >= 3 || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header line");
+    assert!(
+        header.starts_with(&format!("# quiver resp balance trace, threads {cores}:")),
+        "{header}"
+    );
+    let ticks: Vec<&str> = lines.collect();
+    assert!(ticks.len() >= 2, "{text}");
+    for tick in ticks {
+        let fields: Vec<&str> = tick.split(' ').collect();
+        assert_eq!(fields.len(), 6, "{tick}");
+        assert_eq!(fields[4].split(',').count(), cores, "{tick}");
+        assert_eq!(
+            fields[5], "1",
+            "one thread serves a client of a few PINGs: {tick}"
+        );
+    }
+}

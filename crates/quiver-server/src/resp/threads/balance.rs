@@ -439,9 +439,16 @@ pub struct Trace<W: Write> {
 }
 
 impl Trace<File> {
-    /// Creates (or truncates) the trace file at `path` for `threads` threads.
+    /// Creates (or truncates) the trace file at `path` for `threads` threads;
+    /// an error names the file.
     pub fn create(path: &Path, threads: usize) -> io::Result<Trace<File>> {
-        Trace::new(File::create(path)?, threads)
+        let named = |error: io::Error| {
+            io::Error::new(
+                error.kind(),
+                format!("resp.balance_trace {}: {error}", path.display()),
+            )
+        };
+        Trace::new(File::create(path).map_err(named)?, threads).map_err(named)
     }
 }
 

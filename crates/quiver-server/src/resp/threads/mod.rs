@@ -20,8 +20,9 @@
 //! tried and takes over a fair share of the connections; when the load would
 //! fit on fewer threads, the last active one hands its connections back. A
 //! connection moves only between requests, with its replies written, so a
-//! move is invisible to the client. Either way a thread polls its sockets
-//! for a moment before it sleeps ([`poll`]) while a core is left over.
+//! move is invisible to the client. Either way a thread that has just served
+//! a read of a few requests polls its sockets for a moment before it sleeps
+//! ([`poll`]), while a core is left over.
 
 use std::fs::File;
 use std::future::Future;
@@ -66,7 +67,7 @@ pub struct Settings {
     /// sleeps; zero never polls.
     pub poll: Duration,
     /// Where the balancer writes each tick's sample and decision (see
-    /// [`balance::trace_line`]), if anywhere.
+    /// [`balance::Trace`]), if anywhere.
     pub trace: Option<PathBuf>,
 }
 
@@ -125,7 +126,14 @@ impl Threads {
         };
         let trace = match &settings.trace {
             Some(path) if count > active => Some(balance::Trace::create(path, count)?),
-            _ => None,
+            Some(path) => {
+                tracing::warn!(
+                    path = %path.display(),
+                    "resp.balance_trace is not written: no balancer runs (resp.io_threads is a number, or the process may run on one core)"
+                );
+                None
+            }
+            None => None,
         };
         Threads::launch(count, active, settings.poll, trace)
     }
