@@ -704,34 +704,35 @@ mod tests {
         }
     }
 
+    /// A try of one more thread at `per_second` that does not raise the
+    /// rate, then `wait` ticks of the one thread below saturation.
+    fn failed_spread(load: &mut Load, per_second: f64, wait: u32) {
+        saturate(load, per_second);
+        run(load, TRIAL_TICKS, &[0.5, 0.5], per_second);
+        run(load, wait, &[0.8, 0.0], per_second);
+    }
+
+    /// A load that lasts long enough to count as a new one.
+    fn lasting(load: &mut Load, busy: &[f64], per_second: f64) -> Vec<Change> {
+        run(load, WINDOW_TICKS as u32 + NEW_LOAD_TICKS, busy, per_second)
+    }
+
     #[test]
     fn a_new_load_is_tried_afresh() {
         let mut load = Load::new(2);
         // Two failed tries: the next would wait 4 * MIN_BACKOFF_TICKS.
         for _ in 0..2 {
-            saturate(&mut load, 80_000.0);
-            run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 80_000.0);
-            run(&mut load, MIN_BACKOFF_TICKS * 2, &[0.8, 0.0], 80_000.0);
+            failed_spread(&mut load, 80_000.0, MIN_BACKOFF_TICKS * 2);
         }
         // A much higher rate on the one thread: another thread is tried as
         // soon as it has lasted.
-        let changes = run(
-            &mut load,
-            WINDOW_TICKS as u32 + NEW_LOAD_TICKS,
-            &[0.95, 0.0],
-            500_000.0,
-        );
+        let changes = lasting(&mut load, &[0.95, 0.0], 500_000.0);
         assert_eq!(changes, vec![Change::Spread { active: 2 }]);
         run(&mut load, TRIAL_TICKS, &[0.9, 0.9], 700_000.0);
         assert_eq!(load.active(), 2);
         // The rate falls well below what two threads served: one fewer is
         // tried without waiting for the next probe.
-        let changes = run(
-            &mut load,
-            WINDOW_TICKS as u32 + NEW_LOAD_TICKS,
-            &[0.6, 0.6],
-            90_000.0,
-        );
+        let changes = lasting(&mut load, &[0.6, 0.6], 90_000.0);
         assert_eq!(changes, vec![Change::Gather { active: 1 }]);
     }
 
@@ -741,18 +742,11 @@ mod tests {
         // Two failed tries at 1 M requests/s leave a wait of 50 ticks, half
         // of it still to run.
         for _ in 0..2 {
-            saturate(&mut load, 1_000_000.0);
-            run(&mut load, TRIAL_TICKS, &[0.5, 0.5], 1_000_000.0);
-            run(&mut load, MIN_BACKOFF_TICKS, &[0.8, 0.0], 1_000_000.0);
+            failed_spread(&mut load, 1_000_000.0, MIN_BACKOFF_TICKS);
         }
         // Requests that cost the server 25 times as much: the thread is
         // saturated at a far lower rate, and another one is tried at once.
-        let changes = run(
-            &mut load,
-            WINDOW_TICKS as u32 + NEW_LOAD_TICKS,
-            &[0.95, 0.0],
-            40_000.0,
-        );
+        let changes = lasting(&mut load, &[0.95, 0.0], 40_000.0);
         assert_eq!(changes, vec![Change::Spread { active: 2 }]);
     }
 
