@@ -43,6 +43,7 @@ use poll::Polled;
 mod balance;
 mod idle_cpu;
 mod poll;
+mod trace;
 
 /// How often the balancer looks at the threads' load.
 const TICK: Duration = Duration::from_millis(20);
@@ -67,7 +68,7 @@ pub struct Settings {
     /// sleeps; zero never polls.
     pub poll: Duration,
     /// Where the balancer writes each tick's sample and decision (see
-    /// [`balance::Trace`]), if anywhere.
+    /// [`trace::Trace`]), if anywhere.
     pub trace: Option<PathBuf>,
 }
 
@@ -125,7 +126,7 @@ impl Threads {
             Count::Fixed(count) => (count.max(1), count.max(1)),
         };
         let trace = match &settings.trace {
-            Some(path) if count > active => Some(balance::Trace::create(path, count)?),
+            Some(path) if count > active => Some(trace::Trace::create(path, count)?),
             Some(path) => {
                 tracing::warn!(
                     path = %path.display(),
@@ -144,7 +145,7 @@ impl Threads {
         count: usize,
         active: usize,
         poll: Duration,
-        trace: Option<balance::Trace<File>>,
+        trace: Option<trace::Trace<File>>,
     ) -> io::Result<Threads> {
         let stop = Shutdown::new();
         let threads = (0..count)
@@ -361,7 +362,7 @@ impl Polled for ThreadPoll {
 /// the requests served, and applies what [`Load`] decides. Time a thread
 /// spent polling for work is idle time to it, not busy. Each tick goes to
 /// `trace` as well, if there is one.
-fn balance(pool: &Pool, stop: &Shutdown, mut trace: Option<balance::Trace<File>>) {
+fn balance(pool: &Pool, stop: &Shutdown, mut trace: Option<trace::Trace<File>>) {
     let busy_seconds = |thread: &IoThread| {
         let polled = Duration::from_nanos(thread.polled.0.load(Ordering::Relaxed));
         thread
