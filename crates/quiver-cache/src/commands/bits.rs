@@ -394,21 +394,12 @@ fn popcount(bytes: &[u8]) -> u64 {
     // those summed per byte stay below 256; the bytes are added up once per block. The
     // word operations vectorize where the CPU has no popcount instruction.
     const BLOCK: usize = 31 * 8;
-    let mut blocks = bytes.chunks_exact(BLOCK);
-    let mut total: u64 = (&mut blocks).map(block_ones).sum();
-    let mut words = blocks.remainder().chunks_exact(8);
-    total += (&mut words)
-        .map(|w| u64::from(u64::from_le_bytes(w.try_into().expect("eight bytes")).count_ones()))
-        .sum::<u64>();
-    total += words
-        .remainder()
-        .iter()
-        .map(|b| u64::from(b.count_ones()))
-        .sum::<u64>();
-    total
+    let (words, tail) = bytes.split_at(bytes.len() / 8 * 8);
+    let whole: u64 = words.chunks(BLOCK).map(block_ones).sum();
+    whole + tail.iter().map(|b| u64::from(b.count_ones())).sum::<u64>()
 }
 
-/// Bits set in a block of at most 31 words.
+/// Bits set in a block of at most 31 whole words.
 fn block_ones(block: &[u8]) -> u64 {
     const ONES: u64 = 0x5555_5555_5555_5555;
     const TWOS: u64 = 0x3333_3333_3333_3333;
