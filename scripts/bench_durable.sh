@@ -115,6 +115,8 @@ def med(load, system, key):
     return statistics.median(values) if values else None
 rows = [
     ("fsync-floor", "records_per_sec"), ("fsync-floor", "p50_us"), ("fsync-floor", "p99_us"),
+    ("fsync-floor", "over_zeros_records_per_sec"), ("fsync-floor", "over_zeros_p50_us"),
+    ("fsync-floor", "over_zeros_p99_us"),
     ("os-async", "published_per_sec"), ("os-async", "delivered_per_sec"), ("os-async", "p99_us"),
     ("sync-1", "published_per_sec"), ("sync-1", "p50_us"), ("sync-1", "p99_us"),
     ("sync-64", "published_per_sec"), ("sync-64", "p99_us"),

@@ -203,14 +203,41 @@ fn read_bench(dir: &Path, config: &LogConfig, bytes: u64) -> anyhow::Result<serd
     }))
 }
 
+/// The disk's floor for durable appends: `write` + `fdatasync` of one payload at a time at
+/// the end of a file (each fsync also writes the file's new length), then the same over a
+/// file already filled with zeros and synced (the data only), which is what a `sync` log
+/// does within the stretch it fills ahead of its data.
 fn fsync_floor(args: &LogArgs, dir: &Path) -> anyhow::Result<serde_json::Value> {
-    let path = dir.join("fsync-floor.dat");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(&path)?;
+    let open = |name: &str| {
+        OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(dir.join(name))
+    };
+    let appending = open("fsync-floor.dat")?;
+    let (elapsed, h) = write_and_sync(args, &appending)?;
+    let over_zeros = open("fsync-floor-zeroed.dat")?;
+    over_zeros.write_all_at(&vec![0u8; args.payload * args.total as usize], 0)?;
+    over_zeros.sync_all()?;
+    let (zeroed_elapsed, zeroed) = write_and_sync(args, &over_zeros)?;
+    let over = percentiles(&zeroed);
+    Ok(merge(
+        json!({
+            "bench": "fsync-floor", "payload": args.payload, "fsyncs": args.total, "elapsed_s": elapsed,
+            "records_per_sec": args.total as f64 / elapsed,
+            "bytes_per_sec": (args.total * args.payload as u64) as f64 / elapsed,
+            "over_zeros_records_per_sec": args.total as f64 / zeroed_elapsed,
+            "over_zeros_p50_us": over["p50_us"], "over_zeros_p99_us": over["p99_us"],
+        }),
+        percentiles(&h),
+    ))
+}
+
+/// `--total` writes of `--payload` bytes one after another into `file`, each followed by
+/// `fdatasync`: the time taken and each write's latency.
+fn write_and_sync(args: &LogArgs, file: &std::fs::File) -> anyhow::Result<(f64, Histogram<u64>)> {
     let data = vec![0x5au8; args.payload];
     let mut h = Histogram::<u64>::new_with_bounds(1, MAX_LATENCY_NS, 3)?;
     let mut pos = 0u64;
@@ -222,13 +249,5 @@ fn fsync_floor(args: &LogArgs, dir: &Path) -> anyhow::Result<serde_json::Value> 
         h.saturating_record(t0.elapsed().as_nanos() as u64);
         pos += data.len() as u64;
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    Ok(merge(
-        json!({
-            "bench": "fsync-floor", "payload": args.payload, "fsyncs": args.total, "elapsed_s": elapsed,
-            "records_per_sec": args.total as f64 / elapsed,
-            "bytes_per_sec": (args.total * args.payload as u64) as f64 / elapsed,
-        }),
-        percentiles(&h),
-    ))
+    Ok((start.elapsed().as_secs_f64(), h))
 }

@@ -88,7 +88,7 @@ impl Inner {
         let written = writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .write_out()?;
+            .write_out_to_sync()?;
         let start = Instant::now();
         if let Err(e) = written.segment.file.sync() {
             return Err(self.shared.poison(&written.segment.name, e));

@@ -410,6 +410,12 @@ impl Log {
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        if let Some(writer) = &self.inner.writer {
+            writer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .cut_zeros()?;
+        }
         let synced = self.sync();
         if let Some(sealer) = &self.sealer {
             sealer.wait_idle();

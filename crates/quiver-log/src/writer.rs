@@ -58,6 +58,16 @@ impl RecordSource for [NewRecord<'_>] {
     }
 }
 
+/// How far ahead of its data the active segment is filled with zeros when the data is
+/// written for an fsync (group commit in `Sync` mode, `Log::sync`, `Log::sync_appended`).
+/// An fsync of writes that change a file's length also writes the file's metadata (a
+/// second I/O); writes over zeros already on disk leave the length alone, so their fsync
+/// writes the data only. The zeros are written with the data that crosses into a new
+/// stretch and made durable by the same fsync; recovery and `verify` read a run of zeros
+/// to the end of the file as the end of the data, and a sealed or closed segment is cut to
+/// its data.
+pub const ZERO_AHEAD_BYTES: u64 = 1 << 20;
+
 /// What has reached the OS: the segment, its written length and the offset after it.
 #[derive(Debug, Clone)]
 pub struct Written {
@@ -79,6 +89,9 @@ pub struct Writer {
     /// Unwritten bytes of the active segment; starts at segment position `written_len`.
     pub(crate) buf: Vec<u8>,
     pub(crate) written_len: u64,
+    /// The active segment's file length: `written_len`, plus the zeros written ahead of
+    /// the data (see [`ZERO_AHEAD_BYTES`]).
+    pub(crate) file_len: u64,
     pub(crate) next_offset: u64,
     pub(crate) last_index_pos: u64,
     pub(crate) max_ts_ms: i64,
@@ -244,12 +257,27 @@ impl Writer {
     /// Writes the buffer to the active segment (`write(2)`), then any index entries that
     /// now point at written data. Poisons the log on failure.
     pub fn write_out(&mut self) -> Result<Written, SyncError> {
+        self.write_out_with(false)
+    }
+
+    /// [`Writer::write_out`] for an fsync that follows at once: the data that crosses into
+    /// a new stretch of the file brings the zeros of that stretch with it.
+    pub(crate) fn write_out_to_sync(&mut self) -> Result<Written, SyncError> {
+        self.write_out_with(true)
+    }
+
+    fn write_out_with(&mut self, zero_ahead: bool) -> Result<Written, SyncError> {
         self.shared.check_poison_sync()?;
         if !self.buf.is_empty() {
+            let end = self.written_len + self.buf.len() as u64;
+            if zero_ahead && end > self.file_len {
+                self.zero_ahead(end)?;
+            }
             if let Err(e) = self.active.file.write_at(self.written_len, &self.buf) {
                 return Err(self.shared.poison(&self.active.name, e));
             }
-            self.written_len += self.buf.len() as u64;
+            self.written_len = end;
+            self.file_len = self.file_len.max(end);
             self.buf.clear();
         }
         self.persist_index()?;
@@ -258,6 +286,34 @@ impl Writer {
             len: self.written_len,
             next_offset: self.next_offset,
         })
+    }
+
+    /// Fills the active segment with zeros from `end` (where the data about to be written
+    /// ends) to the next multiple of [`ZERO_AHEAD_BYTES`], within the segment size.
+    fn zero_ahead(&mut self, end: u64) -> Result<(), SyncError> {
+        let to = end
+            .next_multiple_of(ZERO_AHEAD_BYTES)
+            .min(self.config.segment_max_bytes);
+        if to > end {
+            let zeros = vec![0u8; (to - end) as usize];
+            if let Err(e) = self.active.file.write_at(end, &zeros) {
+                return Err(self.shared.poison(&self.active.name, e));
+            }
+            self.file_len = to;
+        }
+        Ok(())
+    }
+
+    /// Cuts the zeros written ahead of the active segment's data, leaving the file as
+    /// long as its data (before it is sealed, and when the log closes).
+    pub(crate) fn cut_zeros(&mut self) -> Result<(), SyncError> {
+        if self.file_len > self.written_len {
+            if let Err(e) = self.active.file.truncate(self.written_len) {
+                return Err(self.shared.poison(&self.active.name, e));
+            }
+            self.file_len = self.written_len;
+        }
+        Ok(())
     }
 
     /// Writes index entries that point at written data to the `.idx` (not fsynced: a hint).
@@ -309,6 +365,7 @@ impl Writer {
     /// then the end entry), so appends never wait for a whole segment's writeback.
     pub fn rotate(&mut self, now: i64) -> Result<(), SyncError> {
         let w = self.write_out()?;
+        self.cut_zeros()?;
         let end = IndexEntry {
             end: true,
             ..IndexEntry::point(
@@ -349,6 +406,7 @@ impl Writer {
         self.index_persisted = 1;
         self.created_ms = now;
         self.written_len = 0;
+        self.file_len = 0;
         self.last_index_pos = 0;
         self.max_ts_ms = i64::MIN;
         Ok(())

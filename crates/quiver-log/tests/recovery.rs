@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
+use quiver_log::segment::segment_name;
 use quiver_log::storage::{CrashMode, FaultyStorage, Storage};
+use quiver_log::writer::ZERO_AHEAD_BYTES;
 use quiver_log::{
     AppendError, Durability, Log, LogConfig, OpenError, RecoveryError, RecoveryMode,
     TruncationReason,
@@ -373,5 +375,103 @@ mod arbitrary_bytes {
         fn random_bytes_never_panic(log_bytes in prop::collection::vec(any::<u8>(), 0..512), idx_bytes in prop::collection::vec(any::<u8>(), 0..128)) {
             exercise(&log_bytes, &idx_bytes);
         }
+    }
+}
+
+/// A log of segments larger than its zero-ahead stretch.
+fn zeroing(durability: Durability) -> LogConfig {
+    LogConfig {
+        segment_max_bytes: 4 * ZERO_AHEAD_BYTES,
+        ..small(durability)
+    }
+}
+
+fn len_of(s: &FaultyStorage, name: &str) -> u64 {
+    s.file_len(name).expect("file exists") as u64
+}
+
+#[test]
+fn synced_writes_bring_zeros_ahead_that_recovery_reads_as_the_end_of_the_data() {
+    // `Sync` syncs every append; `Buffered` here syncs each one explicitly.
+    for durability in [Durability::Sync, Durability::Buffered] {
+        let append = |log: &Log, i: u64| {
+            log.append(&value(i)).unwrap();
+            log.sync_appended().unwrap();
+        };
+        let s = FaultyStorage::new();
+        let name = segment_name(0);
+        let log = open(&s, zeroing(durability)).unwrap();
+        for i in 0..10 {
+            append(&log, i);
+        }
+        assert_eq!(len_of(&s, &name), ZERO_AHEAD_BYTES, "{durability:?}");
+        s.crash(CrashMode::KeepWritten);
+        drop(log);
+        let log = open(&s, zeroing(durability)).unwrap();
+        let report = log.recovery_report().clone();
+        assert!(report.is_clean(), "zeros are not a torn tail: {report}");
+        assert_eq!(log.committed_offset(), 10);
+        let data = len_of(&s, &name);
+        assert!(data < 4096, "the zeros were cut: {data} bytes left");
+        for i in 10..20 {
+            append(&log, i);
+        }
+        assert_eq!(len_of(&s, &name), ZERO_AHEAD_BYTES);
+        let all: Vec<_> = log.iter(0).map(|r| r.unwrap()).collect();
+        assert_eq!(all.len(), 20);
+        for (i, r) in all.iter().enumerate() {
+            assert_eq!(r.value[..], value(i as u64)[..]);
+        }
+        log.close().unwrap();
+        assert!(len_of(&s, &name) < 4096, "closing cuts the zeros");
+    }
+}
+
+#[test]
+fn a_damaged_batch_before_the_zeros_is_still_a_torn_tail() {
+    let s = FaultyStorage::new();
+    let name = segment_name(0);
+    let log = open(&s, zeroing(Durability::Sync)).unwrap();
+    for i in 0..9 {
+        log.append(&value(i)).unwrap();
+    }
+    log.close().unwrap();
+    drop(log);
+    let nine = len_of(&s, &name);
+    let log = open(&s, zeroing(Durability::Sync)).unwrap();
+    log.append(&value(9)).unwrap();
+    assert!(s.flip_bit(&name, nine as usize + 50, 0));
+    s.crash(CrashMode::KeepWritten);
+    drop(log);
+    let log = open(&s, zeroing(Durability::Sync)).unwrap();
+    let r = log.recovery_report().clone();
+    assert_eq!(r.truncations.len(), 1, "{r}");
+    assert_eq!(r.truncations[0].reason, TruncationReason::TornTail);
+    assert_eq!(r.truncations[0].position, nine);
+    assert_eq!(r.truncations[0].bytes_cut, ZERO_AHEAD_BYTES - nine);
+    assert_eq!(log.committed_offset(), 9);
+}
+
+#[test]
+fn sealed_segments_of_a_sync_log_end_with_their_data() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..200 {
+        log.append(&value(i)).unwrap();
+    }
+    let mut names: Vec<String> = s
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    assert!(names.len() > 2);
+    for name in &names[..names.len() - 1] {
+        let file = s.open(name, false).unwrap();
+        let len = file.len().unwrap();
+        let mut last = [0u8];
+        file.read_at(len - 1, &mut last).unwrap();
+        assert_ne!(last[0], 0, "{name} ends with its last record, not zeros");
     }
 }

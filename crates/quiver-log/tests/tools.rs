@@ -8,6 +8,24 @@ use quiver_log::{Durability, Log, LogConfig, LogSet, RetentionPolicy, SetRetenti
 use crate::common::{small, value};
 
 #[test]
+fn verify_reads_the_zeros_of_a_live_sync_log_as_the_end_of_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        segment_max_bytes: 4 << 20,
+        ..small(Durability::Sync)
+    };
+    let log = Log::open(dir.path(), config).unwrap();
+    for i in 0..10 {
+        log.append(&value(i)).unwrap();
+    }
+    let report = verify(dir.path()).unwrap();
+    assert_eq!((report.records, report.next_offset), (10, 10));
+    assert!(report.bytes < 4096, "data bytes only: {report}");
+    drop(log);
+    assert_eq!(verify(dir.path()).unwrap(), report);
+}
+
+#[test]
 fn verify_inspect_dump_report_the_log() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -49,6 +49,7 @@ impl ActiveState {
             created_ms: self.created_ms,
             buf: Vec::with_capacity(config.write_buffer_bytes + (64 << 10)),
             written_len: self.len,
+            file_len: self.len,
             next_offset: self.next_offset,
             last_index_pos,
             max_ts_ms: self.max_ts_ms,

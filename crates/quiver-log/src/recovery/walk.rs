@@ -5,8 +5,8 @@ use std::sync::Arc;
 use crate::config::{LogConfig, RecoveryMode};
 use crate::error::RecoveryError;
 use crate::format::{BatchHeader, HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_HEADER_BYTES, IndexEntry};
-use crate::segment::scan::find_valid_batch_after;
-use crate::segment::{Segment, index_name, segment_name};
+use crate::segment::scan::{find_valid_batch_after, zeros_to_end};
+use crate::segment::{ScanFault, Segment, index_name, segment_name};
 use crate::storage::Storage;
 
 use super::scan::{io_err, scan, write_index};
@@ -221,6 +221,20 @@ impl Recovery<'_> {
         }
         let mut cut = false;
         let mut data_len = len;
+        let zeros_at = s.fault.as_ref().map(ScanFault::position);
+        if let Some(p) = zeros_at
+            && zeros_to_end(&*file, p, len).map_err(io_err(&name))?
+        {
+            // Zeros written ahead of the data (`Sync` mode): the data ends here. Cut them,
+            // so that the file's length is the end of its data again.
+            s.fault = None;
+            data_len = p;
+            if !self.read_only {
+                file.truncate(p)
+                    .and_then(|()| file.sync())
+                    .map_err(io_err(&name))?;
+            }
+        }
         if let Some(fault) = s.fault.take() {
             let p = fault.position();
             let valid_after = find_valid_batch_after(&*file, p, len).map_err(io_err(&name))?;

@@ -145,6 +145,24 @@ impl<'a> BatchScanner<'a> {
     }
 }
 
+/// Whether `file` holds nothing but zeros from `from` to `end`: the space a `Sync` log
+/// fills ahead of its data (`writer::ZERO_AHEAD_BYTES`), which ends the data like the end
+/// of the file does. A batch never starts with a zero byte (its magic does not).
+pub fn zeros_to_end(file: &dyn StorageFile, from: u64, end: u64) -> io::Result<bool> {
+    const CHUNK: u64 = 64 << 10;
+    let mut buf = vec![0u8; CHUNK.min(end.saturating_sub(from)) as usize];
+    let mut at = from;
+    while at < end {
+        let n = (end - at).min(CHUNK) as usize;
+        file.read_at(at, &mut buf[..n])?;
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        at += n as u64;
+    }
+    Ok(true)
+}
+
 /// Searches `(from, end)` of `file` for the start of a valid batch (magic, header and CRC),
 /// returning its position. Used to tell a torn tail (nothing valid after) from interior
 /// corruption.

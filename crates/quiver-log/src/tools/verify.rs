@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::format::IndexEntry;
+use crate::segment::scan::zeros_to_end;
 use crate::segment::{BatchScanner, index_name, parse_segment_name};
 use crate::storage::{FileStorage, Storage, read_all};
 
@@ -108,6 +109,7 @@ pub fn verify_storage(storage: Arc<dyn Storage>) -> Result<VerifyReport, VerifyE
         })?;
         let mut scanner = BatchScanner::new(&*file, 0, len).checking_records();
         let mut boundaries: Vec<(u64, u64)> = Vec::new();
+        let mut data_len = len;
         loop {
             match scanner.next_batch() {
                 Ok(None) => break,
@@ -127,11 +129,18 @@ pub fn verify_storage(storage: Arc<dyn Storage>) -> Result<VerifyReport, VerifyE
                     r.batches += 1;
                     r.records += u64::from(b.header.count);
                 }
-                Err(f) => return Err(fault(&name, f.position(), f.describe())),
+                Err(f) => {
+                    // Zeros to the end: written ahead of the data (`Sync` mode).
+                    if zeros_to_end(&*file, f.position(), len).map_err(io)? {
+                        data_len = f.position();
+                        break;
+                    }
+                    return Err(fault(&name, f.position(), f.describe()));
+                }
             }
         }
-        boundaries.push((len, next));
-        r.bytes += len;
+        boundaries.push((data_len, next));
+        r.bytes += data_len;
         r.index_entries += verify_index(&*storage, base, &boundaries)?;
     }
     r.next_offset = next;
