@@ -98,10 +98,15 @@ async fn serve_connection(
         .timer(TokioTimer::new())
         .max_concurrent_streams(256)
         .max_header_list_size(64 << 10);
+    // The client's address is for the rate limit alone: without one, no request pays for
+    // carrying it.
+    let rate_limited = state.gateway.rate.is_some();
     // Times every response and counts it under its route and status.
     let service = tower::service_fn(
         move |mut request: axum::extract::Request<hyper::body::Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(peer));
+            if rate_limited {
+                request.extensions_mut().insert(ConnectInfo(peer));
+            }
             let started = std::time::Instant::now();
             let route = gateway::stats::classify(request.method(), request.uri().path());
             let state = Arc::clone(&state);
