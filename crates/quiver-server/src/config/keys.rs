@@ -168,6 +168,15 @@ pub const KEYS: &[Key] = &[
         doc: "How long a request waits in the admission queue for a place before it gets 503.",
     },
     Key {
+        name: "http.refusal_pause",
+        kind: Kind::Duration {
+            max: Duration::from_secs(60),
+        },
+        default: "1s",
+        profiles: &[],
+        doc: "A 503 refusal for want of admission starts a pause on its connection: refusals on that connection during the pause are sent when it ends, so a client that retries at once without honouring Retry-After costs the server two refusals per pause, and admitted requests are never delayed. 0s: every refusal is sent at once.",
+    },
+    Key {
         name: "http.max_event_streams",
         kind: Kind::Integer {
             min: 0,

@@ -80,6 +80,7 @@ pub struct HttpConfig {
     /// Percent of `max_ccu` served at once.
     pub utilization: u32,
     pub queue_timeout: Duration,
+    pub refusal_pause: Duration,
     pub max_event_streams: u32,
     /// Percent of `max_ccu` in use at which `/ready` answers 503.
     pub ready_utilization: u32,
@@ -315,6 +316,7 @@ impl Config {
                 max_ccu: small("http.max_ccu"),
                 utilization: small("http.utilization"),
                 queue_timeout: duration("http.queue_timeout"),
+                refusal_pause: duration("http.refusal_pause"),
                 max_event_streams: small("http.max_event_streams"),
                 ready_utilization: small("http.ready_utilization"),
                 max_body_bytes: bytes("http.max_body"),

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::response::IntoResponse;
-use futures_util::FutureExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
@@ -32,6 +31,8 @@ use crate::serve::state::ServerState;
 pub struct HttpLimits {
     /// `None`: no limit on reading a request's head.
     pub header_timeout: Option<std::time::Duration>,
+    /// The shortest time between two admission refusals sent on one connection.
+    pub refusal_pause: std::time::Duration,
 }
 
 /// Every route of the listener (the per-route figures are kept by the connection's
@@ -101,6 +102,7 @@ async fn serve_connection(
     // The client's address is for the rate limit alone: without one, no request pays for
     // carrying it.
     let rate_limited = state.gateway.rate.is_some();
+    let pause = RefusalPause::new(limits.refusal_pause);
     // Times every response and counts it under its route and status.
     let service = tower::service_fn(
         move |mut request: axum::extract::Request<hyper::body::Incoming>| {
@@ -110,14 +112,20 @@ async fn serve_connection(
             let started = std::time::Instant::now();
             let route = gateway::stats::classify(request.method(), request.uri().path());
             let state = Arc::clone(&state);
-            router.clone().oneshot(request).map(move |result| {
+            let response = router.clone().oneshot(request);
+            let pause = pause.clone();
+            async move {
+                let result = response.await;
                 if let Ok(response) = &result {
+                    let (hold, status) = (pause.hold(response), response.status().as_u16());
+                    if let Some(until) = hold {
+                        tokio::time::sleep_until(until).await;
+                    }
                     let seconds = started.elapsed().as_secs_f64();
-                    let status = response.status().as_u16();
                     state.gateway.stats.observe(route, status, seconds);
                 }
                 result
-            })
+            }
         },
     );
     let connection = builder
@@ -135,6 +143,47 @@ async fn serve_connection(
         }
     }
     drop(guard);
+}
+
+/// A connection's pace of admission refusals: a refusal is sent at once and opens a
+/// pause; refusals on the same connection during the pause are sent when it ends. A client
+/// that honours `Retry-After` never notices; one that retries at once is held to two
+/// refusals per pause per connection, instead of taking the server's time for refusals
+/// that the admitted requests would have used. Admitted requests never wait.
+#[derive(Clone)]
+struct RefusalPause {
+    length: std::time::Duration,
+    /// When the current pause started.
+    started: Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
+}
+
+impl RefusalPause {
+    fn new(length: std::time::Duration) -> Self {
+        Self {
+            length,
+            started: Arc::default(),
+        }
+    }
+
+    /// Until when `response` is held back: `None` unless it refuses for want of admission
+    /// during this connection's pause.
+    fn hold(&self, response: &axum::response::Response) -> Option<tokio::time::Instant> {
+        if self.length.is_zero() || response.extensions().get::<gateway::Overloaded>().is_none() {
+            return None;
+        }
+        let now = tokio::time::Instant::now();
+        let mut started = self
+            .started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match *started {
+            Some(start) if now < start + self.length => Some(start + self.length),
+            _ => {
+                *started = Some(now);
+                None
+            }
+        }
+    }
 }
 
 /// Tells a client over the connection limit why it is turned away.

@@ -279,6 +279,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             http::HttpLimits {
                 header_timeout: (!config.http.header_timeout.is_zero())
                     .then_some(config.http.header_timeout),
+                refusal_pause: config.http.refusal_pause,
             },
             ops_shutdown.clone(),
         )),

@@ -93,6 +93,73 @@ async fn a_burst_beyond_max_ccu_gets_exactly_the_excess_refused() {
     assert_eq!(http_get(server.http, "/ready").0, 200);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_on_one_connection_are_paced_and_admitted_requests_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--cache-save",
+            "",
+            "--streams-durable",
+            "acme/>",
+            "--http-max-ccu",
+            "1",
+            "--http-utilization",
+            "100",
+            "--http-queue-timeout",
+            "0s",
+            "--http-refusal-pause",
+            "2s",
+        ],
+    );
+    assert_eq!(slow_fetch(server.http, 0, 0).await.status, 200);
+    // The only place, held for 3 s: until after the second pause below has begun.
+    let holder = tokio::spawn(slow_fetch(server.http, 1, 3000));
+    for _ in 0..200 {
+        let (_, body) = http_get(server.http, "/api/metrics");
+        if body.contains("\"ccu\":1") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let fetch = json!({"consumer": "c2", "wait_ms": 0});
+    let path = "/v1/streams/acme/adm/jobs/groups/g/fetch";
+    let mut http = Http::connect(server.http, Version::H1).await;
+    let timed = async |http: &mut Http| {
+        let started = std::time::Instant::now();
+        let reply = http.post_json(path, fetch.clone()).await;
+        assert_eq!(
+            (reply.status, reply.error_code().as_str()),
+            (503, "overloaded")
+        );
+        assert_eq!(reply.header("retry-after"), Some("1"));
+        started.elapsed()
+    };
+    let pause = std::time::Duration::from_millis(1500);
+    assert!(
+        timed(&mut http).await < pause,
+        "the first refusal is sent at once"
+    );
+    assert!(
+        timed(&mut http).await >= pause,
+        "a retry during the pause is answered when it ends"
+    );
+    assert!(
+        timed(&mut http).await < pause,
+        "the next one opens a new pause"
+    );
+    // Another connection has a pace of its own.
+    let mut other = Http::connect(server.http, Version::H1).await;
+    assert!(timed(&mut other).await < pause);
+    assert_eq!(holder.await.unwrap().status, 200);
+    // With the place free, and while its pause lasts, the paced connection is served at
+    // once: only refusals wait.
+    let started = std::time::Instant::now();
+    assert_eq!(http.post_json(path, fetch.clone()).await.status, 200);
+    assert!(started.elapsed() < pause);
+}
+
 #[tokio::test]
 async fn a_client_over_its_rate_gets_429() {
     let dir = tempfile::tempdir().unwrap();

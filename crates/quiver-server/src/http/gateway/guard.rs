@@ -68,8 +68,11 @@ pub async fn guard(State(shared): State<Shared>, request: Request, next: Next) -
                         "no place freed up within http.queue_timeout".to_owned()
                     }
                 };
-                ApiError::unavailable("overloaded", message, admission.retry_after_secs())
-                    .into_response()
+                let mut response =
+                    ApiError::unavailable("overloaded", message, admission.retry_after_secs())
+                        .into_response();
+                response.extensions_mut().insert(super::Overloaded);
+                response
             }
         }
     };
