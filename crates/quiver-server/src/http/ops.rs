@@ -27,8 +27,15 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .with_state(state)
 }
 
-/// 200 for as long as the process can answer at all.
+/// 200 for as long as the process can answer at all. A `GET` is answered by the
+/// connection's service before routing (see `serve_connection`); the route answers the
+/// other methods.
 async fn health() -> Response {
+    health_response()
+}
+
+/// The answer to `GET /health`.
+pub(super) fn health_response() -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
         r#"{"status":"ok"}"#,
