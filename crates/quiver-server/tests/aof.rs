@@ -360,7 +360,10 @@ fn a_torn_tail_is_cut_and_damage_inside_stops_start_up() {
     drop(server);
     bytes = std::fs::read(&segment).unwrap();
     // The data ends where the zeros the log writes ahead of it begin.
-    let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |last| last + 1);
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |last| last + 1);
     let at = end - 2000;
     bytes[at] ^= 0xff;
     std::fs::write(&segment, &bytes).unwrap();
