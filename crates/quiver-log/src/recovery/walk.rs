@@ -225,8 +225,8 @@ impl Recovery<'_> {
         if let Some(p) = zeros_at
             && zeros_to_end(&*file, p, len).map_err(io_err(&name))?
         {
-            // Zeros written ahead of the data (`Sync` mode): the data ends here. Cut them,
-            // so that the file's length is the end of its data again.
+            // Zeros written ahead of the data: the data ends here. Cut them, so that the
+            // file's length is the end of its data again.
             s.fault = None;
             data_len = p;
             if !self.read_only {

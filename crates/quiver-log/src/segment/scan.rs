@@ -145,9 +145,10 @@ impl<'a> BatchScanner<'a> {
     }
 }
 
-/// Whether `file` holds nothing but zeros from `from` to `end`: the space a `Sync` log
-/// fills ahead of its data (`writer::ZERO_AHEAD_BYTES`), which ends the data like the end
-/// of the file does. A batch never starts with a zero byte (its magic does not).
+/// Whether `file` holds nothing but zeros from `from` to `end`: the space the writer fills
+/// ahead of data written for an fsync (`writer::ZERO_AHEAD_BYTES`), which ends the data
+/// like the end of the file does. A batch never starts with a zero byte (its magic does
+/// not).
 pub fn zeros_to_end(file: &dyn StorageFile, from: u64, end: u64) -> io::Result<bool> {
     const CHUNK: u64 = 64 << 10;
     let mut buf = vec![0u8; CHUNK.min(end.saturating_sub(from)) as usize];

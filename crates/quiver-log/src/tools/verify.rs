@@ -130,7 +130,7 @@ pub fn verify_storage(storage: Arc<dyn Storage>) -> Result<VerifyReport, VerifyE
                     r.records += u64::from(b.header.count);
                 }
                 Err(f) => {
-                    // Zeros to the end: written ahead of the data (`Sync` mode).
+                    // Zeros to the end: written ahead of the data, which ends here.
                     if zeros_to_end(&*file, f.position(), len).map_err(io)? {
                         data_len = f.position();
                         break;

@@ -118,13 +118,13 @@ async fn openapi() -> Response {
     response
 }
 
-/// An error as every route answers it: a status and a JSON body with a stable code, a
-/// message and the offending value.
 /// Marks a response that refuses its request because admission is full (paced per
 /// connection by `http.refusal_pause`).
 #[derive(Debug, Clone, Copy)]
 pub struct Overloaded;
 
+/// An error as every route answers it: a status and a JSON body with a stable code, a
+/// message and the offending value.
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
