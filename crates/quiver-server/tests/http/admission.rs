@@ -17,16 +17,19 @@ async fn slow_fetch(addr: std::net::SocketAddr, consumer: usize, wait_ms: u64) -
     .await
 }
 
+/// A server whose `acme/` streams are durable, with `limits` added.
+fn start(dir: &std::path::Path, limits: &[&str]) -> Server {
+    let mut args = vec!["--cache-save", "", "--streams-durable", "acme/>"];
+    args.extend_from_slice(limits);
+    Server::start(dir, &args)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_beyond_max_ccu_gets_exactly_the_excess_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
+    let server = start(
         dir.path(),
         &[
-            "--cache-save",
-            "",
-            "--streams-durable",
-            "acme/>",
             "--http-max-ccu",
             "4",
             "--http-utilization",
@@ -96,13 +99,9 @@ async fn a_burst_beyond_max_ccu_gets_exactly_the_excess_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_on_one_connection_are_paced_and_admitted_requests_are_not() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
+    let server = start(
         dir.path(),
         &[
-            "--cache-save",
-            "",
-            "--streams-durable",
-            "acme/>",
             "--http-max-ccu",
             "1",
             "--http-utilization",
