@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use quiver_log::segment::segment_name;
 use quiver_log::storage::{CrashMode, FaultyStorage, Storage};
-use quiver_log::writer::ZERO_AHEAD_BYTES;
+use quiver_log::writer::{ZERO_AHEAD_BYTES, ZERO_AHEAD_MAX_WRITE};
 use quiver_log::{
     AppendError, Durability, Log, LogConfig, OpenError, RecoveryError, RecoveryMode,
     TruncationReason,
@@ -425,6 +425,23 @@ fn synced_writes_bring_zeros_ahead_that_recovery_reads_as_the_end_of_the_data() 
         log.close().unwrap();
         assert!(len_of(&s, &name) < 4096, "closing cuts the zeros");
     }
+}
+
+#[test]
+fn a_large_synced_write_brings_no_zeros_and_a_small_one_after_it_does() {
+    let s = FaultyStorage::new();
+    let name = segment_name(0);
+    let log = open(&s, zeroing(Durability::Sync)).unwrap();
+    log.append(&vec![7u8; ZERO_AHEAD_MAX_WRITE]).unwrap();
+    let data = len_of(&s, &name);
+    assert!(data > ZERO_AHEAD_MAX_WRITE as u64);
+    assert!(data < ZERO_AHEAD_BYTES, "no zeros after the large write");
+    log.append(&value(1)).unwrap();
+    assert_eq!(
+        len_of(&s, &name),
+        ZERO_AHEAD_BYTES,
+        "zeros after the small one"
+    );
 }
 
 #[test]
