@@ -64,7 +64,8 @@ impl Keyspace {
         }
         // Level by level, each level's loads independent of one another: the table slot,
         // the entry, its key bytes and the value's slot, the member (or a grown string's
-        // header), the member's bytes (or the string's).
+        // header), the member's bytes (or the string's). Of bytes, the first and the last:
+        // a key and its inline value often span two cache lines.
         let entries: [Option<&Entry>; WARM_KEYS] = std::array::from_fn(|i| {
             let shard = guards.get(held[i])?.as_deref()?;
             shard.dbs[db].table.first_candidate(hashes[i])
@@ -77,11 +78,9 @@ impl Keyspace {
             std::array::from_fn(|i| entries[i].map_or(&[][..], |e| e.value.grown_bytes()));
         let names: [&[u8]; WARM_KEYS] =
             std::array::from_fn(|i| candidates[i].map_or(&[][..], |c| c.key()));
-        let firsts = keys
-            .iter()
-            .chain(&names)
-            .chain(&grown)
-            .fold(0u8, |acc, b| acc ^ b.first().copied().unwrap_or(0));
+        let firsts = keys.iter().chain(&names).chain(&grown).fold(0u8, |acc, b| {
+            acc ^ b.first().copied().unwrap_or(0) ^ b.last().copied().unwrap_or(0)
+        });
         black_box(firsts);
     }
 }

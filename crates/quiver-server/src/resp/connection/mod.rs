@@ -320,6 +320,12 @@ impl Connection {
             if !scripts.is_empty() {
                 drain_scripts(&mut scripts, &mut output).await;
             }
+            if served > 1 && !output.is_empty() {
+                // The replies of a pipelined read go out after the thread's other ready
+                // connections have been served: a client waiting on several of them is
+                // woken once for the burst (ARCHITECTURE.md, RESP connection threads).
+                tokio::task::yield_now().await;
+            }
             flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
             seat.served(served);
             self.handle.update(&self.session);
