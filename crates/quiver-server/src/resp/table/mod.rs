@@ -620,15 +620,18 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
     Index { sorted, buckets }
 });
 
-/// A case-insensitive hash of a name: its length and first and last bytes.
+/// A hash of a lowercase name: its length and first and last bytes.
 fn bucket(name: &[u8]) -> usize {
-    let first = name.first().map_or(0, u8::to_ascii_lowercase);
-    let last = name.last().map_or(0, u8::to_ascii_lowercase);
+    let first = name.first().copied().unwrap_or(0);
+    let last = name.last().copied().unwrap_or(0);
     (name.len().wrapping_mul(39)
         ^ usize::from(first).wrapping_mul(44)
         ^ usize::from(last).wrapping_mul(109))
         % BUCKETS
 }
+
+/// Longer than every command's name: a longer name is unknown without a look.
+const MAX_NAME: usize = 32;
 
 /// Every top-level command, sorted by name.
 pub fn commands() -> &'static [&'static CommandSpec] {
@@ -637,9 +640,15 @@ pub fn commands() -> &'static [&'static CommandSpec] {
 
 /// The command named `name`, case-insensitively, without allocating.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    INDEX.buckets[bucket(name)]
+    // Lowered once, then compared byte for byte with the (lowercase) names.
+    let mut lower = [0u8; MAX_NAME];
+    let lower = lower.get_mut(..name.len())?;
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    let lower = &*lower;
+    INDEX.buckets[bucket(lower)]
         .iter()
-        .find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
+        .find(|spec| spec.name.as_bytes() == lower)
         .copied()
 }
 

@@ -48,6 +48,8 @@ fn names_are_unique_sorted_lowercase() {
         assert!(pair[0] < pair[1], "{pair:?}");
     }
     assert!(names.iter().all(|n| *n == n.to_ascii_lowercase()));
+    // `lookup` takes a longer name for unknown without comparing.
+    assert!(names.iter().all(|n| n.len() <= MAX_NAME), "{names:?}");
 }
 
 #[test]
@@ -60,6 +62,13 @@ fn lookup_is_case_insensitive() {
     assert!(lookup(b"ge").is_none());
     assert!(lookup(b"gett").is_none());
     assert!(lookup(b"").is_none());
+    for name in commands().iter().map(|s| s.name) {
+        assert_eq!(
+            lookup(name.to_ascii_uppercase().as_bytes()).unwrap().name,
+            name
+        );
+    }
+    assert!(lookup(&[b'a'; MAX_NAME + 1]).is_none());
 }
 
 #[test]
