@@ -279,10 +279,16 @@ impl AppendOnly {
     /// Whether writes are refused because the journal failed, or its reopened log has
     /// no base yet (Redis's MISCONF).
     pub fn write_failed(&self) -> bool {
+        // Asked before every write: the journal is looked at in place, not cloned.
         self.enabled()
-            && self.journal().is_some_and(|j| {
-                j.failed.load(Ordering::Acquire) || j.refusing.load(Ordering::Acquire)
-            })
+            && self
+                .journal
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .is_some_and(|j| {
+                    j.failed.load(Ordering::Acquire) || j.refusing.load(Ordering::Acquire)
+                })
     }
 }
 
