@@ -116,6 +116,7 @@ pub(super) async fn serve(
         clock: Instant::now(),
         entries: Vec::new(),
         silent: false,
+        published: false,
     };
     handle.update(&connection.session);
     let live = Live {
@@ -193,6 +194,8 @@ pub(super) struct Connection {
     entries: Vec<Entry>,
     /// The reply of the last request is left out (`CLIENT REPLY OFF` or `SKIP`).
     silent: bool,
+    /// A request of the current read published to subscribers.
+    pub(super) published: bool,
 }
 
 impl Connection {
@@ -320,12 +323,15 @@ impl Connection {
             if !scripts.is_empty() {
                 drain_scripts(&mut scripts, &mut output).await;
             }
-            if served > 1 && !output.is_empty() {
-                // The replies of a pipelined read go out after the thread's other ready
-                // connections have been served: a client waiting on several of them is
-                // woken once for the burst (ARCHITECTURE.md, RESP connection threads).
+            // The replies of a pipelined read go out after the thread's other ready
+            // connections have been served: a client waiting on several of them is woken
+            // once for the burst (ARCHITECTURE.md, RESP connection threads). Not a
+            // publisher's: the ready ones would be its subscribers, and its next messages
+            // would wait for their deliveries.
+            if served > 1 && !self.published && !output.is_empty() {
                 tokio::task::yield_now().await;
             }
+            self.published = false;
             flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
             seat.served(served);
             self.handle.update(&self.session);

@@ -182,6 +182,7 @@ pub(in crate::resp) fn publish_reply(
 /// PUBLISH's reply. A publisher subscribed to the channel itself (RESP3) gets the
 /// message before the reply, as Redis writes it.
 fn published(conn: &mut Connection, out: &mut BytesMut, receivers: u64) {
+    conn.published |= receivers > 0;
     // A limit that closed this very subscriber is reported by the read loop.
     let _ = conn.deliver(out);
     write::write_integer(out, i64::try_from(receivers).unwrap_or(i64::MAX));
