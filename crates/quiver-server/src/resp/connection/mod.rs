@@ -32,7 +32,7 @@ use crate::clock::unix_ms;
 use crate::resp::command::scripting::exec::Done;
 use crate::resp::command::{Command, KeysCommand};
 use crate::resp::table::{self, CommandSpec, flag};
-use crate::resp::threads::Seat;
+use crate::resp::threads::{self, Seat};
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 use block::{Blocked, Parked};
@@ -323,12 +323,12 @@ impl Connection {
             if !scripts.is_empty() {
                 drain_scripts(&mut scripts, &mut output).await;
             }
-            // The replies of a pipelined read go out after the thread's other ready
-            // connections have been served: a client waiting on several of them is woken
-            // once for the burst (ARCHITECTURE.md, RESP connection threads). Not a
-            // publisher's: the ready ones would be its subscribers, and its next messages
-            // would wait for their deliveries.
-            if served > 1 && !self.published && !output.is_empty() {
+            // The replies of a pipeline go out after the thread's other ready connections
+            // have been served: a client waiting on several of them is woken once for the
+            // burst (ARCHITECTURE.md, RESP connection threads). Not a publisher's: the
+            // ready ones would be its subscribers, and its next messages would wait for
+            // their deliveries.
+            if threads::is_pipeline(served) && !self.published && !output.is_empty() {
                 tokio::task::yield_now().await;
             }
             self.published = false;

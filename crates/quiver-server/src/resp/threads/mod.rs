@@ -48,8 +48,15 @@ mod trace;
 /// How often the balancer looks at the threads' load.
 const TICK: Duration = Duration::from_millis(20);
 /// Reads of at most this many requests are the work a thread polls for
-/// (see [`poll`]): single requests, or a transaction's few.
+/// (see [`poll`]): single requests, or a transaction's few. Larger reads are
+/// pipelines (see [`is_pipeline`]).
 const POLLED_READ: u64 = 4;
+
+/// Whether a read of `requests` is a pipeline: its client sends the next
+/// batch while this one is served, rather than waiting on each answer.
+pub fn is_pipeline(requests: u64) -> bool {
+    requests > POLLED_READ
+}
 
 /// How many connection threads serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
