@@ -601,9 +601,11 @@ impl CommandSpec {
 /// buckets hold one name, so a lookup is one hash and one or two compares.
 const BUCKETS: usize = 256;
 
-/// The table, sorted by name, and its lookup buckets.
+/// The table, sorted by name, and its lookup buckets: names of at most
+/// [`WORD_NAME`] bytes as numbers ([`lowered_word`]), longer ones by their bytes.
 struct Index {
     sorted: Vec<&'static CommandSpec>,
+    words: Vec<Vec<(u128, usize, &'static CommandSpec)>>,
     buckets: Vec<Vec<&'static CommandSpec>>,
 }
 
@@ -613,12 +615,51 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
         .flat_map(|family| family.iter())
         .collect();
     sorted.sort_by(|a, b| a.name.cmp(b.name));
+    let mut words = vec![Vec::new(); BUCKETS];
     let mut buckets = vec![Vec::new(); BUCKETS];
     for spec in &sorted {
-        buckets[bucket(spec.name.as_bytes())].push(*spec);
+        let name = spec.name.as_bytes();
+        match lowered_word(name) {
+            Some(word) => words[word_bucket(word)].push((word, name.len(), *spec)),
+            None => buckets[bucket(name)].push(*spec),
+        }
     }
-    Index { sorted, buckets }
+    Index {
+        sorted,
+        words,
+        buckets,
+    }
 });
+
+/// The longest name [`lowered_word`] takes; most commands' names are shorter.
+const WORD_NAME: usize = 16;
+
+/// `name`, if it has at most [`WORD_NAME`] bytes, as a little-endian number
+/// with its ASCII capitals lowered: eight bytes at a time rather than one.
+fn lowered_word(name: &[u8]) -> Option<u128> {
+    if name.len() > WORD_NAME {
+        return None;
+    }
+    let mut bytes = [0u8; WORD_NAME];
+    bytes[..name.len()].copy_from_slice(name);
+    let word = u128::from_le_bytes(bytes);
+    const LOW7: u128 = u128::from_le_bytes([0x7f; WORD_NAME]);
+    const HIGH: u128 = u128::from_le_bytes([0x80; WORD_NAME]);
+    // Per byte, with its high bit cleared (so no sum carries into the next
+    // byte): the sum's high bit says whether it is at least 'A' (0x41), or
+    // above 'Z' (0x5a).
+    let low = word & LOW7;
+    let from_a = low + u128::from_le_bytes([0x80 - 0x41; WORD_NAME]);
+    let past_z = low + u128::from_le_bytes([0x80 - 0x5b; WORD_NAME]);
+    let capital = from_a & !past_z & !word & HIGH;
+    // 0x80 >> 2 is 0x20, the bit that lowers a capital.
+    Some(word | (capital >> 2))
+}
+
+fn word_bucket(word: u128) -> usize {
+    let folded = (word as u64) ^ ((word >> 64) as u64);
+    (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % BUCKETS
+}
 
 /// A hash of a lowercase name: its length and first and last bytes.
 fn bucket(name: &[u8]) -> usize {
@@ -640,6 +681,12 @@ pub fn commands() -> &'static [&'static CommandSpec] {
 
 /// The command named `name`, case-insensitively, without allocating.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    if let Some(word) = lowered_word(name) {
+        return INDEX.words[word_bucket(word)]
+            .iter()
+            .find(|&&(w, len, _)| w == word && len == name.len())
+            .map(|&(_, _, spec)| spec);
+    }
     // Lowered once, then compared byte for byte with the (lowercase) names.
     let mut lower = [0u8; MAX_NAME];
     let lower = lower.get_mut(..name.len())?;

@@ -62,13 +62,36 @@ fn lookup_is_case_insensitive() {
     assert!(lookup(b"ge").is_none());
     assert!(lookup(b"gett").is_none());
     assert!(lookup(b"").is_none());
-    for name in commands().iter().map(|s| s.name) {
-        assert_eq!(
-            lookup(name.to_ascii_uppercase().as_bytes()).unwrap().name,
-            name
-        );
-    }
     assert!(lookup(&[b'a'; MAX_NAME + 1]).is_none());
+    // A name the word form pads with zeros is not the same name.
+    assert!(lookup(b"get\0").is_none());
+    assert_eq!(
+        lookup(b"GeoRadiusByMember_RO").unwrap().name,
+        "georadiusbymember_ro"
+    );
+}
+
+#[test]
+fn lowered_words_lower_capitals_alone() {
+    let word = |bytes: &[u8]| {
+        let mut padded = [0u8; WORD_NAME];
+        padded[..bytes.len()].copy_from_slice(bytes);
+        u128::from_le_bytes(padded)
+    };
+    // Every byte value, in every position.
+    for b in 0..=255u8 {
+        for at in 0..WORD_NAME {
+            let mut name = [b'x'; WORD_NAME];
+            name[at] = b;
+            assert_eq!(
+                lowered_word(&name),
+                Some(word(&name.to_ascii_lowercase())),
+                "{b:#x} at {at}"
+            );
+        }
+    }
+    assert_eq!(lowered_word(b""), Some(0));
+    assert_eq!(lowered_word(&[b'A'; WORD_NAME + 1]), None);
 }
 
 #[test]
@@ -182,6 +205,8 @@ fn command_subcommand_replies() {
 fn lookup_buckets_stay_small() {
     let largest = INDEX.buckets.iter().map(Vec::len).max().unwrap_or(0);
     assert!(largest <= 4, "largest lookup bucket holds {largest} names");
+    let largest = INDEX.words.iter().map(Vec::len).max().unwrap_or(0);
+    assert!(largest <= 4, "largest word bucket holds {largest} names");
     for spec in commands() {
         assert_eq!(
             lookup(spec.name.to_ascii_uppercase().as_bytes()).map(|s| s.name),
