@@ -7,16 +7,15 @@ use quiver_core::cache::WarmTarget;
 use quiver_resp::Request;
 
 use crate::resp::connection::is_script_call;
-use crate::resp::table;
+use crate::resp::table::CommandSpec;
 
-/// The keys `request` names, by its command's key positions; the first comes with the
+/// The keys a request names, by its command's key positions; the first comes with the
 /// field or member the command looks up in its value, if any. None for a script call:
 /// the script thread reads its keys ahead itself, right before it runs it.
-pub(super) fn targets(request: &Request) -> impl Iterator<Item = WarmTarget<'_>> {
-    let spec = request
-        .name()
-        .and_then(table::lookup)
-        .filter(|_| !is_script_call(request));
+pub(super) fn targets<'r>(
+    (request, command): &'r (Request, Option<&'static CommandSpec>),
+) -> impl Iterator<Item = WarmTarget<'r>> {
+    let spec = command.filter(|_| !is_script_call(request));
     let member = spec
         .and_then(|spec| spec.member_position(request))
         .and_then(|pos| request.arg(pos));
@@ -27,20 +26,26 @@ pub(super) fn targets(request: &Request) -> impl Iterator<Item = WarmTarget<'_>>
         .map(move |(i, key)| (key, member.filter(|_| i == 0)))
 }
 
-/// Whether `request` names more than one key.
-pub(super) fn several_keys(request: &Request) -> bool {
+/// Whether a request names more than one key.
+pub(super) fn several_keys(found: &(Request, Option<&'static CommandSpec>)) -> bool {
     // Every command that names two keys has at least two arguments.
-    request.len() >= 3 && targets(request).nth(1).is_some()
+    found.0.len() >= 3 && targets(found).nth(1).is_some()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resp::table;
+
+    fn found(args: &[&str]) -> (Request, Option<&'static CommandSpec>) {
+        let request = Request::from_args(args.iter().map(|a| a.as_bytes()));
+        let command = request.name().and_then(table::lookup);
+        (request, command)
+    }
 
     fn targets_of(args: &[&str]) -> Vec<(String, Option<String>)> {
-        let request = Request::from_args(args.iter().map(|a| a.as_bytes()));
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        targets(&request)
+        targets(&found(args))
             .map(|(key, member)| (text(key), member.map(text)))
             .collect()
     }
@@ -79,8 +84,7 @@ mod tests {
 
     #[test]
     fn a_request_names_several_keys() {
-        let several =
-            |args: &[&str]| several_keys(&Request::from_args(args.iter().map(|a| a.as_bytes())));
+        let several = |args: &[&str]| several_keys(&found(args));
         assert!(several(&["MSET", "a", "1", "b", "2"]));
         assert!(several(&["MGET", "a", "b"]));
         assert!(several(&["DEL", "a", "b"]));

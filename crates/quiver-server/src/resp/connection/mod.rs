@@ -180,8 +180,9 @@ fn relocate(live: Live, stream: TcpStream, seat: Seat, target: usize) {
 pub(super) struct Connection {
     pub(super) session: Session,
     pub(super) decoder: Decoder,
-    /// Requests decoded ahead of the one running (see `next_request`).
-    ahead: VecDeque<Request>,
+    /// Requests decoded ahead of the one running, with their commands (see
+    /// `next_request`).
+    ahead: VecDeque<Found>,
     pub(super) handle: Arc<ClientHandle>,
     pub(super) shared: Arc<RespShared>,
     /// Unix time in ms for the commands of the current read: read once per
@@ -217,8 +218,8 @@ impl Connection {
         loop {
             let mut served = 0;
             loop {
-                let request = match self.next_request(input) {
-                    Ok(Some(request)) => request,
+                let (request, command) = match self.next_request(input) {
+                    Ok(Some(found)) => found,
                     Ok(None) => break,
                     Err(error) => {
                         drain_scripts(&mut scripts, &mut output).await;
@@ -248,7 +249,7 @@ impl Connection {
                         self.shared.scripts.settled().await;
                     }
                 }
-                let mut flow = self.handle_request(&request, &mut output);
+                let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
                     flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
                     tokio::select! {
@@ -265,7 +266,7 @@ impl Connection {
                     if self.shared.scripts.holding() && !is_script_call(&request) {
                         self.shared.scripts.settled().await;
                     }
-                    flow = self.handle_request(&request, &mut output);
+                    flow = self.handle_request(&request, command, &mut output);
                 }
                 match flow {
                     Flow::Continue | Flow::Paused(_) => {}
@@ -401,24 +402,26 @@ impl Connection {
         }
     }
 
-    /// The next request: one decoded ahead, or the next in `input`. When
-    /// `input` holds several, up to [`DECODE_AHEAD`] more are decoded and the
-    /// keys of all of them read ahead (see [`quiver_core::cache::Cache::warm`]). A
-    /// request that fails to decode ahead is left in `input`, so its error
-    /// comes in order, after the replies of the requests before it.
-    fn next_request(&mut self, input: &mut BytesMut) -> Result<Option<Request>, ParseError> {
-        if let Some(request) = self.ahead.pop_front() {
-            return Ok(Some(request));
+    /// The next request and its command (found once, here): one decoded ahead,
+    /// or the next in `input`. When `input` holds several, up to
+    /// [`DECODE_AHEAD`] more are decoded and the keys of all of them read ahead
+    /// (see [`quiver_core::cache::Cache::warm`]). A request that fails to
+    /// decode ahead is left in `input`, so its error comes in order, after the
+    /// replies of the requests before it.
+    fn next_request(&mut self, input: &mut BytesMut) -> Result<Option<Found>, ParseError> {
+        if let Some(found) = self.ahead.pop_front() {
+            return Ok(Some(found));
         }
         let Some(first) = self.decoder.decode(input)? else {
             return Ok(None);
         };
+        let first = found(first);
         if !self.session.authenticated {
             return Ok(Some(first));
         }
         while self.ahead.len() < DECODE_AHEAD && !input.is_empty() {
             match self.decoder.decode(input) {
-                Ok(Some(request)) => self.ahead.push_back(request),
+                Ok(Some(request)) => self.ahead.push_back(found(request)),
                 Ok(None) | Err(_) => break,
             }
         }
@@ -460,12 +463,17 @@ impl Connection {
     /// Resolves, authorizes, queues or runs one request, and leaves its reply out when
     /// `CLIENT REPLY` says so (`self.silent` tells the caller, for a reply that comes
     /// later).
-    fn handle_request(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
+    fn handle_request(
+        &mut self,
+        request: &Request,
+        command: Option<&'static CommandSpec>,
+        out: &mut BytesMut,
+    ) -> Flow {
         if self.session.subscriber.is_some() && self.deliver(out).is_err() {
             return Flow::Close;
         }
         let before = out.len();
-        let flow = self.dispatch(request, out);
+        let flow = self.dispatch(request, command, out);
         if !matches!(flow, Flow::Paused(_)) {
             self.silent = self.session.replies.silence();
             if self.silent {
@@ -475,8 +483,13 @@ impl Connection {
         flow
     }
 
-    fn dispatch(&mut self, request: &Request, out: &mut BytesMut) -> Flow {
-        let spec = match table::resolve(request) {
+    fn dispatch(
+        &mut self,
+        request: &Request,
+        command: Option<&'static CommandSpec>,
+        out: &mut BytesMut,
+    ) -> Flow {
+        let spec = match table::resolve_found(request, command) {
             Ok(spec) => spec,
             Err(error) => return self.refuse(None, &error, out),
         };
@@ -779,6 +792,14 @@ pub(super) fn is_script_call(request: &Request) -> bool {
     request.name().is_some_and(|name| {
         (4..=10).contains(&name.len()) && CALLS.iter().any(|call| name.eq_ignore_ascii_case(call))
     })
+}
+
+/// A request and the command its name names, if any.
+type Found = (Request, Option<&'static CommandSpec>);
+
+fn found(request: Request) -> Found {
+    let command = request.name().and_then(table::lookup);
+    (request, command)
 }
 
 /// A script call's reply to come, and whether it is left out (`CLIENT REPLY`).

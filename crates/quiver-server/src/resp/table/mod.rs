@@ -705,8 +705,17 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
 /// authentication check and when queueing inside `MULTI`, and parse the
 /// options ([`Command::parse_resolved`]) when the command runs, as Redis does.
 pub fn resolve(request: &Request) -> Result<&'static CommandSpec, CommandError> {
-    let name = request.name().ok_or(CommandError::Syntax)?;
-    let Some(spec) = lookup(name) else {
+    resolve_found(request, request.name().and_then(lookup))
+}
+
+/// [`resolve`] with the request's command already looked up (`found`, what
+/// [`lookup`] answered for its name).
+pub fn resolve_found(
+    request: &Request,
+    found: Option<&'static CommandSpec>,
+) -> Result<&'static CommandSpec, CommandError> {
+    request.name().ok_or(CommandError::Syntax)?;
+    let Some(spec) = found else {
         let args = (1..request.len()).filter_map(|i| request.arg_bytes(i));
         let name = request.arg_bytes(0).unwrap_or_default();
         return Err(CommandError::unknown_command(name, args));
