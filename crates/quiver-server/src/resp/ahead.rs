@@ -4,17 +4,13 @@
 //! `Keyspace::warm` before running them (see `connection::Connection::next_request`).
 
 use quiver_core::cache::WarmTarget;
-use quiver_resp::Request;
 
-use crate::resp::connection::is_script_call;
-use crate::resp::table::CommandSpec;
+use crate::resp::connection::{Found, is_script_call};
 
 /// The keys a request names, by its command's key positions; the first comes with the
 /// field or member the command looks up in its value, if any. None for a script call:
 /// the script thread reads its keys ahead itself, right before it runs it.
-pub(super) fn targets<'r>(
-    (request, command): &'r (Request, Option<&'static CommandSpec>),
-) -> impl Iterator<Item = WarmTarget<'r>> {
+pub(super) fn targets((request, command): &Found) -> impl Iterator<Item = WarmTarget<'_>> {
     let spec = command.filter(|_| !is_script_call(request));
     let member = spec
         .and_then(|spec| spec.member_position(request))
@@ -27,17 +23,19 @@ pub(super) fn targets<'r>(
 }
 
 /// Whether a request names more than one key.
-pub(super) fn several_keys(found: &(Request, Option<&'static CommandSpec>)) -> bool {
+pub(super) fn several_keys(found: &Found) -> bool {
     // Every command that names two keys has at least two arguments.
     found.0.len() >= 3 && targets(found).nth(1).is_some()
 }
 
 #[cfg(test)]
 mod tests {
+    use quiver_resp::Request;
+
     use super::*;
     use crate::resp::table;
 
-    fn found(args: &[&str]) -> (Request, Option<&'static CommandSpec>) {
+    fn found(args: &[&str]) -> Found {
         let request = Request::from_args(args.iter().map(|a| a.as_bytes()));
         let command = request.name().and_then(table::lookup);
         (request, command)

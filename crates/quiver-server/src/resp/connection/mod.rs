@@ -795,7 +795,7 @@ pub(super) fn is_script_call(request: &Request) -> bool {
 }
 
 /// A request and the command its name names, if any.
-type Found = (Request, Option<&'static CommandSpec>);
+pub(super) type Found = (Request, Option<&'static CommandSpec>);
 
 fn found(request: Request) -> Found {
     let command = request.name().and_then(table::lookup);

@@ -597,8 +597,8 @@ impl CommandSpec {
     }
 }
 
-/// Hash buckets for [`lookup`]: with about 150 names in 256 buckets most
-/// buckets hold one name, so a lookup is one hash and one or two compares.
+/// Hash buckets for [`lookup`]: with a few hundred names in 256 buckets most
+/// buckets hold one name or two, so a lookup is one hash and one or two compares.
 const BUCKETS: usize = 256;
 
 /// The table, sorted by name, and its lookup buckets: names of at most
@@ -635,7 +635,8 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
 const WORD_NAME: usize = 16;
 
 /// `name`, if it has at most [`WORD_NAME`] bytes, as a little-endian number
-/// with its ASCII capitals lowered: eight bytes at a time rather than one.
+/// with its ASCII capitals lowered: all its bytes in a few word operations
+/// rather than a byte at a time.
 fn lowered_word(name: &[u8]) -> Option<u128> {
     if name.len() > WORD_NAME {
         return None;
