@@ -601,12 +601,11 @@ impl CommandSpec {
 /// buckets hold one name or two, so a lookup is one hash and one or two compares.
 const BUCKETS: usize = 256;
 
-/// The table, sorted by name, and its lookup buckets: names of at most
-/// [`WORD_NAME`] bytes as numbers ([`lowered_word`]), longer ones by their bytes.
+/// The table, sorted by name, and its lookup buckets of names as numbers
+/// ([`lowered_name`]).
 struct Index {
     sorted: Vec<&'static CommandSpec>,
-    words: Vec<Vec<(u128, usize, &'static CommandSpec)>>,
-    buckets: Vec<Vec<&'static CommandSpec>>,
+    buckets: Vec<Vec<(LoweredName, usize, &'static CommandSpec)>>,
 }
 
 static INDEX: LazyLock<Index> = LazyLock::new(|| {
@@ -615,65 +614,54 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
         .flat_map(|family| family.iter())
         .collect();
     sorted.sort_by(|a, b| a.name.cmp(b.name));
-    let mut words = vec![Vec::new(); BUCKETS];
     let mut buckets = vec![Vec::new(); BUCKETS];
     for spec in &sorted {
         let name = spec.name.as_bytes();
-        match lowered_word(name) {
-            Some(word) => words[word_bucket(word)].push((word, name.len(), *spec)),
-            None => buckets[bucket(name)].push(*spec),
-        }
+        let lowered = lowered_name(name).expect("command names are at most MAX_NAME bytes");
+        buckets[bucket(lowered)].push((lowered, name.len(), *spec));
     }
-    Index {
-        sorted,
-        words,
-        buckets,
-    }
+    Index { sorted, buckets }
 });
 
-/// The longest name [`lowered_word`] takes; most commands' names are shorter.
-const WORD_NAME: usize = 16;
+/// Longer than every command's name: a longer name is unknown without a look.
+const MAX_NAME: usize = 32;
 
-/// `name`, if it has at most [`WORD_NAME`] bytes, as a little-endian number
-/// with its ASCII capitals lowered: all its bytes in a few word operations
-/// rather than a byte at a time.
-fn lowered_word(name: &[u8]) -> Option<u128> {
-    if name.len() > WORD_NAME {
+/// A name of at most [`MAX_NAME`] bytes as two little-endian numbers,
+/// zero-padded, ASCII capitals lowered.
+type LoweredName = [u128; 2];
+
+/// `name` as a [`LoweredName`], if it is short enough: all its bytes lowered
+/// in a few word operations rather than a byte at a time.
+fn lowered_name(name: &[u8]) -> Option<LoweredName> {
+    if name.len() > MAX_NAME {
         return None;
     }
-    let mut bytes = [0u8; WORD_NAME];
+    let mut bytes = [0u8; MAX_NAME];
     bytes[..name.len()].copy_from_slice(name);
-    let word = u128::from_le_bytes(bytes);
-    const LOW7: u128 = u128::from_le_bytes([0x7f; WORD_NAME]);
-    const HIGH: u128 = u128::from_le_bytes([0x80; WORD_NAME]);
+    let (low, high) = bytes.split_at(MAX_NAME / 2);
+    let half = |b: &[u8]| lowered_word(u128::from_le_bytes(b.try_into().expect("16 bytes")));
+    Some([half(low), half(high)])
+}
+
+/// `word`'s sixteen bytes with their ASCII capitals lowered.
+fn lowered_word(word: u128) -> u128 {
+    const LOW7: u128 = u128::from_le_bytes([0x7f; 16]);
+    const HIGH: u128 = u128::from_le_bytes([0x80; 16]);
     // Per byte, with its high bit cleared (so no sum carries into the next
     // byte): the sum's high bit says whether it is at least 'A' (0x41), or
     // above 'Z' (0x5a).
     let low = word & LOW7;
-    let from_a = low + u128::from_le_bytes([0x80 - 0x41; WORD_NAME]);
-    let past_z = low + u128::from_le_bytes([0x80 - 0x5b; WORD_NAME]);
+    let from_a = low + u128::from_le_bytes([0x80 - 0x41; 16]);
+    let past_z = low + u128::from_le_bytes([0x80 - 0x5b; 16]);
     let capital = from_a & !past_z & !word & HIGH;
     // 0x80 >> 2 is 0x20, the bit that lowers a capital.
-    Some(word | (capital >> 2))
+    word | (capital >> 2)
 }
 
-fn word_bucket(word: u128) -> usize {
-    let folded = (word as u64) ^ ((word >> 64) as u64);
+fn bucket([low, high]: LoweredName) -> usize {
+    let folded = (low as u64) ^ ((low >> 64) as u64) ^ (high as u64) ^ ((high >> 64) as u64);
     (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % BUCKETS
 }
-
-/// A hash of a lowercase name: its length and first and last bytes.
-fn bucket(name: &[u8]) -> usize {
-    let first = name.first().copied().unwrap_or(0);
-    let last = name.last().copied().unwrap_or(0);
-    (name.len().wrapping_mul(39)
-        ^ usize::from(first).wrapping_mul(44)
-        ^ usize::from(last).wrapping_mul(109))
-        % BUCKETS
-}
-
-/// Longer than every command's name: a longer name is unknown without a look.
-const MAX_NAME: usize = 32;
 
 /// Every top-level command, sorted by name.
 pub fn commands() -> &'static [&'static CommandSpec] {
@@ -682,22 +670,11 @@ pub fn commands() -> &'static [&'static CommandSpec] {
 
 /// The command named `name`, case-insensitively, without allocating.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    if let Some(word) = lowered_word(name) {
-        return INDEX.words[word_bucket(word)]
-            .iter()
-            .find(|&&(w, len, _)| w == word && len == name.len())
-            .map(|&(_, _, spec)| spec);
-    }
-    // Lowered once, then compared byte for byte with the (lowercase) names.
-    let mut lower = [0u8; MAX_NAME];
-    let lower = lower.get_mut(..name.len())?;
-    lower.copy_from_slice(name);
-    lower.make_ascii_lowercase();
-    let lower = &*lower;
-    INDEX.buckets[bucket(lower)]
+    let lowered = lowered_name(name)?;
+    INDEX.buckets[bucket(lowered)]
         .iter()
-        .find(|spec| spec.name.as_bytes() == lower)
-        .copied()
+        .find(|&&(l, len, _)| l == lowered && len == name.len())
+        .map(|&(_, _, spec)| spec)
 }
 
 /// The spec that will run `request`: the command, or for a container command
