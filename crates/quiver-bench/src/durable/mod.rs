@@ -14,7 +14,6 @@
 
 mod target;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -163,8 +162,50 @@ struct Read {
     bytes: u64,
 }
 
+/// Which (publisher, sequence) pairs were seen: a bitmap of sequences below a bound per
+/// publisher (a hash set costs more than the rest of a reader's work per message).
+struct Seen {
+    bound: u64,
+    publishers: Vec<(u32, Vec<u64>)>,
+    /// Where the last publisher looked up is in `publishers`.
+    last: usize,
+}
+
+impl Seen {
+    fn new(bound: u64) -> Self {
+        Self {
+            bound,
+            publishers: Vec::new(),
+            last: 0,
+        }
+    }
+
+    /// Marks the pair: `Some(true)` the first time, `Some(false)` again, `None` for a
+    /// sequence at or past the bound (not one this run published).
+    fn insert(&mut self, publisher: u32, sequence: u64) -> Option<bool> {
+        if sequence >= self.bound {
+            return None;
+        }
+        if self.publishers.get(self.last).map(|p| p.0) != Some(publisher) {
+            self.last = match self.publishers.iter().position(|p| p.0 == publisher) {
+                Some(index) => index,
+                None => {
+                    let words = self.bound.div_ceil(64) as usize;
+                    self.publishers.push((publisher, vec![0; words]));
+                    self.publishers.len() - 1
+                }
+            };
+        }
+        let bits = &mut self.publishers[self.last].1;
+        let (word, mask) = ((sequence / 64) as usize, 1u64 << (sequence % 64));
+        let first = bits[word] & mask == 0;
+        bits[word] |= mask;
+        Some(first)
+    }
+}
+
 async fn read(mut reader: Reader, expect: u64, base: Instant, stop: Arc<AtomicU64>) -> Read {
-    let mut seen: HashSet<(u32, u64)> = HashSet::with_capacity(expect as usize);
+    let mut seen = Seen::new(expect);
     let mut out = Read {
         received: 0,
         duplicates: 0,
@@ -173,10 +214,14 @@ async fn read(mut reader: Reader, expect: u64, base: Instant, stop: Arc<AtomicU6
         last: None,
         bytes: 0,
     };
+    // Made once: a timer set up for every message would cost more than the message.
+    let stopped = wait_stop(&stop);
+    tokio::pin!(stopped);
     while out.received < expect {
         let next = tokio::select! {
+            biased;
             next = reader.next() => next,
-            () = wait_stop(&stop) => None,
+            () = &mut stopped => None,
         };
         let Some(payload) = next else { break };
         let now = Instant::now();
@@ -186,12 +231,16 @@ async fn read(mut reader: Reader, expect: u64, base: Instant, stop: Arc<AtomicU6
         let Some((sent_ns, publisher, sequence)) = identity(&payload) else {
             continue;
         };
-        if !seen.insert((publisher, sequence)) {
-            out.duplicates += 1;
-            continue;
+        match seen.insert(publisher, sequence) {
+            None => continue,
+            Some(false) => {
+                out.duplicates += 1;
+                continue;
+            }
+            Some(true) => {}
         }
         out.received += 1;
-        let now_ns = u64::try_from(base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now_ns = u64::try_from(now.duration_since(base).as_nanos()).unwrap_or(u64::MAX);
         let _ = out
             .latency_us
             .record((now_ns.saturating_sub(sent_ns) / 1000).max(1));
@@ -437,9 +486,9 @@ pub fn run_group(args: &GroupArgs) -> anyhow::Result<()> {
 }
 
 /// What the members together have seen.
-#[derive(Default)]
 struct Tally {
-    acked: HashSet<u64>,
+    seen: Seen,
+    acked: u64,
     deliveries: u64,
     redelivered: u64,
 }
@@ -450,7 +499,12 @@ async fn group(args: &GroupArgs, kind: Kind) -> anyhow::Result<serde_json::Value
     let admin = Conn::connect(kind, &args.target).await?;
     admin.create(&names, Storage::Os).await?;
     prefill(&admin, &names, args.payload, args.total, base).await?;
-    let tally = Arc::new(Mutex::new(Tally::default()));
+    let tally = Arc::new(Mutex::new(Tally {
+        seen: Seen::new(args.total),
+        acked: 0,
+        deliveries: 0,
+        redelivered: 0,
+    }));
     let done = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
@@ -469,11 +523,13 @@ async fn group(args: &GroupArgs, kind: Kind) -> anyhow::Result<serde_json::Value
                     if deliveries > 1 {
                         tally.redelivered += 1;
                     }
-                    if let Some((_, _, sequence)) = identity(&payload) {
-                        tally.acked.insert(sequence);
+                    if let Some((_, publisher, sequence)) = identity(&payload)
+                        && tally.seen.insert(publisher, sequence) == Some(true)
+                    {
+                        tally.acked += 1;
                     }
                 }
-                done.store(tally.acked.len() as u64, Ordering::Release);
+                done.store(tally.acked, Ordering::Release);
             }
             anyhow::Ok(())
         }));
@@ -491,7 +547,7 @@ async fn group(args: &GroupArgs, kind: Kind) -> anyhow::Result<serde_json::Value
     let secs = started.elapsed().as_secs_f64();
     admin.delete(&names).await;
     let tally = tally.lock().await;
-    let acked = tally.acked.len() as u64;
+    let acked = tally.acked;
     Ok(json!({
         "mode": "group",
         "target": args.target,
