@@ -6,6 +6,7 @@ use std::sync::{PoisonError, RwLock};
 use crate::format::IndexEntry;
 use crate::storage::FileHandle;
 
+mod chunks;
 pub mod scan;
 pub mod sealer;
 

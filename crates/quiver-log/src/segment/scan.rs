@@ -2,8 +2,9 @@
 
 use std::io;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
+use super::chunks::{CHUNKS, POOLED_BYTES};
 use crate::format::batch::{BatchFault, check_crc};
 use crate::format::record::RecordIter;
 use crate::format::{BatchHeader, HEADER_BYTES};
@@ -11,8 +12,9 @@ use crate::storage::StorageFile;
 
 /// First read-ahead; small so a tailing reader of small records reads little.
 const READAHEAD_MIN_BYTES: usize = 16 << 10;
-/// Largest read-ahead; sequential scans read this much per syscall.
-const READAHEAD_MAX_BYTES: usize = 1 << 20;
+/// Largest read-ahead; sequential scans read this much per syscall (into a buffer kept
+/// for reuse).
+const READAHEAD_MAX_BYTES: usize = POOLED_BYTES;
 
 /// A checked batch: header, position and its stored payload.
 #[derive(Debug, Clone)]
@@ -98,9 +100,7 @@ impl<'a> BatchScanner<'a> {
         let chunk_end = self.chunk_pos + self.chunk.len() as u64;
         if pos < self.chunk_pos || pos + len as u64 > chunk_end {
             let want = (self.end - pos).min(len.max(self.readahead) as u64) as usize;
-            let mut buf = BytesMut::zeroed(want);
-            self.file.read_at(pos, &mut buf)?;
-            self.chunk = buf.freeze();
+            self.chunk = CHUNKS.read(want, |buf| self.file.read_at(pos, buf))?;
             self.chunk_pos = pos;
             self.readahead = (self.readahead * 2).min(READAHEAD_MAX_BYTES);
         }
