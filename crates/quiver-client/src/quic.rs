@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use quinn::crypto::rustls::QuicClientConfig;
+use quiver_wire::limits::{QUIC_MAX_UDP_PAYLOAD_BYTES, QUIC_UDP_RECEIVE_BUFFER_BYTES};
 use tokio::io::AsyncReadExt;
 
 use crate::connection::{self, Connection};
@@ -25,7 +26,8 @@ const MAX_DELIVERY_STREAMS: u32 = 1024;
 /// quiet subscription is not closed for idleness.
 const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(10);
 
-/// Initial read buffer of one delivery stream; it grows to hold one whole frame.
+/// Room a delivery stream's reader asks for before a read (more when the frame being
+/// read is larger).
 const READ_BUFFER_BYTES: usize = 16 << 10;
 
 /// Application close code: the client is done.
@@ -79,9 +81,27 @@ pub async fn connect(
     transport.max_concurrent_uni_streams(MAX_DELIVERY_STREAMS.into());
     transport.max_concurrent_bidi_streams(0u32.into());
     transport.keep_alive_interval(Some(KEEP_ALIVE_INTERVAL));
+    let mut mtu = quinn::MtuDiscoveryConfig::default();
+    mtu.upper_bound(QUIC_MAX_UDP_PAYLOAD_BYTES);
+    transport.mtu_discovery_config(Some(mtu));
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport));
-    let endpoint = quinn::Endpoint::client(local).map_err(io)?;
+    // Datagrams as large as the server's (the transport parameter that lets the server's
+    // path MTU discovery climb past Ethernet's size where the path allows).
+    let mut endpoint_config = quinn::EndpointConfig::default();
+    endpoint_config
+        .max_udp_payload_size(QUIC_MAX_UDP_PAYLOAD_BYTES)
+        .expect("the datagram ceiling is within QUIC's 1200..=65527");
+    let socket = std::net::UdpSocket::bind(local).map_err(io)?;
+    // Room for a burst of deliveries: what does not fit is dropped, and the server then
+    // slows down. The kernel caps it at net.core.rmem_max.
+    let sized = socket2::SockRef::from(&socket).set_recv_buffer_size(QUIC_UDP_RECEIVE_BUFFER_BYTES);
+    if let Err(error) = sized {
+        tracing::debug!(%error, "cannot size the QUIC socket's receive buffer");
+    }
+    let runtime = quinn::default_runtime()
+        .ok_or_else(|| failed("no async runtime to drive QUIC".to_owned()))?;
+    let endpoint = quinn::Endpoint::new(endpoint_config, None, socket, runtime).map_err(io)?;
     let connecting = endpoint
         .connect_with(config, addr, &target.host)
         .map_err(|error| failed(error.to_string()))?;
@@ -118,10 +138,13 @@ async fn read_deliveries(mut stream: quinn::RecvStream, connection: Arc<Connecti
     loop {
         let envelope = match quiver_wire::decode_next(&mut buf) {
             Ok(Some(envelope)) => envelope,
-            Ok(None) => match stream.read_buf(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => continue,
-            },
+            Ok(None) => {
+                connection::make_room(&mut buf, READ_BUFFER_BYTES);
+                match stream.read_buf(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => continue,
+                }
+            }
             Err(error) => {
                 tracing::debug!(%error, "the server sent a bad frame on a delivery stream");
                 return;

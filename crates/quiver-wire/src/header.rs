@@ -206,6 +206,15 @@ impl CheckError {
     }
 }
 
+/// The bytes of the frame `buf` starts with, header and payload, once its 16 header bytes
+/// are buffered: what a receive loop reserves at once for the rest of a large frame
+/// instead of growing its buffer read by read. The length is the one announced, capped at
+/// the largest frame; [`check`] is what validates it.
+pub fn announced_frame_len(buf: &[u8]) -> Option<usize> {
+    let fixed = buf.get(..HEADER_LEN)?;
+    Some(HEADER_LEN + (le_u32(&fixed[12..16]) as usize).min(MAX_FRAME_LEN))
+}
+
 /// Checks whether `buf` starts with a whole frame whose header is valid and whose length is
 /// within [`MAX_FRAME_LEN`]. Header fields are checked as soon as their bytes are present,
 /// so garbage is rejected at its first wrong byte and an oversize frame as soon as its
@@ -302,6 +311,26 @@ mod tests {
                 "prefix {len}"
             );
         }
+    }
+
+    #[test]
+    fn announced_length_once_the_header_is_there() {
+        let mut header = FrameHeader {
+            version: VERSION,
+            frame_type: FrameType::EventBatch,
+            flags: 0,
+            request_id: 0,
+            payload_len: 300_000,
+        };
+        let bytes = header.to_bytes();
+        assert_eq!(announced_frame_len(&bytes[..HEADER_LEN - 1]), None);
+        assert_eq!(announced_frame_len(&bytes), Some(HEADER_LEN + 300_000));
+        header.payload_len = u32::MAX;
+        assert_eq!(
+            announced_frame_len(&header.to_bytes()),
+            Some(HEADER_LEN + MAX_FRAME_LEN),
+            "capped at the largest frame"
+        );
     }
 
     #[test]

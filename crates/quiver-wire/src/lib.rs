@@ -68,7 +68,7 @@ pub use error_code::ErrorCode;
 pub use frames::*;
 pub use header::{
     CheckError, Direction, FLAG_HEADERS, FLAG_RESUME, FrameHeader, FrameInfo, FrameType, MAGIC,
-    REQUIRED_FLAGS_MASK, VERSION, check, check_with_limit,
+    REQUIRED_FLAGS_MASK, VERSION, announced_frame_len, check, check_with_limit,
 };
 pub use headers::{HeaderIter, Headers};
 pub use name::{NameError, StreamName, StreamPattern, validate_group};

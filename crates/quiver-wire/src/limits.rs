@@ -75,6 +75,26 @@ pub const MAX_MEMBER_NAME_LEN: usize = 64;
 /// Most streams one Subscribe resumes at their own offsets.
 pub const MAX_RESUME_STREAMS: usize = 1024;
 
+/// Largest UDP payload either QUIC endpoint accepts, and the ceiling of its path MTU
+/// discovery (QUIC's own default is 1452, for Ethernet). On paths that carry larger
+/// datagrams (loopback, jumbo frames) each packet then holds up to four times the stream
+/// data, so the per-packet work (packet protection, acknowledgements, loss bookkeeping) is
+/// paid four times less often; on a 1500-byte path discovery stops where it did before.
+/// The ceiling is what fits a send batch: the QUIC library sends up to
+/// [`QUIC_SEND_BATCH_DATAGRAMS`] datagrams in one segmentation-offload write, which the
+/// kernel refuses above 65,507 bytes (an IPv4 packet), and a refused batch is lost.
+pub const QUIC_MAX_UDP_PAYLOAD_BYTES: u16 = 6_500;
+
+/// Receive buffer each QUIC endpoint asks the kernel for on its UDP socket. Datagrams that
+/// arrive while the buffer is full are dropped, and QUIC answers a loss by cutting its
+/// sending rate: the kernel's usual default (208 KiB, about 32 datagrams of
+/// [`QUIC_MAX_UDP_PAYLOAD_BYTES`]) is less than one window of a fast sender. The kernel
+/// grants at most `net.core.rmem_max`.
+pub const QUIC_UDP_RECEIVE_BUFFER_BYTES: usize = 4 << 20;
+
+/// Most datagrams the QUIC library (quinn 0.11) puts in one segmentation-offload write.
+pub const QUIC_SEND_BATCH_DATAGRAMS: usize = 10;
+
 /// Bytes a Publish needs besides its payload and headers: name, ack, payload length.
 const PUBLISH_OVERHEAD: usize = 1 + MAX_NAME_LEN + 1 + 4;
 
@@ -85,6 +105,8 @@ pub(crate) const MAX_HEADERS_BLOCK_LEN: usize =
 const _: () = assert!(MAX_MESSAGE_LEN + MAX_HEADERS_BLOCK_LEN + PUBLISH_OVERHEAD <= MAX_FRAME_LEN);
 const _: () = assert!(MAX_CACHE_VALUE_LEN + MAX_CACHE_KEY_LEN + 2 + 8 + 4 <= MAX_FRAME_LEN);
 const _: () = assert!(MAX_FRAME_LEN <= u32::MAX as usize);
+const _: () = assert!(QUIC_MAX_UDP_PAYLOAD_BYTES as usize * QUIC_SEND_BATCH_DATAGRAMS <= 65_507);
+const _: () = assert!(QUIC_MAX_UDP_PAYLOAD_BYTES >= 1_452);
 const _: () = assert!(MAX_BATCH_COUNT <= u16::MAX as usize);
 const _: () = assert!(MAX_DELETE_KEYS <= u16::MAX as usize);
 const _: () = assert!(MAX_NAME_LEN <= u8::MAX as usize);

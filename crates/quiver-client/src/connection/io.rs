@@ -62,12 +62,7 @@ where
         let envelope = match quiver_wire::decode_next(&mut buf) {
             Ok(Some(envelope)) => envelope,
             Ok(None) => {
-                // Decoded frames keep slices of the buffer alive, so `read_buf` may find it
-                // shared and full; ask for a whole read's worth of room, never just a few
-                // bytes (which would cost one system call per few bytes).
-                if buf.capacity() - buf.len() < READ_BUFFER_BYTES / 4 {
-                    buf.reserve(READ_BUFFER_BYTES);
-                }
+                make_room(&mut buf, READ_BUFFER_BYTES);
                 let read = tokio::select! {
                     read = socket.read_buf(&mut buf) => read,
                     _ = &mut finished, if deadline.is_none() => {
@@ -94,6 +89,20 @@ where
     };
     tracing::debug!(%reason, "quiver connection closed");
     connection.close(reason);
+}
+
+/// Makes room in a receive buffer before a read: the rest of the frame being received, if
+/// its header says it is larger, else `read_bytes`. Decoded frames keep slices of the
+/// buffer alive, so a read may find it shared and full; asking for a whole read's worth
+/// (never a few bytes, which would cost a system call per few bytes) and for a large
+/// frame's whole length at once (instead of growing, and copying, read after read) keeps
+/// each frame's bytes copied into the buffer once.
+pub(crate) fn make_room(buf: &mut BytesMut, read_bytes: usize) {
+    let frame_rest =
+        quiver_wire::announced_frame_len(buf).map_or(0, |len| len - buf.len().min(len));
+    if buf.capacity() - buf.len() < frame_rest.max(read_bytes / 4) {
+        buf.reserve(frame_rest.max(read_bytes));
+    }
 }
 
 /// Sleeps until `deadline`, or forever when there is none.
@@ -230,4 +239,40 @@ fn answer(connection: &Connection, request_id: u32, frame: Frame) {
         }
     };
     let _ = reply.send(result);
+}
+
+#[cfg(test)]
+mod tests {
+    use quiver_wire::{FrameHeader, FrameType, VERSION};
+
+    use super::*;
+
+    #[test]
+    fn room_for_a_whole_read_or_the_rest_of_a_large_frame() {
+        let mut buf = BytesMut::new();
+        make_room(&mut buf, 1024);
+        assert!(
+            buf.capacity() >= 1024,
+            "an empty buffer gets a read's worth"
+        );
+
+        let header = FrameHeader {
+            version: VERSION,
+            frame_type: FrameType::EventBatch,
+            flags: 0,
+            request_id: 0,
+            payload_len: 300_000,
+        };
+        let mut buf = BytesMut::with_capacity(1024);
+        buf.extend_from_slice(&header.to_bytes());
+        buf.extend_from_slice(&[0; 100]);
+        make_room(&mut buf, 1024);
+        assert!(
+            buf.capacity() >= 16 + 300_000,
+            "room for the whole frame at once, not a read's worth"
+        );
+        let at = buf.as_ptr();
+        make_room(&mut buf, 1024);
+        assert_eq!(buf.as_ptr(), at, "nothing more while the room is there");
+    }
 }

@@ -24,6 +24,7 @@ use crate::url::{Target, Transport};
 
 mod io;
 
+pub(crate) use io::make_room;
 pub use io::{Incoming, delivery};
 use io::{read_loop, write_loop};
 

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quinn::crypto::rustls::QuicServerConfig;
+use quiver_wire::limits::{QUIC_MAX_UDP_PAYLOAD_BYTES, QUIC_UDP_RECEIVE_BUFFER_BYTES};
 use tokio::sync::Semaphore;
 
 use crate::config::{ListenerConfig, QuicConfig};
@@ -74,6 +75,55 @@ pub fn identity(config: &QuicConfig, data_dir: &Path) -> Result<Identity, QuicEr
     }
 }
 
+/// The `ring` provider with AES-128-GCM as the first TLS 1.3 cipher suite: every packet
+/// is sealed with the negotiated cipher, and AES-128 takes 10 rounds a block where
+/// AES-256, rustls's first choice, takes 14. TLS 1.3 requires every implementation to
+/// offer AES-128-GCM, so any client gets it.
+fn crypto_provider() -> rustls::crypto::CryptoProvider {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider
+        .cipher_suites
+        .sort_by_key(|suite| suite.suite() != rustls::CipherSuite::TLS13_AES_128_GCM_SHA256);
+    provider
+}
+
+/// Path MTU discovery up to [`QUIC_MAX_UDP_PAYLOAD_BYTES`].
+fn mtu_discovery() -> quinn::MtuDiscoveryConfig {
+    let mut mtu = quinn::MtuDiscoveryConfig::default();
+    mtu.upper_bound(QUIC_MAX_UDP_PAYLOAD_BYTES);
+    mtu
+}
+
+/// Accepts datagrams of up to [`QUIC_MAX_UDP_PAYLOAD_BYTES`] (the transport parameter that
+/// lets a client's discovery climb as high as the server's).
+fn endpoint_config() -> quinn::EndpointConfig {
+    let mut config = quinn::EndpointConfig::default();
+    config
+        .max_udp_payload_size(QUIC_MAX_UDP_PAYLOAD_BYTES)
+        .expect("the datagram ceiling is within QUIC's 1200..=65527");
+    config
+}
+
+/// Asks for a [`QUIC_UDP_RECEIVE_BUFFER_BYTES`] receive buffer, and says so when the kernel
+/// grants less (it caps the request at `net.core.rmem_max`).
+fn grow_receive_buffer(socket: &std::net::UdpSocket) {
+    let socket = socket2::SockRef::from(socket);
+    let granted = socket
+        .set_recv_buffer_size(QUIC_UDP_RECEIVE_BUFFER_BYTES)
+        .and_then(|()| socket.recv_buffer_size());
+    match granted {
+        Ok(bytes) if bytes >= QUIC_UDP_RECEIVE_BUFFER_BYTES => {}
+        Ok(bytes) => tracing::warn!(
+            granted_bytes = bytes,
+            wanted_bytes = QUIC_UDP_RECEIVE_BUFFER_BYTES,
+            "the QUIC socket's receive buffer is smaller than wanted: bursts of datagrams \
+             beyond it are dropped and slow senders down; raise net.core.rmem_max \
+             (sysctl -w net.core.rmem_max=8388608)"
+        ),
+        Err(error) => tracing::warn!(%error, "cannot size the QUIC socket's receive buffer"),
+    }
+}
+
 /// A bound QUIC endpoint that has not started accepting yet.
 #[derive(Debug)]
 pub struct QuicListener {
@@ -88,19 +138,22 @@ impl QuicListener {
     pub fn bind(config: &ListenerConfig, identity: Identity) -> Result<QuicListener, QuicError> {
         let fingerprint = identity.fingerprint();
         let tls_error = |error: &dyn std::fmt::Display| QuicError::Tls(error.to_string());
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(crypto_provider()))
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|error| tls_error(&error))?
             .with_no_client_auth()
             .with_single_cert(identity.chain, identity.key)
             .map_err(|error| tls_error(&error))?;
         tls.alpn_protocols = vec![ALPN.to_vec()];
+        // The server's order of cipher suites (AES-128-GCM first) decides, whatever a
+        // client prefers.
+        tls.ignore_client_order = true;
         let crypto = QuicServerConfig::try_from(tls).map_err(|error| tls_error(&error))?;
         let mut transport = quinn::TransportConfig::default();
         // One control stream per connection; the client opens no unidirectional stream.
         transport.max_concurrent_bidi_streams(1u32.into());
         transport.max_concurrent_uni_streams(0u32.into());
+        transport.mtu_discovery_config(Some(mtu_discovery()));
         transport.max_idle_timeout(Some(
             IDLE_TIMEOUT
                 .try_into()
@@ -108,11 +161,16 @@ impl QuicListener {
         ));
         let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
         server.transport_config(Arc::new(transport));
-        let endpoint =
-            quinn::Endpoint::server(server, config.addr).map_err(|error| QuicError::Bind {
-                addr: config.addr,
-                error,
-            })?;
+        let bind_error = |error| QuicError::Bind {
+            addr: config.addr,
+            error,
+        };
+        let socket = std::net::UdpSocket::bind(config.addr).map_err(bind_error)?;
+        grow_receive_buffer(&socket);
+        let runtime = quinn::default_runtime()
+            .ok_or_else(|| bind_error(io::Error::other("no async runtime")))?;
+        let endpoint = quinn::Endpoint::new(endpoint_config(), Some(server), socket, runtime)
+            .map_err(bind_error)?;
         let addr = endpoint.local_addr().map_err(|error| QuicError::Bind {
             addr: config.addr,
             error,

@@ -6,16 +6,37 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::{Bytes, BytesMut};
 use quiver_client::{Client, ClientOptions, ConnectError, SubscribeOptions};
 use quiver_core::streams::{BatchConfig, BrokerConfig, QueueLimits, SlowPolicy};
 use quiver_server::quic::ALPN;
+use quiver_wire::limits::{QUIC_MAX_UDP_PAYLOAD_BYTES, QUIC_UDP_RECEIVE_BUFFER_BYTES};
+use quiver_wire::{
+    AckMode, Capabilities, Frame, Headers, Hello, Message as WireMessage, Ping, PublishBatch,
+    StreamName,
+};
 use rustls::pki_types::CertificateDer;
+use tokio::io::AsyncReadExt;
 
-use super::{NativeServer, Transport, payloads};
+use super::{NativeServer, Transport, WAIT, payloads};
 
 /// A raw quinn connection to `server`'s QUIC listener, trusting its certificate as a
 /// root (the name `localhost` is in the generated certificate).
 pub async fn raw_connect(server: &NativeServer) -> (quinn::Endpoint, quinn::Connection) {
+    raw_connect_with(
+        server,
+        quinn::EndpointConfig::default(),
+        quinn::TransportConfig::default(),
+    )
+    .await
+}
+
+/// [`raw_connect`] with the client's endpoint and transport settings.
+async fn raw_connect_with(
+    server: &NativeServer,
+    endpoint_config: quinn::EndpointConfig,
+    transport: quinn::TransportConfig,
+) -> (quinn::Endpoint, quinn::Connection) {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(CertificateDer::from(server.cert_der.clone()))
@@ -28,15 +49,91 @@ pub async fn raw_connect(server: &NativeServer) -> (quinn::Endpoint, quinn::Conn
         .with_no_client_auth();
     tls.alpn_protocols = vec![ALPN.to_vec()];
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).expect("QUIC TLS");
-    let config = quinn::ClientConfig::new(Arc::new(crypto));
-    let endpoint =
-        quinn::Endpoint::client("127.0.0.1:0".parse().expect("address")).expect("endpoint");
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(Arc::new(transport));
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP port");
+    let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(QUIC_UDP_RECEIVE_BUFFER_BYTES);
+    let runtime = quinn::default_runtime().expect("tokio");
+    let endpoint = quinn::Endpoint::new(endpoint_config, None, socket, runtime).expect("endpoint");
     let connection = endpoint
         .connect_with(config, server.quic_addr, "localhost")
         .expect("connect")
         .await
         .expect("handshake");
     (endpoint, connection)
+}
+
+/// On a path that carries them (loopback), QUIC packets grow past Ethernet's 1452 bytes to
+/// the datagram ceiling the server accepts, and the kernel takes the segmentation-offload
+/// batches of such packets: 8 MiB of publishes arrive and not one packet is lost.
+#[tokio::test]
+async fn packets_grow_to_the_datagram_ceiling_where_the_path_allows_and_none_is_lost() {
+    let server = NativeServer::over(Transport::Quic, BrokerConfig::default()).await;
+    let mut endpoint_config = quinn::EndpointConfig::default();
+    endpoint_config
+        .max_udp_payload_size(QUIC_MAX_UDP_PAYLOAD_BYTES)
+        .expect("a valid size");
+    let mut mtu = quinn::MtuDiscoveryConfig::default();
+    mtu.upper_bound(QUIC_MAX_UDP_PAYLOAD_BYTES);
+    let mut transport = quinn::TransportConfig::default();
+    transport.mtu_discovery_config(Some(mtu));
+    let (_endpoint, connection) = raw_connect_with(&server, endpoint_config, transport).await;
+    let (mut send, mut recv) = connection.open_bi().await.expect("control stream");
+    let mut out = BytesMut::new();
+    let hello = Hello {
+        min_version: 1,
+        max_version: 1,
+        capabilities: Capabilities::ALL_V1,
+        client_name: "raw".to_owned(),
+        auth_token: Bytes::new(),
+    };
+    quiver_wire::encode(1, &hello, &mut out).expect("hello");
+    let batch = PublishBatch {
+        stream: StreamName::new("acme/bulk/s").expect("name"),
+        ack: AckMode::None,
+        messages: vec![
+            WireMessage {
+                headers: Headers::new(),
+                payload: Bytes::from(vec![7u8; 4096]),
+            };
+            64
+        ],
+    };
+    for _ in 0..32 {
+        quiver_wire::encode(0, &batch, &mut out).expect("batch");
+    }
+    quiver_wire::encode(2, &Ping, &mut out).expect("ping");
+    send.write_all(&out).await.expect("send");
+    // HelloOk, then the Pong that follows every batch.
+    let mut received = BytesMut::new();
+    let mut replies = Vec::new();
+    while replies.len() < 2 {
+        if let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid frames") {
+            replies.push(envelope.frame);
+            continue;
+        }
+        let read = tokio::time::timeout(WAIT, recv.read_buf(&mut received))
+            .await
+            .expect("the server answers");
+        assert!(read.expect("read") > 0, "the server closed the stream");
+    }
+    assert!(matches!(replies[0], Frame::HelloOk(_)), "{replies:?}");
+    assert!(matches!(replies[1], Frame::Pong(_)), "{replies:?}");
+    let path = connection.stats().path;
+    assert!(
+        path.current_mtu > 1452 && path.current_mtu <= QUIC_MAX_UDP_PAYLOAD_BYTES,
+        "path MTU {} after discovery",
+        path.current_mtu
+    );
+    // A kernel that caps receive buffers lower (net.core.rmem_max) drops bursts; the
+    // server then loses datagrams the test cannot blame on the datagram size.
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP port");
+    let sized = socket2::SockRef::from(&socket)
+        .set_recv_buffer_size(QUIC_UDP_RECEIVE_BUFFER_BYTES)
+        .and_then(|()| socket2::SockRef::from(&socket).recv_buffer_size());
+    if sized.is_ok_and(|bytes| bytes >= QUIC_UDP_RECEIVE_BUFFER_BYTES) {
+        assert_eq!(path.lost_packets, 0, "{path:?}");
+    }
 }
 
 #[tokio::test]
