@@ -5,8 +5,9 @@
 //!   latency of the admitted ones and whether every refusal carried `Retry-After`: the
 //!   overload shape (many more connections than `http.max_ccu`).
 //! - `events`: N Server-Sent Events subscribers on one stream, a publisher posting R
-//!   messages a second whose payload is its send time; each subscriber measures the
-//!   end-to-end latency of every message.
+//!   messages a second on a fixed schedule (from a few connections on a thread of its
+//!   own, so that a slow response does not hold up the next message), each carrying the
+//!   time it was due; each subscriber measures the end-to-end latency of every message.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -284,28 +285,21 @@ async fn run_events(args: &EventsArgs) -> anyhow::Result<serde_json::Value> {
             bail!("a subscriber ended before it was ready");
         }
     }
-    let mut publisher = connect(&args.addr).await?;
-    let path = format!("/v1/streams/{}/messages", args.stream);
-    let interval = Duration::from_nanos(1_000_000_000 / args.rate.max(1));
     let total = args.rate * args.seconds;
-    let started = Instant::now();
-    for i in 0..total {
-        let due = started + interval * u32::try_from(i).unwrap_or(u32::MAX);
-        tokio::time::sleep_until(due.into()).await;
-        publisher.ready().await?;
-        let response = publisher
-            .send_request(request(
-                "POST",
-                &args.addr,
-                &path,
-                Bytes::from(now_ns().to_string()),
-            ))
-            .await?;
-        if !response.status().is_success() {
-            bail!("publish answered {}", response.status());
-        }
-        let _ = response.into_body().collect().await;
-    }
+    let (addr, path) = (
+        args.addr.clone(),
+        format!("/v1/streams/{}/messages", args.stream),
+    );
+    let rate = args.rate;
+    let publishing = std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(publish_on_schedule(addr, path, rate, total))
+    });
+    let publish_secs = tokio::task::spawn_blocking(move || publishing.join())
+        .await?
+        .map_err(|_| anyhow::anyhow!("the publisher thread panicked"))??;
     tokio::time::sleep(Duration::from_millis(500)).await;
     stop.store(true, Ordering::Relaxed);
     let mut merged = histogram()?;
@@ -320,6 +314,7 @@ async fn run_events(args: &EventsArgs) -> anyhow::Result<serde_json::Value> {
         "subscribers": args.subscribers,
         "rate": args.rate,
         "published": total,
+        "published_per_sec": total as f64 / publish_secs,
         "delivered": merged.len(),
         "expected": expected,
         "lag_events": lagged,
@@ -328,6 +323,68 @@ async fn run_events(args: &EventsArgs) -> anyhow::Result<serde_json::Value> {
         "p999_ms": merged.value_at_quantile(0.999) as f64 / 1000.0,
         "max_ms": merged.max() as f64 / 1000.0,
     }))
+}
+
+/// Connections the events publisher posts on: each waits for its response before its
+/// next request, so a few of them keep the schedule while a response is slow.
+const EVENT_PUBLISHERS: usize = 8;
+
+/// Posts `total` messages at `rate` a second, on its own thread's runtime so that the
+/// subscribers' tasks do not hold it up. Each message is due at its place in the schedule
+/// and carries that time, whether or not a connection was free to send it then: a late
+/// send counts against the latency, not against the schedule (no coordinated omission).
+/// Returns the seconds from the first message due to the last response.
+async fn publish_on_schedule(
+    addr: String,
+    path: String,
+    rate: u64,
+    total: u64,
+) -> anyhow::Result<f64> {
+    let (due_tx, due_rx) = async_channel(EVENT_PUBLISHERS * 1024);
+    let mut posting = Vec::new();
+    for _ in 0..EVENT_PUBLISHERS {
+        let mut sender = connect(&addr).await?;
+        let (addr, path, due_rx) = (addr.clone(), path.clone(), Arc::clone(&due_rx));
+        posting.push(tokio::spawn(async move {
+            loop {
+                let Some(sent_ns) = due_rx.lock().await.recv().await else {
+                    return anyhow::Ok(());
+                };
+                sender.ready().await?;
+                let body = Bytes::from(sent_ns.to_string());
+                let response = sender
+                    .send_request(request("POST", &addr, &path, body))
+                    .await?;
+                if !response.status().is_success() {
+                    bail!("publish answered {}", response.status());
+                }
+                let _ = response.into_body().collect().await;
+            }
+        }));
+    }
+    let interval = Duration::from_nanos(1_000_000_000 / rate.max(1));
+    let started = Instant::now();
+    for i in 0..total {
+        let due = started + interval * u32::try_from(i).unwrap_or(u32::MAX);
+        tokio::time::sleep_until(due.into()).await;
+        due_tx.send(now_ns()).await?;
+    }
+    drop(due_tx);
+    for task in posting {
+        task.await??;
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// A channel whose receiver the publishing connections share.
+fn async_channel(
+    capacity: usize,
+) -> (
+    tokio::sync::mpsc::Sender<u64>,
+    Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<u64>>>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(capacity);
+    (tx, Arc::new(tokio::sync::Mutex::new(rx)))
 }
 
 /// How many times `needle` occurs in `text`.
