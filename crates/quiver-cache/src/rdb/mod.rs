@@ -480,29 +480,61 @@ pub fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
     (out.len() == len).then_some(out)
 }
 
-/// Redis's CRC64 (Jones polynomial, reflected, no final xor), a byte at a time through a
-/// table.
+/// Redis's CRC64 (Jones polynomial, reflected, no final xor), eight bytes at a time
+/// ("slice-by-8": eight tables, one lookup per byte, the eight independent), which runs
+/// several times faster than a byte at a time: a snapshot checksums every byte it writes
+/// or loads.
 pub fn crc64(crc: u64, data: &[u8]) -> u64 {
-    static TABLE: std::sync::OnceLock<[u64; 256]> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
-        let mut table = [0u64; 256];
-        for (i, slot) in table.iter_mut().enumerate() {
-            let mut crc = i as u64;
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ POLY
-                } else {
-                    crc >> 1
-                };
-            }
-            *slot = crc;
-        }
-        table
+    let mut chunks = data.chunks_exact(8);
+    let mut crc = chunks.by_ref().fold(crc, |crc, chunk| {
+        let x = crc ^ u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        CRC64_TABLES
+            .iter()
+            .rev()
+            .enumerate()
+            .fold(0, |acc, (byte, table)| {
+                acc ^ table[((x >> (8 * byte)) & 0xff) as usize]
+            })
     });
-    data.iter().fold(crc, |crc, &b| {
-        table[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
-    })
+    for &b in chunks.remainder() {
+        crc = CRC64_TABLES[0][((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    crc
+}
+
+/// `CRC64_TABLES[0]` is the CRC of each byte value; table `k` is that of the byte followed
+/// by `k` zero bytes.
+static CRC64_TABLES: [[u64; 256]; 8] = crc64_tables();
+
+const fn crc64_tables() -> [[u64; 256]; 8] {
+    const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
+    let mut tables = [[0u64; 256]; 8];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = i as u64;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ POLY
+            } else {
+                crc >> 1
+            };
+            bit += 1;
+        }
+        tables[0][i] = crc;
+        i += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = tables[k - 1][i];
+            tables[k][i] = (prev >> 8) ^ tables[0][(prev & 0xff) as usize];
+            i += 1;
+        }
+        k += 1;
+    }
+    tables
 }
 
 #[cfg(test)]
@@ -512,6 +544,37 @@ mod tests {
     #[test]
     fn crc64_matches_redis_test_vector() {
         assert_eq!(crc64(0, b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+    }
+
+    /// The definition: a byte at a time through the first table.
+    fn crc64_bytewise(crc: u64, data: &[u8]) -> u64 {
+        data.iter().fold(crc, |crc, &b| {
+            CRC64_TABLES[0][((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
+        })
+    }
+
+    #[test]
+    fn crc64_eight_at_a_time_equals_a_byte_at_a_time() {
+        let data: Vec<u8> = (0..1000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for start in 0..9 {
+            for len in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 500, 991 - start] {
+                let part = &data[start..start + len];
+                for seed in [0, 1, u64::MAX, 0xe9c6_d914_c4b8_d9ca] {
+                    assert_eq!(
+                        crc64(seed, part),
+                        crc64_bytewise(seed, part),
+                        "start {start}, len {len}"
+                    );
+                }
+            }
+        }
+        // Split anywhere, the running checksum is the same.
+        let whole = crc64(0, &data);
+        for cut in [1, 5, 8, 333] {
+            assert_eq!(crc64(crc64(0, &data[..cut]), &data[cut..]), whole);
+        }
     }
 
     #[test]
