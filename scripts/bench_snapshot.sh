@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cache snapshots side by side: Quiver beside valkey-server and redis-server, one server
-# alive at a time, every round. Each server is filled with K keys (64-byte values), then:
+# alive at a time, every round. Each server is filled with K keys (D-byte values), then:
 #   - GET p99 with redis-benchmark (-c 50 -P 1), first alone, then while background saves
 #     run back to back for the whole measurement (a fork for Redis and Valkey, a thread for
 #     Quiver);
@@ -12,8 +12,9 @@
 # during saves over before, start-up seconds.
 #
 # Usage: scripts/bench_snapshot.sh [ROUNDS]   (default 3)
-# Environment: K (keys, default 1000000), N (GET requests per measurement, default
-#   400000), VALKEY_SERVER (default valkey-server on PATH), REDIS_SERVER (default
+# Environment: K (keys, default 1000000), D (value bytes, default 64), N (GET requests
+#   per measurement, default 400000), QUIVER (the quiver binary, default the release
+#   build), VALKEY_SERVER (default valkey-server on PATH), REDIS_SERVER (default
 #   redis-server), SERVERS (default "valkey redis quiver"), CARGO_TARGET_DIR.
 set -euo pipefail
 
@@ -22,7 +23,7 @@ keys=${K:-1000000}
 requests=${N:-400000}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/servers.sh"
-quiver="${CARGO_TARGET_DIR:-$here/../target}/release/quiver"
+quiver=${QUIVER:-${CARGO_TARGET_DIR:-$here/../target}/release/quiver}
 valkey=${VALKEY_SERVER:-valkey-server}
 redis=${REDIS_SERVER:-redis-server}
 
@@ -52,13 +53,13 @@ wait_loaded() {
 }
 
 fill() {
-    python3 - "$keys" <<'EOF' | redis-cli -p "$1" --pipe >/dev/null
+    python3 - "$keys" "${D:-64}" <<'EOF' | redis-cli -p "$1" --pipe >/dev/null
 import sys
 out = sys.stdout.buffer
-value = b"v" * 64
+value = b"v" * int(sys.argv[2])
 for i in range(int(sys.argv[1])):
     key = b"key:%09d" % i
-    out.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$64\r\n%s\r\n" % (len(key), key, value))
+    out.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(value), value))
 EOF
 }
 

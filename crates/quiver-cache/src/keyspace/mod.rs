@@ -26,6 +26,7 @@ pub use db::{Db, ShardSet};
 pub(crate) use entry::Entry;
 pub use events::{Event, EventClasses};
 pub use garbage::{Garbage, LAZY_FREE_ELEMENTS};
+pub(crate) use shard::DbTable;
 pub use shard::Shard;
 pub use txn::{Transaction, WatchedKey};
 pub use warm::WarmTarget;

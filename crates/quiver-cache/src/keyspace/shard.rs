@@ -11,6 +11,7 @@ use super::entry::{Entry, NOT_VOLATILE};
 use super::events::{self, Event};
 use crate::evict::{self, Clock};
 use crate::memory::vec_size;
+use crate::rdb::Capture;
 use crate::rng::Rng;
 use crate::stats::ShardStats;
 use crate::table::{Keyed, Table};
@@ -30,6 +31,12 @@ pub(crate) struct DbTable {
 }
 
 impl DbTable {
+    /// The absolute expiry time of the key at `idx`, if it has one.
+    pub(crate) fn expire_at(&self, idx: usize) -> Option<u64> {
+        let pos = self.table.at(idx).volatile_pos;
+        (pos != NOT_VOLATILE).then(|| self.volatile[pos as usize].expire_at_ms)
+    }
+
     fn struct_bytes(&self) -> usize {
         self.table.struct_bytes() + vec_size::<Volatile>(self.volatile.capacity())
     }
@@ -55,6 +62,9 @@ pub struct Shard {
     pub(crate) ready: Vec<(usize, Vec<u8>)>,
     /// Where changes are recorded while the change feed is on.
     pub(crate) feed: Feed,
+    /// Background snapshots part-way through this shard: each keeps a key as it was when
+    /// the snapshot reached the shard, so writers tell them before they change a key.
+    pub(crate) captures: Vec<Capture>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -75,6 +85,7 @@ impl Shard {
             blocked: HashMap::new(),
             ready: Vec::new(),
             feed: None,
+            captures: Vec::new(),
         }
     }
 
@@ -154,6 +165,14 @@ impl Shard {
         }
     }
 
+    /// Tells the snapshots part-way through `db` that the key at `idx` is about to change
+    /// (its value, its TTL, or its removal).
+    fn before_change(&mut self, db: usize, idx: usize) {
+        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+            c.before_change(&self.dbs[db], idx);
+        }
+    }
+
     fn touch(&mut self, db: usize, idx: usize, clock: &Clock) {
         let e = self.dbs[db].table.at_mut(idx);
         evict::touch(&mut e.access, clock, &mut self.rng);
@@ -181,6 +200,7 @@ impl Shard {
         idx: usize,
         f: impl FnOnce(&mut Entry) -> (R, bool),
     ) -> R {
+        self.before_change(db, idx);
         let e = self.dbs[db].table.at_mut(idx);
         let before = e.mem();
         let (r, changed) = f(e);
@@ -201,6 +221,9 @@ impl Shard {
         self.mem += entry.mem();
         let idx = t.table.insert_new(hash, entry);
         self.mem = self.mem + t.struct_bytes() - before;
+        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+            c.inserted(idx);
+        }
         self.stats.changes += 1;
         if self.notes_changes() {
             let key = self.dbs[db].table.at(idx).key().to_vec();
@@ -228,6 +251,7 @@ impl Shard {
     }
 
     fn remove_as(&mut self, db: usize, idx: usize, hash: u64, kind: ChangeKind) -> Entry {
+        self.before_change(db, idx);
         self.set_expire(db, idx, None);
         let state = self.state.clone();
         let t = &mut self.dbs[db];
@@ -243,6 +267,9 @@ impl Shard {
                 t.volatile[pos as usize].idx = idx as u32;
             }
         }
+        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+            c.removed(t, idx, last);
+        }
         self.mem = self.mem + t.struct_bytes() - before - entry.mem();
         self.stats.changes += 1;
         self.note_change(db, entry.key(), kind);
@@ -251,8 +278,7 @@ impl Shard {
 
     /// The key's absolute expiry time, if it has one.
     pub(crate) fn expire_at(&self, db: usize, idx: usize) -> Option<u64> {
-        let pos = self.entry(db, idx).volatile_pos;
-        (pos != NOT_VOLATILE).then(|| self.dbs[db].volatile[pos as usize].expire_at_ms)
+        self.dbs[db].expire_at(idx)
     }
 
     pub(crate) fn is_expired(&self, db: usize, idx: usize, now_ms: u64) -> bool {
@@ -261,6 +287,7 @@ impl Shard {
 
     /// Sets or clears the key's expiry time.
     pub(crate) fn set_expire(&mut self, db: usize, idx: usize, at_ms: Option<u64>) {
+        self.before_change(db, idx);
         let t = &mut self.dbs[db];
         let before = vec_size::<Volatile>(t.volatile.capacity());
         let pos = t.table.at(idx).volatile_pos;
@@ -290,6 +317,9 @@ impl Shard {
 
     /// Removes every key of `db` into `garbage`; returns how many there were.
     pub(crate) fn flush(&mut self, db: usize, garbage: &mut Garbage) -> usize {
+        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+            c.flushing(&self.dbs[db]);
+        }
         let t = &mut self.dbs[db];
         let n = t.table.len();
         let freed: usize = t.table.items().map(Entry::mem).sum::<usize>() + t.struct_bytes();
@@ -327,6 +357,14 @@ impl Shard {
             self.bump_watched(usize::from(db), &key);
         }
         self.dbs.swap(a, b);
+        // A snapshot part-way through a database's keys goes on with the same keys.
+        for c in &mut self.captures {
+            if c.db == a {
+                c.db = b;
+            } else if c.db == b {
+                c.db = a;
+            }
+        }
         let waiting: Vec<DbKey> = self
             .blocked
             .keys()

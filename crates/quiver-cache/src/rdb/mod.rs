@@ -18,6 +18,7 @@ pub mod snapshot;
 mod value;
 
 pub use journal::{Replayed, ShardBusy, journal_libraries};
+pub(crate) use snapshot::Capture;
 pub use snapshot::{Consistency, LoadError, SnapshotStats};
 pub use snapshot::{LoadReport, SnapshotLoader, SnapshotWriter};
 pub use value::{DebugObject, QuicklistShape, RestoreOptions, dump_payload_check};
