@@ -7,14 +7,15 @@
 # Usage: scripts/bench_aof.sh [ROUNDS]   (default 5)
 # Environment: N (requests, default 1000000), MODES (default "everysec always"),
 #   VALKEY_SERVER (default valkey-server on PATH), REDIS_SERVER (default redis-server),
-#   SERVERS (default "valkey redis quiver"), CARGO_TARGET_DIR.
+#   SERVERS (default "valkey redis quiver"), QUIVER (the quiver binary, default the
+#   release build), CARGO_TARGET_DIR.
 set -euo pipefail
 
 rounds=${1:-5}
 requests=${N:-1000000}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/servers.sh"
-quiver="${CARGO_TARGET_DIR:-$here/../target}/release/quiver"
+quiver=${QUIVER:-${CARGO_TARGET_DIR:-$here/../target}/release/quiver}
 valkey=${VALKEY_SERVER:-valkey-server}
 redis=${REDIS_SERVER:-redis-server}
 
