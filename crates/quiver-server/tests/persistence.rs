@@ -1,7 +1,8 @@
 //! Cache snapshots through real processes: RDB files exchanged with redis-server 7.0 both
 //! ways with every type and encoding (Quiver's checked by `redis-check-rdb`), SAVE,
-//! BGSAVE and LASTSAVE, the final snapshot at SHUTDOWN, a restart that keeps the keys,
-//! and a damaged snapshot refused at start-up with a clear message.
+//! BGSAVE and LASTSAVE, a BGSAVE while a client writes, the final snapshot at SHUTDOWN, a
+//! restart that keeps the keys, and a damaged snapshot refused at start-up with a clear
+//! message.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -369,6 +370,77 @@ fn bgsave_and_shutdown_keep_the_keys_across_restarts() {
     let late: String = redis::cmd("GET").arg("late").query(&mut con).unwrap();
     assert_eq!(late, "y");
     assert_eq!(redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(), 5001);
+}
+
+/// While a BGSAVE runs, a client overwrites, deletes and adds keys all over each shard; the
+/// file holds every key that was there when it began, exactly once (loading fails on a
+/// key written twice), each as it was or as a write made it, and none that was never
+/// written.
+#[test]
+fn writes_during_a_bgsave_leave_each_key_once_in_the_file() {
+    const KEYS: usize = 99_999;
+    const BATCH: usize = 200;
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(data.path(), &["--cache-save", ""]);
+    let mut con = redis_connection(&server);
+    for start in (0..KEYS).step_by(10_000) {
+        let mut fill = redis::pipe();
+        for i in start..(start + 10_000).min(KEYS) {
+            fill.cmd("SET").arg(format!("k{i}")).arg("old").ignore();
+        }
+        let () = fill.query(&mut con).unwrap();
+    }
+    let started: String = redis::cmd("BGSAVE").query(&mut con).unwrap();
+    assert_eq!(started, "Background saving started");
+    // Until the save is over, batches of writes to keys spread over the keyspace (a
+    // shard's keys lie in the order they were added): for i a multiple of 3, overwrite
+    // k{i}, delete k{i+1}, add n{i}; k{i+2} is never written.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut j = 0;
+    while info_field(&mut con, "persistence", "rdb_bgsave_in_progress") != "0" {
+        assert!(Instant::now() < deadline, "BGSAVE did not finish");
+        let mut writes = redis::pipe();
+        for _ in 0..BATCH {
+            let i = 3 * (j * 7919 % (KEYS / 3));
+            j += 1;
+            writes.cmd("SET").arg(format!("k{i}")).arg("new").ignore();
+            writes.cmd("DEL").arg(format!("k{}", i + 1)).ignore();
+            writes.cmd("SET").arg(format!("n{i}")).arg("added").ignore();
+        }
+        let () = writes.query(&mut con).unwrap();
+    }
+    assert_eq!(
+        info_field(&mut con, "persistence", "rdb_last_bgsave_status"),
+        "ok"
+    );
+    server.signal("KILL");
+    server.wait_exit(Duration::from_secs(10)).expect("killed");
+
+    let server = Server::start(data.path(), &["--cache-save", ""]);
+    let mut con = redis_connection(&server);
+    let mut loaded = 0;
+    for start in (0..KEYS).step_by(10_000) {
+        let mut get = redis::pipe();
+        for i in start..(start + 10_000).min(KEYS) {
+            get.cmd("GET").arg(format!("k{i}"));
+            get.cmd("GET").arg(format!("n{i}"));
+        }
+        let values: Vec<Option<String>> = get.query(&mut con).unwrap();
+        for (pair, i) in values.chunks(2).zip(start..) {
+            let (k, n) = (pair[0].as_deref(), pair[1].as_deref());
+            let ok = match i % 3 {
+                0 => matches!(k, Some("old" | "new")) && matches!(n, None | Some("added")),
+                1 => matches!(k, None | Some("old")) && n.is_none(),
+                _ => k == Some("old") && n.is_none(),
+            };
+            assert!(ok, "key {i}: k = {k:?}, n = {n:?}");
+            loaded += usize::from(k.is_some()) + usize::from(n.is_some());
+        }
+    }
+    assert_eq!(
+        redis::cmd("DBSIZE").query::<usize>(&mut con).unwrap(),
+        loaded
+    );
 }
 
 #[test]
