@@ -58,13 +58,17 @@ pub(crate) fn lfu_counter(access: u32, c: &Clock) -> u32 {
         return counter;
     }
     let elapsed = minutes(c.now_ms).wrapping_sub(access >> 8) & 0xFF_FFFF;
+    // An access after `c` was read (by another thread, or during a snapshot that reads
+    // the clock once) is no time ago, not a wrapped-around age.
+    let elapsed = if elapsed >= 0x80_0000 { 0 } else { elapsed };
     counter.saturating_sub(elapsed / c.decay_time_min)
 }
 
-/// Milliseconds since last access under LRU (second resolution).
+/// Milliseconds since last access under LRU (second resolution); an access after
+/// `now_ms` counts as none.
 pub(crate) fn idle_ms(access: u32, now_ms: u64) -> u64 {
     let now_s = (now_ms / MS_PER_SECOND) as u32;
-    u64::from(now_s.wrapping_sub(access)) * MS_PER_SECOND
+    u64::from(now_s.saturating_sub(access)) * MS_PER_SECOND
 }
 
 /// Records an access.
@@ -304,6 +308,10 @@ mod tests {
         assert!(after_100k > after_1000 && after_100k < 255, "{after_100k}");
         let later = clock(10 * MS_PER_MINUTE, true);
         assert_eq!(lfu_counter(a, &later), after_100k - 10);
+        // Touched after the clock was read: no decay.
+        let mut b = a;
+        touch(&mut b, &later, &mut rng);
+        assert_eq!(lfu_counter(b, &c), lfu_counter(b, &later));
     }
 
     #[test]
@@ -312,6 +320,8 @@ mod tests {
         let mut a = 0;
         touch(&mut a, &clock(5_000, false), &mut rng);
         assert_eq!(idle_ms(a, 12_000), 7_000);
+        // Touched after the clock was read: not idle.
+        assert_eq!(idle_ms(a, 3_000), 0);
     }
 
     #[test]

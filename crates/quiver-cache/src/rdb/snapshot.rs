@@ -120,7 +120,9 @@ impl<'a, E> SnapshotWriter<'a, E> {
 impl Keyspace {
     /// Writes every live key to `sink` as an RDB file with `aux` fields and `records`
     /// before the keys; with [`Consistency::PointInTime`] all shards are held for the
-    /// whole walk.
+    /// whole walk. The keys go shard by shard, each shard's databases in turn (a
+    /// `SELECTDB` before each), so that every database of a shard is captured at the same
+    /// instant, also across SWAPDB.
     pub fn write_snapshot<E>(
         &self,
         now_ms: u64,
@@ -132,105 +134,138 @@ impl Keyspace {
         let policy = self.policy();
         let mut w = SnapshotWriter::new(aux, records, sink);
         let mut stats = SnapshotStats::default();
-        let mut held: Vec<MutexGuard<'_, Shard>> = match consistency {
+        let held: Vec<MutexGuard<'_, Shard>> = match consistency {
             Consistency::PointInTime => self.shards.iter().map(|c| lock(&c.lock)).collect(),
             Consistency::PerShard => Vec::new(),
         };
-        for db in 0..self.databases {
-            let (mut keys, mut expires) = (0, 0);
-            for i in 0..self.shards.len() {
-                let count = |s: &Shard| (s.dbs[db].table.len(), s.dbs[db].volatile.len());
-                let (k, e) = match held.get(i) {
-                    Some(s) => count(s),
-                    None => count(&lock(&self.shards[i].lock)),
-                };
-                keys += k;
-                expires += e;
-            }
-            if keys == 0 {
-                continue;
-            }
-            w.buf.push(OP_SELECTDB);
-            write_length(&mut w.buf, db as u64);
-            w.buf.push(OP_RESIZEDB);
-            write_length(&mut w.buf, keys as u64);
-            write_length(&mut w.buf, expires as u64);
-            for i in 0..self.shards.len() {
-                match held.get(i) {
-                    Some(s) => {
-                        let t = &s.dbs[db];
+        let mut sizes = self.database_sizes(&held);
+        for i in 0..self.shards.len() {
+            match held.get(i) {
+                Some(s) => {
+                    for (db, t) in s
+                        .dbs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| !t.table.is_empty())
+                    {
+                        select(&mut w.buf, db, &mut sizes);
                         for idx in 0..t.table.len() {
                             write_entry(&mut w.buf, t, idx, &clock, policy, &mut stats);
                         }
                         w.maybe_flush()?;
                     }
-                    None => self.capture(i, db, clock, policy, &mut w, &mut stats)?,
                 }
+                None => self.capture(i, (clock, policy), &mut sizes, &mut w, &mut stats)?,
             }
         }
-        held.clear();
+        drop(held);
         stats.bytes = w.finish()?;
         Ok(stats)
     }
-}
 
-impl Keyspace {
-    /// Writes the keys of `db` in shard `i` as they were when this began, holding the
-    /// shard for [`CAPTURE_KEYS`] keys at a time: a [`Capture`] registered with the shard
-    /// keeps the keys that writers change before the walk reaches them.
+    /// Keys and keys with a TTL per database, as `RESIZEDB` hints (shard by shard, unless
+    /// every shard is `held`).
+    fn database_sizes(&self, held: &[MutexGuard<'_, Shard>]) -> Vec<Option<(usize, usize)>> {
+        let mut sizes = vec![(0, 0); self.databases];
+        let mut add = |s: &Shard| {
+            for (size, t) in sizes.iter_mut().zip(&s.dbs) {
+                size.0 += t.table.len();
+                size.1 += t.volatile.len();
+            }
+        };
+        if held.is_empty() {
+            self.shards.iter().for_each(|c| add(&lock(&c.lock)));
+        } else {
+            held.iter().for_each(|s| add(s));
+        }
+        sizes.into_iter().map(Some).collect()
+    }
+
+    /// Writes the keys of shard `i`, every database as it was when this began, holding
+    /// the shard for [`CAPTURE_KEYS`] keys at a time: a [`Capture`] per database,
+    /// registered with the shard, keeps the keys that writers change before the walk
+    /// reaches them.
     fn capture<E>(
         &self,
         i: usize,
-        db: usize,
-        clock: Clock,
-        policy: EvictionPolicy,
+        (clock, policy): (Clock, EvictionPolicy),
+        sizes: &mut [Option<(usize, usize)>],
         w: &mut SnapshotWriter<'_, E>,
         stats: &mut SnapshotStats,
     ) -> Result<(), E> {
         static IDS: AtomicU64 = AtomicU64::new(0);
-        let id = IDS.fetch_add(1, Ordering::Relaxed);
         let cell = &self.shards[i].lock;
-        lock(cell).captures.push(Capture {
-            id,
-            db,
-            next: 0,
-            taken: Vec::new(),
-            saved: Vec::new(),
-            stats: SnapshotStats::default(),
-            clock,
-            policy,
-        });
-        // Unregisters the capture however this ends (a failed write included).
-        struct Registered<'a>(&'a std::sync::Mutex<Shard>, u64);
+        // Unregisters the captures however this ends (a failed write included).
+        struct Registered<'a>(&'a std::sync::Mutex<Shard>, Vec<(u64, usize)>);
         impl Drop for Registered<'_> {
             fn drop(&mut self) {
-                let id = self.1;
-                lock(self.0).captures.retain(|c| c.id != id);
-            }
-        }
-        let _registered = Registered(cell, id);
-        loop {
-            let done = {
-                let mut guard = lock(cell);
-                let s = &mut *guard;
-                let c = s
+                let ids = &self.1;
+                lock(self.0)
                     .captures
-                    .iter_mut()
-                    .find(|c| c.id == id)
-                    .expect("registered until this returns");
-                let done = c.step(&s.dbs[c.db], &mut w.buf);
-                if done {
-                    stats.keys += c.stats.keys;
-                    stats.expires += c.stats.expires;
-                }
-                done
-            };
-            w.maybe_flush()?;
-            if done {
-                return Ok(());
+                    .retain(|c| !ids.iter().any(|&(id, _)| id == c.id));
             }
-            std::thread::sleep(CAPTURE_PAUSE);
         }
+        let mut registered = Registered(cell, Vec::new());
+        {
+            let mut s = lock(cell);
+            for db in 0..s.dbs.len() {
+                if s.dbs[db].table.is_empty() {
+                    continue;
+                }
+                let id = IDS.fetch_add(1, Ordering::Relaxed);
+                s.captures.push(Capture {
+                    id,
+                    db,
+                    next: 0,
+                    taken: Vec::new(),
+                    saved: Vec::new(),
+                    stats: SnapshotStats::default(),
+                    clock,
+                    policy,
+                });
+                registered.1.push((id, db));
+            }
+        }
+        for &(id, db) in &registered.1 {
+            select(&mut w.buf, db, sizes);
+            loop {
+                let done = {
+                    let mut guard = lock(cell);
+                    let s = &mut *guard;
+                    let at = s
+                        .captures
+                        .iter()
+                        .position(|c| c.id == id)
+                        .expect("registered until its walk is done");
+                    let c = &mut s.captures[at];
+                    let done = c.step(&s.dbs[c.db], &mut w.buf);
+                    if done {
+                        stats.keys += c.stats.keys;
+                        stats.expires += c.stats.expires;
+                        s.captures.swap_remove(at);
+                    }
+                    done
+                };
+                w.maybe_flush()?;
+                if done {
+                    break;
+                }
+                std::thread::sleep(CAPTURE_PAUSE);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Starts the keys of database `db`: `SELECTDB`, and the first time, `RESIZEDB` with the
+/// database's size.
+fn select(out: &mut Vec<u8>, db: usize, sizes: &mut [Option<(usize, usize)>]) {
+    out.push(OP_SELECTDB);
+    write_length(out, db as u64);
+    if let Some((keys, expires)) = sizes[db].take() {
+        out.push(OP_RESIZEDB);
+        write_length(out, keys as u64);
+        write_length(out, expires as u64);
     }
 }
 
@@ -650,7 +685,8 @@ impl SnapshotLoader {
 mod tests {
     //! A background snapshot against a model: writes land between every two keys it
     //! writes (`CAPTURE_KEYS` and `CHUNK` are tiny in tests), and the file still holds
-    //! each key of the database exactly as it was when the snapshot began.
+    //! each key of every database exactly as it was when the snapshot began (one shard:
+    //! one instant).
 
     use proptest::prelude::*;
 
@@ -668,6 +704,7 @@ mod tests {
         Expire(u8),
         Persist(u8),
         Rename(u8, u8),
+        Move(u8),
         FlushDb,
         SwapDb,
     }
@@ -681,7 +718,8 @@ mod tests {
             3 => key.clone().prop_map(Op::Del),
             2 => key.clone().prop_map(Op::Expire),
             1 => key.clone().prop_map(Op::Persist),
-            2 => (key.clone(), key).prop_map(|(a, b)| Op::Rename(a, b)),
+            2 => (key.clone(), key.clone()).prop_map(|(a, b)| Op::Rename(a, b)),
+            1 => key.prop_map(Op::Move),
             1 => Just(Op::FlushDb),
             1 => Just(Op::SwapDb),
         ]
@@ -707,23 +745,27 @@ mod tests {
             )),
             Op::Persist(k) => drop(db.persist(&key(k), NOW)),
             Op::Rename(a, b) => drop(db.rename(&key(a), &key(b), false, NOW)),
+            Op::Move(k) => drop(db.move_key(&key(k), 1, NOW)),
             Op::FlushDb => drop(db.flushdb()),
             Op::SwapDb => db.swapdb(0, 1).unwrap(),
         }
     }
 
-    /// Database 0: every key with its DUMP payload and expiry time.
-    fn contents(ks: &Keyspace) -> Vec<(Vec<u8>, Vec<u8>, i64)> {
-        let mut db = ks.db(0).unwrap();
-        let mut keys = db.keys(b"*", NOW);
-        keys.sort();
-        keys.into_iter()
-            .map(|k| {
+    /// Databases 0 and 1 (the only ones the operations reach): every key with its DUMP
+    /// payload and expiry time.
+    fn contents(ks: &Keyspace) -> Vec<(usize, Vec<u8>, Vec<u8>, i64)> {
+        let mut out = Vec::new();
+        for n in 0..2 {
+            let mut db = ks.db(n).unwrap();
+            let mut keys = db.keys(b"*", NOW);
+            keys.sort();
+            for k in keys {
                 let dump = db.dump(&k, NOW).expect("listed");
                 let at = db.expire_time_ms(&k, NOW);
-                (k, dump, at)
-            })
-            .collect()
+                out.push((n, k, dump, at));
+            }
+        }
+        out
     }
 
     fn keyspace() -> Keyspace {
