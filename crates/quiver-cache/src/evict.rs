@@ -57,18 +57,26 @@ pub(crate) fn lfu_counter(access: u32, c: &Clock) -> u32 {
     if c.decay_time_min == 0 {
         return counter;
     }
-    let elapsed = minutes(c.now_ms).wrapping_sub(access >> 8) & 0xFF_FFFF;
-    // An access after `c` was read (by another thread, or during a snapshot that reads
-    // the clock once) is no time ago, not a wrapped-around age.
-    let elapsed = if elapsed >= 0x80_0000 { 0 } else { elapsed };
+    let now = minutes(c.now_ms);
+    // An access up to an hour after `c` was read (by another thread, or during a
+    // snapshot that reads the clock once) is no time ago, not a wrapped-around age.
+    let ahead = (access >> 8).wrapping_sub(now) & 0xFF_FFFF;
+    let elapsed = if ahead <= 60 {
+        0
+    } else {
+        now.wrapping_sub(access >> 8) & 0xFF_FFFF
+    };
     counter.saturating_sub(elapsed / c.decay_time_min)
 }
 
-/// Milliseconds since last access under LRU (second resolution); an access after
-/// `now_ms` counts as none.
+/// Milliseconds since last access under LRU (second resolution); an access up to an
+/// hour after `now_ms` (read by another thread) counts as none.
 pub(crate) fn idle_ms(access: u32, now_ms: u64) -> u64 {
     let now_s = (now_ms / MS_PER_SECOND) as u32;
-    u64::from(now_s.saturating_sub(access)) * MS_PER_SECOND
+    if access.wrapping_sub(now_s) <= 3600 {
+        return 0;
+    }
+    u64::from(now_s.wrapping_sub(access)) * MS_PER_SECOND
 }
 
 /// Records an access.
@@ -322,6 +330,8 @@ mod tests {
         assert_eq!(idle_ms(a, 12_000), 7_000);
         // Touched after the clock was read: not idle.
         assert_eq!(idle_ms(a, 3_000), 0);
+        // Far ahead (an LFU-format value after a policy change): not "just used".
+        assert!(idle_ms(3_400_000_000, 1_800_000_000_000) > 3_600_000);
     }
 
     #[test]

@@ -258,11 +258,11 @@ impl Keyspace {
 }
 
 /// Starts the keys of database `db`: `SELECTDB`, and the first time, `RESIZEDB` with the
-/// database's size.
+/// database's size when the snapshot began (unless it was empty).
 fn select(out: &mut Vec<u8>, db: usize, sizes: &mut [Option<(usize, usize)>]) {
     out.push(OP_SELECTDB);
     write_length(out, db as u64);
-    if let Some((keys, expires)) = sizes[db].take() {
+    if let Some((keys, expires)) = sizes[db].take().filter(|&(keys, _)| keys > 0) {
         out.push(OP_RESIZEDB);
         write_length(out, keys as u64);
         write_length(out, expires as u64);
@@ -704,9 +704,10 @@ mod tests {
         Expire(u8),
         Persist(u8),
         Rename(u8, u8),
-        Move(u8),
+        Move(u8, usize),
         FlushDb,
-        SwapDb,
+        FlushAll,
+        SwapDb(usize),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -719,9 +720,10 @@ mod tests {
             2 => key.clone().prop_map(Op::Expire),
             1 => key.clone().prop_map(Op::Persist),
             2 => (key.clone(), key.clone()).prop_map(|(a, b)| Op::Rename(a, b)),
-            1 => key.prop_map(Op::Move),
+            1 => (key, 1..3usize).prop_map(|(k, db)| Op::Move(k, db)),
             1 => Just(Op::FlushDb),
-            1 => Just(Op::SwapDb),
+            1 => Just(Op::FlushAll),
+            2 => (1..3usize).prop_map(Op::SwapDb),
         ]
     }
 
@@ -745,17 +747,18 @@ mod tests {
             )),
             Op::Persist(k) => drop(db.persist(&key(k), NOW)),
             Op::Rename(a, b) => drop(db.rename(&key(a), &key(b), false, NOW)),
-            Op::Move(k) => drop(db.move_key(&key(k), 1, NOW)),
+            Op::Move(k, to) => drop(db.move_key(&key(k), to, NOW)),
             Op::FlushDb => drop(db.flushdb()),
-            Op::SwapDb => db.swapdb(0, 1).unwrap(),
+            Op::FlushAll => drop(db.flushall()),
+            Op::SwapDb(other) => db.swapdb(0, other).unwrap(),
         }
     }
 
-    /// Databases 0 and 1 (the only ones the operations reach): every key with its DUMP
+    /// Databases 0 to 2 (the only ones the operations reach): every key with its DUMP
     /// payload and expiry time.
     fn contents(ks: &Keyspace) -> Vec<(usize, Vec<u8>, Vec<u8>, i64)> {
         let mut out = Vec::new();
-        for n in 0..2 {
+        for n in 0..3 {
             let mut db = ks.db(n).unwrap();
             let mut keys = db.keys(b"*", NOW);
             keys.sort();
