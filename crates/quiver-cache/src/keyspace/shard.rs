@@ -30,6 +30,11 @@ pub(crate) struct DbTable {
     pub(crate) volatile: Vec<Volatile>,
 }
 
+/// The background snapshots part-way through database `db`.
+fn captures_of(captures: &mut [Capture], db: usize) -> impl Iterator<Item = &mut Capture> {
+    captures.iter_mut().filter(move |c| c.db == db)
+}
+
 impl DbTable {
     /// The absolute expiry time of the key at `idx`, if it has one.
     pub(crate) fn expire_at(&self, idx: usize) -> Option<u64> {
@@ -168,7 +173,7 @@ impl Shard {
     /// Tells the snapshots part-way through `db` that the key at `idx` is about to change
     /// (its value, its TTL, or its removal).
     fn before_change(&mut self, db: usize, idx: usize) {
-        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+        for c in captures_of(&mut self.captures, db) {
             c.before_change(&self.dbs[db], idx);
         }
     }
@@ -221,7 +226,7 @@ impl Shard {
         self.mem += entry.mem();
         let idx = t.table.insert_new(hash, entry);
         self.mem = self.mem + t.struct_bytes() - before;
-        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+        for c in captures_of(&mut self.captures, db) {
             c.inserted(idx);
         }
         self.stats.changes += 1;
@@ -267,7 +272,7 @@ impl Shard {
                 t.volatile[pos as usize].idx = idx as u32;
             }
         }
-        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+        for c in captures_of(&mut self.captures, db) {
             c.removed(t, idx, last);
         }
         self.mem = self.mem + t.struct_bytes() - before - entry.mem();
@@ -317,7 +322,7 @@ impl Shard {
 
     /// Removes every key of `db` into `garbage`; returns how many there were.
     pub(crate) fn flush(&mut self, db: usize, garbage: &mut Garbage) -> usize {
-        for c in self.captures.iter_mut().filter(|c| c.db == db) {
+        for c in captures_of(&mut self.captures, db) {
             c.flushing(&self.dbs[db]);
         }
         let t = &mut self.dbs[db];
