@@ -21,7 +21,7 @@ const _: () = assert!(MAX_SEGMENT_BYTES + MAX_BATCH_PLAIN_BYTES as u64 + 64 <= u
 const _: () = assert!((MAX_SEGMENT_BYTES + MAX_BATCH_PLAIN_BYTES as u64) / 16 < 1 << 31);
 const _: () = assert!(MIN_SEGMENT_BYTES < MAX_SEGMENT_BYTES);
 
-/// When an append returns, and what a crash may lose (see DESIGN.md).
+/// When an append returns, and what a crash may lose (see docs/ARCHITECTURE.md, "Durability").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
     /// Returns after the copy into the in-process buffer; the buffer is written at
