@@ -244,7 +244,7 @@ pub struct GroupInfo {
     pub name: Bytes,
     pub last_delivered: StreamId,
     pub entries_read: Option<u64>,
-    pub lag: Option<u64>,
+    pub lag: Option<i64>,
     /// Its pending entries: ID, consumer, delivered at (ms), deliveries.
     pub pending: Vec<(StreamId, Bytes, u64, u64)>,
     pub consumers: Vec<ConsumerInfo>,

@@ -45,6 +45,9 @@ pub struct Db<'a> {
     pub(crate) ks: &'a Keyspace,
     held: Option<&'a mut dyn HeldShards>,
     pub(crate) db: usize,
+    /// Writes go ahead when eviction cannot bring memory under `max_memory` (the
+    /// commands of an EXEC, a script's writes after its first).
+    over_memory_ok: bool,
 }
 
 impl std::fmt::Debug for Db<'_> {
@@ -55,7 +58,12 @@ impl std::fmt::Debug for Db<'_> {
 
 impl<'a> Db<'a> {
     pub(crate) fn free(ks: &'a Keyspace, db: usize) -> Self {
-        Self { ks, held: None, db }
+        Self {
+            ks,
+            held: None,
+            db,
+            over_memory_ok: false,
+        }
     }
 
     pub(crate) fn held(ks: &'a Keyspace, held: &'a mut dyn HeldShards, db: usize) -> Self {
@@ -63,7 +71,15 @@ impl<'a> Db<'a> {
             ks,
             held: Some(held),
             db,
+            over_memory_ok: false,
         }
+    }
+
+    /// Lets the writes through this handle go ahead over `max_memory` (after evicting
+    /// what the policy allows), as Redis runs the commands of an EXEC and a script's
+    /// writes after its first: a transaction or script is not stopped half-way.
+    pub fn allow_over_memory(&mut self) {
+        self.over_memory_ok = true;
     }
 
     /// The database number.
@@ -147,7 +163,8 @@ impl<'a> Db<'a> {
 
     /// Evicts keys if `max_memory` is exceeded, before a command that may add data.
     pub(crate) fn make_room(&mut self, now_ms: u64) -> Result<(), OpError> {
-        evict::make_room(self, now_ms)
+        let made = evict::make_room(self, now_ms);
+        if self.over_memory_ok { Ok(()) } else { made }
     }
 
     pub(crate) fn route(&self, key: &[u8]) -> (usize, u64) {

@@ -159,6 +159,13 @@ impl Keyspace {
         self.databases
     }
 
+    /// Evicts until used memory is within `max_memory`, as before a write; fails with
+    /// OOM when the policy is `noeviction` or nothing more may be evicted (Redis checks
+    /// this before a command that may grow memory, and before queueing in MULTI).
+    pub fn make_room(&self, now_ms: u64) -> Result<(), OpError> {
+        crate::evict::make_room(&mut Db::free(self, 0), now_ms)
+    }
+
     /// Locks every shard (in ascending order) for a MULTI/EXEC block. While the returned
     /// transaction lives, the same thread must go through [`Transaction::db`] only: the
     /// keyspace's own locking methods (`db`, `stats`, `watch`...) would wait on it forever.

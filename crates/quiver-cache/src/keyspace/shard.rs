@@ -212,9 +212,12 @@ impl Shard {
         let after = e.mem();
         self.mem = self.mem + after - before;
         self.stats.changes += u64::from(changed);
-        if changed && self.notes_changes() {
+        if changed && (self.notes_changes() || !self.blocked.is_empty()) {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.signal_modified(db, &key);
+            // A client blocked on the key looks again: a stream that became another
+            // type, or lost the group a client waits on, ends that client's wait.
+            self.signal_ready(db, &key);
         }
         r
     }
@@ -278,6 +281,8 @@ impl Shard {
         self.mem = self.mem + t.struct_bytes() - before - entry.mem();
         self.stats.changes += 1;
         self.note_change(db, entry.key(), kind);
+        // Clients blocked on a key that is gone look again (a group read ends).
+        self.signal_ready(db, entry.key());
         entry
     }
 

@@ -35,6 +35,7 @@ impl WatchedKey {
 pub struct Transaction<'k> {
     ks: &'k Keyspace,
     guards: Vec<MutexGuard<'k, Shard>>,
+    over_memory_ok: bool,
 }
 
 impl std::fmt::Debug for Transaction<'_> {
@@ -45,7 +46,17 @@ impl std::fmt::Debug for Transaction<'_> {
 
 impl<'k> Transaction<'k> {
     pub(crate) fn new(ks: &'k Keyspace, guards: Vec<MutexGuard<'k, Shard>>) -> Self {
-        Self { ks, guards }
+        Self {
+            ks,
+            guards,
+            over_memory_ok: false,
+        }
+    }
+
+    /// Lets every operation of the transaction write over `max_memory`, as Redis runs
+    /// the commands of an EXEC (it checks memory when they are queued and at EXEC).
+    pub fn allow_over_memory(&mut self) {
+        self.over_memory_ok = true;
     }
 
     /// A handle on database `db` inside the transaction.
@@ -53,8 +64,18 @@ impl<'k> Transaction<'k> {
         if db >= self.ks.databases() {
             return Err(OpError::DbOutOfRange);
         }
-        let ks = self.ks;
-        Ok(Db::held(ks, self, db))
+        let (ks, over_memory_ok) = (self.ks, self.over_memory_ok);
+        let mut handle = Db::held(ks, self, db);
+        if over_memory_ok {
+            handle.allow_over_memory();
+        }
+        Ok(handle)
+    }
+
+    /// [`Keyspace::make_room`] with the shards held: evicts until used memory is within
+    /// `max_memory`, or fails with OOM (never in a transaction allowed over memory).
+    pub fn make_room(&mut self, now_ms: u64) -> Result<(), OpError> {
+        self.db(0)?.make_room(now_ms)
     }
 
     /// Whether no watched key was modified (or expired) since it was watched; EXEC runs the

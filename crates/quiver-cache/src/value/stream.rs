@@ -677,19 +677,17 @@ impl StreamValue {
         start <= self.max_deleted
     }
 
-    /// How many entries the group has not read yet, when that can be told.
-    pub fn lag(&self, group: &Group) -> Option<u64> {
+    /// How many entries the group has not read yet, when that can be told; negative, as
+    /// in Redis, when the group's read counter was set past the entries added.
+    pub fn lag(&self, group: &Group) -> Option<i64> {
         if self.entries_added == 0 {
             return Some(0);
         }
-        match group.entries_read {
-            Some(read) if !self.deleted_since(group.last_delivered) => {
-                Some(self.entries_added.saturating_sub(read))
-            }
-            _ => self
-                .entries_read_at(group.last_delivered)
-                .map(|read| self.entries_added.saturating_sub(read)),
-        }
+        let read = match group.entries_read {
+            Some(read) if !self.deleted_since(group.last_delivered) => Some(read),
+            _ => self.entries_read_at(group.last_delivered),
+        };
+        read.map(|read| (self.entries_added as i64).wrapping_sub(read as i64))
     }
 }
 

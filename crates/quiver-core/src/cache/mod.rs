@@ -304,6 +304,12 @@ impl Cache {
         self.keyspace.used_memory()
     }
 
+    /// Evicts until used memory is within `maxmemory`; `Err(OutOfMemory)` when it
+    /// cannot (the check Redis makes before a command that may grow memory).
+    pub fn make_room(&self, now_ms: u64) -> Result<(), OpError> {
+        self.keyspace.make_room(now_ms)
+    }
+
     /// `maxmemory`; 0 means no limit.
     pub fn max_memory_bytes(&self) -> u64 {
         self.keyspace.max_memory_bytes()

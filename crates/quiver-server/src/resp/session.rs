@@ -35,9 +35,14 @@ pub struct Multi {
     pub aborted: bool,
     /// A queued command may write: EXEC waits out a CLIENT PAUSE WRITE.
     pub writes: bool,
+    /// A queued command may grow memory: EXEC is refused while memory is over
+    /// `maxmemory`.
+    pub deny_oom: bool,
     /// Keys the queued reads name, remembered for client-side caching when EXEC runs
     /// them.
-    pub reads: Vec<Bytes>,
+    /// Each with the read's place in the queue: a read is remembered if tracking
+    /// remembers it when EXEC runs it (a queued `CLIENT CACHING` may come before it).
+    pub reads: Vec<(usize, Bytes)>,
     /// What MONITOR shows of the queued commands when EXEC runs them (kept while
     /// anyone monitors).
     pub shown: Vec<Bytes>,

@@ -510,6 +510,9 @@ impl Connection {
             };
             return self.refuse(Some(spec), &error, out);
         }
+        if self.refused_for_memory(spec) {
+            return self.refuse(Some(spec), &CommandError::Oom, out);
+        }
         if self.session.subscribed()
             && self.session.protocol == Protocol::Resp2
             && !spec.has(flag::SUBSCRIBED_OK)
@@ -567,17 +570,20 @@ impl Connection {
         self.session.last_command = spec.name;
         if queues {
             if spec.has(flag::READONLY)
-                && let (Some(tracking), Some(multi)) =
-                    (&self.session.tracking, &mut self.session.multi)
-                && tracking.remembers()
+                && self.session.tracking.is_some()
+                && let Some(multi) = &mut self.session.multi
             {
+                let at = multi.queued.len();
                 let keys = spec
                     .key_positions(request)
                     .filter_map(|pos| request.arg(pos));
-                multi.reads.extend(keys.map(bytes::Bytes::copy_from_slice));
+                multi
+                    .reads
+                    .extend(keys.map(|key| (at, bytes::Bytes::copy_from_slice(key))));
             }
             if let Some(multi) = &mut self.session.multi {
                 multi.writes |= writes;
+                multi.deny_oom |= spec.has(flag::DENYOOM);
             }
             return self.queue(Queued::Command(command), out);
         }
@@ -662,8 +668,25 @@ impl Connection {
         }
     }
 
+    /// Whether `maxmemory` refuses `spec` before it runs, as Redis's check before a
+    /// command: inside MULTI nothing but EXEC, DISCARD, QUIT and RESET is queued while
+    /// eviction cannot bring memory under the limit, and EXEC is refused when a queued
+    /// command may grow memory. (Outside MULTI each write checks memory as it runs.)
+    fn refused_for_memory(&self, spec: &CommandSpec) -> bool {
+        let Some(multi) = &self.session.multi else {
+            return false;
+        };
+        let checked = match spec.name {
+            "exec" => multi.deny_oom,
+            "discard" | "quit" | "reset" => false,
+            _ => true,
+        };
+        let cache = &self.shared.cache;
+        checked && cache.max_memory_bytes() > 0 && cache.make_room(self.now_ms).is_err()
+    }
+
     /// Replies an error for a request that will not run; inside MULTI the
-    /// transaction is marked to abort, as Redis does.
+    /// transaction is marked to abort, and a refused EXEC discards it, as Redis does.
     fn refuse(
         &mut self,
         spec: Option<&CommandSpec>,
@@ -672,6 +695,17 @@ impl Connection {
     ) -> Flow {
         if let Some(slot) = spec.and_then(|spec| self.shared.stats.slot(spec)) {
             slot.rejected_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        if spec.is_some_and(|spec| spec.name == "exec") || error.code() == ErrorCode::ExecAbort {
+            if self.session.multi.take().is_some() {
+                crate::resp::command::transaction::exec::unwatch_all(self);
+            }
+            let error = match error.code() {
+                ErrorCode::ExecAbort => error.to_string(),
+                _ => CommandError::exec_abort(error).to_string(),
+            };
+            write::write_error(out, error.as_bytes());
+            return Flow::Continue;
         }
         if let Some(multi) = &mut self.session.multi {
             multi.aborted = true;

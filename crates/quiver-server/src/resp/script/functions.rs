@@ -17,7 +17,7 @@ pub(in crate::resp) struct Flags(u8);
 
 impl Flags {
     pub(in crate::resp) const NO_WRITES: Flags = Flags(1);
-    const ALLOW_OOM: Flags = Flags(1 << 1);
+    pub(in crate::resp) const ALLOW_OOM: Flags = Flags(1 << 1);
     const ALLOW_STALE: Flags = Flags(1 << 2);
     const NO_CLUSTER: Flags = Flags(1 << 3);
     const ALLOW_CROSS_SLOT: Flags = Flags(1 << 4);
@@ -125,6 +125,9 @@ pub(super) fn script_shebang(body: &[u8]) -> Result<(Flags, bool, Vec<u8>), Stri
     let Some((engine, options, code)) = shebang(body) else {
         return Ok((Flags::default(), false, body.to_vec()));
     };
+    if memchr::memchr(b'\n', body).is_none() {
+        return Err("ERR Invalid script shebang".into());
+    }
     if !engine.eq_ignore_ascii_case(b"lua") {
         return Err(format!(
             "ERR Unexpected engine in script shebang: #!{}",
@@ -157,6 +160,9 @@ fn library_name(code: &[u8]) -> Result<(String, Vec<u8>), String> {
     let Some((engine, options, body)) = shebang(code) else {
         return Err("ERR Missing library metadata".into());
     };
+    if memchr::memchr(b'\n', code).is_none() {
+        return Err("ERR Invalid library metadata".into());
+    }
     if !engine.eq_ignore_ascii_case(b"lua") {
         return Err(format!(
             "ERR Engine '{}' not found",

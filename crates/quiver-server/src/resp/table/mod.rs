@@ -434,31 +434,56 @@ impl CommandSpec {
         let counted = self.counted_keys(request).unwrap_or(0..0);
         let argc = if self.not_keys { 0 } else { request.len() };
         let after = self.keys_after_keyword(request);
-        let store = self.store_position(request);
+        let store = self.store_positions(request);
         self.range_positions(argc)
             .chain(counted)
             .chain(after)
             .chain(store)
     }
 
-    /// Where the destination of a `STORE key` option is (SORT's rule: `LIMIT`, `GET` and
-    /// `BY` skip their arguments, the last `STORE` counts).
-    fn store_position(&self, request: &Request) -> Option<usize> {
-        if let Some((from, _)) = self.store_options {
-            let mut found = None;
+    /// Where the destinations of `STORE key` options are. GEORADIUS: what its two key
+    /// specifications find (the first `STORE`, the first `STOREDIST`, each searched from
+    /// its start), and the destination the command writes (the last of either) if that
+    /// is another. SORT's rule: `LIMIT`, `GET` and `BY` skip their arguments, the last
+    /// `STORE` counts.
+    fn store_positions(&self, request: &Request) -> Vec<usize> {
+        if let Some((from, startfrom)) = self.store_options {
+            let keyword = |word: &[u8]| {
+                (startfrom..request.len().saturating_sub(1))
+                    .find(|&pos| {
+                        request
+                            .arg(pos)
+                            .is_some_and(|a| a.eq_ignore_ascii_case(word))
+                    })
+                    .map(|pos| pos + 1)
+            };
+            let mut found: Vec<usize> = [keyword(b"store"), keyword(b"storedist")]
+                .into_iter()
+                .flatten()
+                .collect();
+            found.sort_unstable();
+            let mut written = None;
             let mut pos = from;
             while pos < request.len() {
                 let arg = request.arg(pos).unwrap_or_default();
                 let store =
                     arg.eq_ignore_ascii_case(b"store") || arg.eq_ignore_ascii_case(b"storedist");
                 if store && pos + 1 < request.len() {
-                    found = Some(pos + 1);
+                    written = Some(pos + 1);
                     pos += 1;
                 }
                 pos += 1;
             }
+            if let Some(pos) = written.filter(|pos| !found.contains(pos)) {
+                found.push(pos);
+            }
             return found;
         }
+        self.store_position(request).into_iter().collect()
+    }
+
+    /// SORT's destination (see [`CommandSpec::store_positions`]).
+    fn store_position(&self, request: &Request) -> Option<usize> {
         if !self.store_key {
             return None;
         }
@@ -523,7 +548,8 @@ impl CommandSpec {
             .chain(counted.map(|pos| (pos, flags(ranges))))
             .chain(self.keys_after_keyword(request).map(|pos| (pos, flags(0))))
             .chain(
-                self.store_position(request)
+                self.store_positions(request)
+                    .into_iter()
                     .map(|pos| (pos, flags(self.key_flags.len().saturating_sub(1)))),
             )
             .collect();

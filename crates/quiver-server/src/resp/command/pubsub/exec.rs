@@ -49,7 +49,13 @@ pub(in crate::resp) fn execute(
         }
         PubSubCommand::Unsubscribe { space, mut names } => {
             let Some(subscriber) = conn.session.subscriber.as_mut() else {
-                confirm(out, protocol, unsubscribe_word(space), None, 0);
+                // Subscribed to nothing: one confirmation per name, or one without a name.
+                if names.is_empty() {
+                    confirm(out, protocol, unsubscribe_word(space), None, 0);
+                }
+                for name in &names {
+                    confirm(out, protocol, unsubscribe_word(space), Some(name), 0);
+                }
                 return Flow::Continue;
             };
             if names.is_empty() {

@@ -205,6 +205,17 @@ fn on_engine(
                 Err(message) => return fail(out, message),
             };
             let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
+            let allow_oom = target.flags.has(Flags::ALLOW_OOM);
+            // A script that declares flags is checked for memory before it runs, like a
+            // command (unless it may not write or declares `allow-oom`).
+            if target.declared
+                && may_write
+                && !allow_oom
+                && shared.cache.max_memory_bytes() > 0
+                && runs.dispatch().tx.make_room(unix_ms()).is_err()
+            {
+                return fail(out, &CommandError::Oom.to_string());
+            }
             if call.read_only && target.declared && may_write {
                 return fail(
                     out,
@@ -216,6 +227,7 @@ fn on_engine(
                 shared,
                 db: caller.db,
                 read_only: call.read_only || !may_write,
+                over_memory_ok: target.declared && allow_oom,
                 now_ms: unix_ms(),
                 user: caller.user,
                 client: caller.client,
@@ -454,6 +466,10 @@ struct RunContext {
     db: usize,
     /// EVAL_RO, FCALL_RO, or a script that declares `no-writes`.
     read_only: bool,
+    /// Writes go ahead over `maxmemory`: the script declares `allow-oom`, or it has
+    /// already written (as in Redis, only a script's first write is refused for memory,
+    /// so that it does not stop half-way).
+    over_memory_ok: bool,
     now_ms: u64,
     /// The calling client's user, whose permissions the script's commands need.
     user: Arc<User>,
@@ -542,6 +558,10 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         let mut db = tx
             .db(run.db)
             .expect("SELECT only accepts existing databases");
+        if run.over_memory_ok {
+            db.allow_over_memory();
+        }
+        run.over_memory_ok |= spec.has(flag::WRITE);
         let mut ctx = DataCtx {
             cache,
             db: &mut db,

@@ -32,14 +32,16 @@ pub(crate) fn execute(
             noack,
             keys,
             ids,
+            blocked,
         } => {
             let read = GroupReadArgs {
                 group,
                 consumer,
                 count,
                 noack,
+                blocked,
             };
-            let result = read_group(ctx, &read, block_ms, keys, ids, out);
+            let result = read_group(ctx, read, block_ms, keys, ids, out);
             return answered(out, result);
         }
         StreamCommand::Ack { key, group, ids } => ack(ctx, &key, &group, &ids, out),
@@ -372,6 +374,7 @@ struct GroupReadArgs {
     consumer: Bytes,
     count: Option<usize>,
     noack: bool,
+    blocked: bool,
 }
 
 /// XREADGROUP: each key's type and group, then its ID (`>` new entries, an ID the
@@ -379,7 +382,7 @@ struct GroupReadArgs {
 /// the pending ones of every stream read by ID, or a wait for new ones with BLOCK.
 fn read_group(
     ctx: &mut DataCtx<'_, '_>,
-    read: &GroupReadArgs,
+    read: GroupReadArgs,
     block_ms: Option<u64>,
     keys: Vec<Bytes>,
     ids: Vec<Bytes>,
@@ -388,6 +391,21 @@ fn read_group(
     let now = ctx.now_ms;
     let mut reads = Vec::with_capacity(keys.len());
     for (key, id) in keys.iter().zip(&ids) {
+        if read.blocked {
+            // What ends the wait of a blocked client, with Redis's words.
+            if ctx.db.key_type(key, now) != Some(ValueType::Stream) {
+                return Err("UNBLOCKED the stream key no longer exists".into());
+            }
+            if !ctx
+                .db
+                .xgroup_exists(key, &read.group, now)
+                .map_err(text_of)?
+            {
+                return Err(
+                    "NOGROUP the consumer group this client was blocked on no longer exists".into(),
+                );
+            }
+        }
         if !ctx
             .db
             .xgroup_exists(key, &read.group, now)
@@ -430,7 +448,19 @@ fn read_group(
         });
         return Ok(Outcome::Done);
     }
-    Ok(wait_or_null(ctx, block_ms, keys, None, out))
+    let retry = block_ms.is_some().then(|| {
+        Command::Stream(StreamCommand::ReadGroup {
+            group: read.group,
+            consumer: read.consumer,
+            count: read.count,
+            block_ms,
+            noack: read.noack,
+            keys: keys.clone(),
+            ids,
+            blocked: true,
+        })
+    });
+    Ok(wait_or_null(ctx, block_ms, keys, retry, out))
 }
 
 fn ack(ctx: &mut DataCtx<'_, '_>, key: &[u8], group: &[u8], ids: &[Bytes], out: &mut BytesMut) {
@@ -697,15 +727,17 @@ fn info(ctx: &mut DataCtx<'_, '_>, command: InfoCommand, out: &mut BytesMut) {
                         bulk("entries"),
                         Reply::Array(info.entries.into_iter().map(entry).collect()),
                     ));
+                    // COUNT bounds each pending list as it bounds the entries (0: all).
+                    let most = full.filter(|&count| count > 0).unwrap_or(usize::MAX);
                     let groups = info.groups.into_iter().map(|g| {
-                        let pending = g.pending.iter().map(|(p, consumer, at, n)| {
+                        let pending = g.pending.iter().take(most).map(|(p, consumer, at, n)| {
                             Reply::Array(vec![id(*p), Reply::bulk(consumer), int(*at), int(*n)])
                         });
                         let consumers = g.consumers.iter().map(|c| {
-                            let pending = c
-                                .pending
-                                .iter()
-                                .map(|(p, at, n)| Reply::Array(vec![id(*p), int(*at), int(*n)]));
+                            let pending =
+                                c.pending.iter().take(most).map(|(p, at, n)| {
+                                    Reply::Array(vec![id(*p), int(*at), int(*n)])
+                                });
                             Reply::Map(vec![
                                 (bulk("name"), Reply::bulk(&c.name)),
                                 (bulk("seen-time"), int(c.seen_ms)),
@@ -717,7 +749,7 @@ fn info(ctx: &mut DataCtx<'_, '_>, command: InfoCommand, out: &mut BytesMut) {
                             (bulk("name"), Reply::bulk(&g.name)),
                             (bulk("last-delivered-id"), id(g.last_delivered)),
                             (bulk("entries-read"), maybe(g.entries_read)),
-                            (bulk("lag"), maybe(g.lag)),
+                            (bulk("lag"), g.lag.map_or(Reply::Null, Reply::Integer)),
                             (bulk("pel-count"), int(g.pending.len() as u64)),
                             (bulk("pending"), Reply::Array(pending.collect())),
                             (bulk("consumers"), Reply::Array(consumers.collect())),
@@ -738,7 +770,7 @@ fn info(ctx: &mut DataCtx<'_, '_>, command: InfoCommand, out: &mut BytesMut) {
                         (bulk("pending"), int(g.pending.len() as u64)),
                         (bulk("last-delivered-id"), id(g.last_delivered)),
                         (bulk("entries-read"), maybe(g.entries_read)),
-                        (bulk("lag"), maybe(g.lag)),
+                        (bulk("lag"), g.lag.map_or(Reply::Null, Reply::Integer)),
                     ])
                 });
                 Reply::Array(groups.collect()).encode(protocol, out);

@@ -62,6 +62,9 @@ pub enum StreamCommand {
         noack: bool,
         keys: Vec<Bytes>,
         ids: Vec<Bytes>,
+        /// Run again for a client blocked on it: a key that is no longer a stream, or
+        /// a group that is gone, ends the wait with Redis's errors for that.
+        blocked: bool,
     },
     /// `XACK key group id...` (IDs checked once the group is found).
     Ack {
@@ -525,6 +528,7 @@ fn parse_read(args: &mut Args<'_>, group_read: bool) -> Result<Command, CommandE
                 noack,
                 keys,
                 ids,
+                blocked: false,
             });
         } else if is(option, "group") && args.remaining() >= 2 {
             if !group_read {

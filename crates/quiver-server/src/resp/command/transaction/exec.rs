@@ -61,7 +61,8 @@ pub(in crate::resp) fn execute(
     Flow::Continue
 }
 
-fn unwatch_all(conn: &mut Connection) {
+/// Stops watching every key the client watches (EXEC, DISCARD, UNWATCH, a refused EXEC).
+pub(in crate::resp) fn unwatch_all(conn: &mut Connection) {
     for watched in conn.session.watched.drain(..) {
         conn.shared.cache.unwatch(&watched);
     }
@@ -76,11 +77,18 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
         write::write_error(out, CommandError::ExecAbort.to_string().as_bytes());
         Flow::Continue
     } else {
-        let flow = run(conn, multi.queued, &multi.shown, out);
+        let mut remembered = Vec::new();
+        let Multi {
+            queued,
+            shown,
+            reads,
+            ..
+        } = multi;
+        let flow = run(conn, queued, &shown, (&reads, &mut remembered), out);
         if let Some(subscriber) = &conn.session.subscriber
             && conn.session.tracking.is_some()
         {
-            subscriber.remember(multi.reads.iter().map(|key| &key[..]));
+            subscriber.remember(remembered.iter().map(|key| &key[..]));
         }
         flow
     };
@@ -90,16 +98,25 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
 }
 
 /// Runs the queued commands, replying one array of their replies (or a null
-/// array when a WATCHed key changed).
+/// array when a WATCHed key changed); the keys of the reads client-side caching
+/// remembers go to `remembered`.
 fn run(
     conn: &mut Connection,
     queued: Vec<Queued>,
     shown: &[bytes::Bytes],
+    (reads, remembered): (&[(usize, bytes::Bytes)], &mut Vec<bytes::Bytes>),
     out: &mut BytesMut,
 ) -> Flow {
     let cache = Arc::clone(&conn.shared.cache);
     let now_ms = unix_ms();
-    let mut transaction = Some(cache.transaction());
+    // Memory was checked as the commands were queued and at EXEC: they all run, as in
+    // Redis, rather than stopping half-way.
+    let hold = || {
+        let mut held = cache.transaction();
+        held.allow_over_memory();
+        held
+    };
+    let mut transaction = Some(hold());
     let unchanged = transaction
         .as_mut()
         .is_some_and(|held| held.watched_unchanged(&conn.session.watched, now_ms));
@@ -117,7 +134,21 @@ fn run(
     }
     write::write_array_len(out, queued.len());
     let mut flow = Flow::Continue;
-    for queued in queued {
+    let mut next_read = 0;
+    for (at, queued) in queued.into_iter().enumerate() {
+        // The reads are in queue order: this command's keys are the next ones.
+        let first = next_read;
+        while reads.get(next_read).is_some_and(|(read, _)| *read == at) {
+            next_read += 1;
+        }
+        if conn
+            .session
+            .tracking
+            .as_ref()
+            .is_some_and(|t| t.remembers())
+        {
+            remembered.extend(reads[first..next_read].iter().map(|(_, key)| key.clone()));
+        }
         let command = match queued {
             Queued::Command(command) => command,
             Queued::Refused(error) => {
@@ -140,7 +171,7 @@ fn run(
             }
             other => other,
         };
-        let held = transaction.get_or_insert_with(|| cache.transaction());
+        let held = transaction.get_or_insert_with(hold);
         if let Command::Scripting(command) = command {
             // Inside EXEC the script runs in place, in the transaction.
             crate::resp::command::scripting::exec::execute(
