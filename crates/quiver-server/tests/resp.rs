@@ -253,10 +253,19 @@ fn info_config_and_command_answer() {
         "# Memory",
         "used_memory:",
         "# Stats",
+        "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n",
+        "# CPU\r\nused_cpu_sys:",
+        "# Modules\r\n",
+        "# Cluster\r\ncluster_enabled:0\r\n",
         "# Keyspace",
     ] {
         assert!(info.contains(needle), "missing {needle} in {info}");
     }
+    let run_id = info
+        .lines()
+        .find_map(|line| line.strip_prefix("run_id:"))
+        .expect("run_id");
+    assert!(run_id.len() == 40 && run_id.bytes().all(|b| b.is_ascii_hexdigit()));
     let _: () = redis::cmd("PING").query(&mut con).expect("PING");
     let stats: String = redis::cmd("INFO")
         .arg("commandstats")

@@ -1,5 +1,6 @@
-//! `INFO`: the server, clients, memory, persistence, stats, keyspace and commandstats
-//! sections in Redis's `field:value` format.
+//! `INFO`: the server, clients, memory, persistence, stats, replication, cpu, modules,
+//! cluster, keyspace and commandstats sections in Redis's `field:value` format.
+//! (Redis's `errorstats` and `latencystats` are not kept: INFO does not show them.)
 
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -19,6 +20,10 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "memory",
     "persistence",
     "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "cluster",
     "keyspace",
 ];
 const ALL_SECTIONS: &[&str] = &[
@@ -27,9 +32,31 @@ const ALL_SECTIONS: &[&str] = &[
     "memory",
     "persistence",
     "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "cluster",
     "keyspace",
     "commandstats",
 ];
+
+/// A 40-character hexadecimal id drawn once per process, as Redis's `run_id` and
+/// `master_replid` are.
+fn process_id_hex(which: usize) -> &'static str {
+    use std::hash::BuildHasher;
+    static IDS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        let random = std::collections::hash_map::RandomState::new();
+        let id = |salt: u64| {
+            let words: String = (0..3)
+                .map(|i| format!("{:016x}", random.hash_one((salt, i, std::process::id()))))
+                .collect();
+            words[..40].to_owned()
+        };
+        [id(0), id(1)]
+    });
+    &ids[which]
+}
 
 /// Renders the requested sections (none: the default ones).
 pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
@@ -64,6 +91,10 @@ pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
             "persistence" => persistence(shared, &mut out),
             "stats" => stats(shared, &mut out),
             "keyspace" => keyspace(shared, &mut out),
+            "replication" => replication(&mut out),
+            "cpu" => cpu(&mut out),
+            "modules" => out.push_str("# Modules\r\n"),
+            "cluster" => out.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
             _ => commandstats(shared, &mut out),
         }
     }
@@ -74,12 +105,13 @@ fn server(shared: &RespShared, out: &mut String) {
     let uptime = shared.started.elapsed().as_secs();
     let _ = write!(
         out,
-        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n",
+        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n",
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
         std::env::consts::ARCH,
         usize::BITS,
         std::process::id(),
+        process_id_hex(0),
         shared.listen_addr.port(),
         uptime / 86_400,
     );
@@ -174,6 +206,28 @@ fn stats(shared: &RespShared, out: &mut String) {
         pubsub.shard_channels,
         shared.cache.lazy_freed(),
     );
+}
+
+/// A standalone primary with no replicas (Quiver does not replicate).
+fn replication(out: &mut String) {
+    let _ = write!(
+        out,
+        "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+        process_id_hex(1),
+    );
+}
+
+/// CPU seconds used by the process and by its children (none are started); the
+/// section holds only a header where the times cannot be read.
+fn cpu(out: &mut String) {
+    out.push_str("# CPU\r\n");
+    if let Some(t) = process::cpu_times() {
+        let _ = write!(
+            out,
+            "used_cpu_sys:{:.6}\r\nused_cpu_user:{:.6}\r\nused_cpu_sys_children:{:.6}\r\nused_cpu_user_children:{:.6}\r\n",
+            t.system, t.user, t.children_system, t.children_user,
+        );
+    }
 }
 
 fn keyspace(shared: &RespShared, out: &mut String) {
