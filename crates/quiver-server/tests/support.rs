@@ -103,19 +103,12 @@ impl Server {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             if let Ok(Some(status)) = child.try_wait() {
-                seen.extend(lines.try_iter());
-                return Started::Exited {
-                    status,
-                    stderr: seen.join("\n"),
-                };
+                return exited(status, seen, &lines);
             }
         }
         let _ = child.kill();
         let status = child.wait().expect("reap child");
-        Started::Exited {
-            status,
-            stderr: seen.join("\n"),
-        }
+        exited(status, seen, &lines)
     }
 
     pub fn pid(&self) -> u32 {
@@ -254,4 +247,18 @@ pub fn read_response(stream: &mut TcpStream) -> (u16, String) {
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
     (status, text)
+}
+
+/// A server that stopped while starting, with all it wrote: the reader thread sends
+/// what is still in the pipe after the exit, then stops (bounded, in case a child of
+/// the process holds the pipe open).
+fn exited(status: ExitStatus, mut seen: Vec<String>, lines: &mpsc::Receiver<String>) -> Started {
+    let until = Instant::now() + Duration::from_secs(5);
+    while let Ok(line) = lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        seen.push(line);
+    }
+    Started::Exited {
+        status,
+        stderr: seen.join("\n"),
+    }
 }

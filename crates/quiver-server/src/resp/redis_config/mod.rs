@@ -207,7 +207,17 @@ pub(crate) fn check(param: &Param, value: &[u8]) -> Result<String, String> {
             percent,
             octal,
         } => check_int(param, text, *min, *max, *memory, *percent, *octal),
-        Kind::Enum { values, multi } => check_enum(text, values, *multi),
+        Kind::Enum { values, multi } => {
+            let chosen = check_enum(text, values, *multi)?;
+            let words: Vec<&str> = chosen.split(' ').collect();
+            if param.name.starts_with("shutdown-on-sig")
+                && words.contains(&"save")
+                && words.contains(&"nosave")
+            {
+                return Err("shutdown options SAVE and NOSAVE can't be used simultaneously".into());
+            }
+            Ok(chosen)
+        }
         Kind::Str => check_text(param.name, text),
         Kind::Special => check_special(param.name, text),
     }
@@ -383,31 +393,33 @@ fn check_text(name: &str, text: &str) -> Result<String, String> {
     }
 }
 
-/// `proc-title-template`: `{title}` must be there; every `{...}` a known variable.
+/// `proc-title-template`: every `{...}` a known variable, and something besides spaces shown.
 fn valid_title_template(text: &str) -> bool {
-    const VARIABLES: [&str; 7] = [
-        "title",
-        "listen-addr",
-        "server-mode",
-        "port",
-        "tls-port",
-        "unixsocket",
-        "config-file",
-    ];
+    // Redis expands the template with an empty title (and no unix socket or config
+    // file): it must name only known variables and leave something besides spaces.
+    let mut shown = false;
     let mut rest = text;
-    let mut has_title = false;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else {
-            return false;
-        };
-        let variable = &rest[open + 1..open + close];
-        if !VARIABLES.contains(&variable) {
-            return false;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("{{") {
+            shown = true;
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('{') {
+            let Some(close) = after.find('}') else {
+                return false;
+            };
+            match &after[..close] {
+                "listen-addr" | "port" | "tls-port" => shown = true,
+                "title" | "server-mode" | "unixsocket" | "config-file" => {}
+                _ => return false,
+            }
+            rest = &after[close + 1..];
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            shown |= c != ' ';
+            rest = &rest[c.len_utf8()..];
         }
-        has_title |= variable == "title";
-        rest = &rest[open + close + 1..];
     }
-    has_title && !rest.contains('}')
+    shown
 }
 
 fn check_special(name: &str, text: &str) -> Result<String, String> {
