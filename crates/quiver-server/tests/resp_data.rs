@@ -338,3 +338,70 @@ fn noeviction_answers_oom_and_lru_evicts() {
         .expect("evicted_keys in INFO");
     assert!(evicted > 0, "{info}");
 }
+
+/// The value under `name` in a RESP2 reply of alternating names and values.
+fn field<'v>(pairs: &'v redis::Value, name: &str) -> &'v redis::Value {
+    let redis::Value::Array(items) = pairs else {
+        panic!("not an array: {pairs:?}")
+    };
+    items
+        .chunks(2)
+        .find(|pair| matches!(&pair[0], redis::Value::BulkString(key) if key == name.as_bytes()))
+        .map(|pair| &pair[1])
+        .unwrap_or_else(|| panic!("no {name} in {pairs:?}"))
+}
+
+fn len(value: &redis::Value) -> usize {
+    match value {
+        redis::Value::Array(items) => items.len(),
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+#[test]
+fn xinfo_stream_full_count_bounds_every_pending_list() {
+    let (_dir, server) = start();
+    let mut con = redis_connection(&server);
+    for id in ["1-1", "2-1", "3-1"] {
+        let _: String = redis::cmd("XADD")
+            .arg("s")
+            .arg(id)
+            .arg("f")
+            .arg("v")
+            .query(&mut con)
+            .unwrap();
+    }
+    let _: () = redis::cmd("XGROUP")
+        .arg(&["CREATE", "s", "g", "0"][..])
+        .query(&mut con)
+        .unwrap();
+    let _: redis::Value = redis::cmd("XREADGROUP")
+        .arg(&["GROUP", "g", "c1", "STREAMS", "s", ">"][..])
+        .query(&mut con)
+        .unwrap();
+    let info: redis::Value = redis::cmd("XINFO")
+        .arg(&["STREAM", "s", "FULL", "COUNT", "1"][..])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(len(field(&info, "entries")), 1);
+    let redis::Value::Array(groups) = field(&info, "groups") else {
+        panic!("groups: {info:?}")
+    };
+    let group = &groups[0];
+    assert_eq!(field(group, "pel-count"), &redis::Value::Int(3));
+    assert_eq!(len(field(group, "pending")), 1, "{group:?}");
+    let redis::Value::Array(consumers) = field(group, "consumers") else {
+        panic!("consumers: {group:?}")
+    };
+    assert_eq!(field(&consumers[0], "pel-count"), &redis::Value::Int(3));
+    assert_eq!(len(field(&consumers[0], "pending")), 1);
+    // COUNT 0 lists everything.
+    let all: redis::Value = redis::cmd("XINFO")
+        .arg(&["STREAM", "s", "FULL", "COUNT", "0"][..])
+        .query(&mut con)
+        .unwrap();
+    let redis::Value::Array(groups) = field(&all, "groups") else {
+        panic!("groups: {all:?}")
+    };
+    assert_eq!(len(field(&groups[0], "pending")), 3);
+}

@@ -43,6 +43,9 @@ pub(in crate::resp) fn execute(
             write::write_error(out, b"ERR This instance has cluster support disabled");
         }
         ServerCommand::Debug(command) => debug(conn, command, out),
+        ServerCommand::ModuleList => write::write_array_len(out, 0),
+        ServerCommand::ModuleHelp => container_help("module", protocol, out),
+        ServerCommand::ModuleLoad { path } => module_load(conn, path, out),
         ServerCommand::SlowLogGet { count } => {
             let entries = conn.shared.slowlog.newest(count);
             write::write_array_len(out, entries.len());
@@ -209,20 +212,47 @@ pub(in crate::resp) fn execute(
     Flow::Continue
 }
 
-/// DEBUG, allowed as `enable-debug-command` says (`no` by default, as in Redis 7; set it
-/// in `resp.redis_config`).
-fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
-    let allowed = match conn
-        .shared
-        .stored_params
-        .get("enable-debug-command")
-        .as_str()
-    {
+/// MODULE LOAD, LOADEX and UNLOAD: refused as `enable-module-command` says (`no` by
+/// default, as in Redis 7); where it allows them, Quiver answers as Redis does for a
+/// module that cannot be loaded, or that is not loaded: it runs no Redis modules.
+fn module_load(conn: &Connection, path: Option<Bytes>, out: &mut BytesMut) {
+    if !allowed_by(conn, "enable-module-command") {
+        return write::write_error(
+            out,
+            b"ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        );
+    }
+    let Some(path) = path else {
+        return write::write_error(
+            out,
+            b"ERR Error unloading module: no such module with that name",
+        );
+    };
+    tracing::warn!(
+        client = conn.session.id,
+        path = %String::from_utf8_lossy(&path),
+        "MODULE LOAD refused: Quiver does not load Redis modules"
+    );
+    write::write_error(
+        out,
+        b"ERR Error loading the extension. Please check the server logs.",
+    );
+}
+
+/// Whether a protected command is allowed by its `enable-*-command` parameter: `yes`,
+/// or `local` for a client on a loopback address.
+fn allowed_by(conn: &Connection, param: &'static str) -> bool {
+    match conn.shared.stored_params.get(param).as_str() {
         "yes" => true,
         "local" => conn.session.peer.ip().is_loopback(),
         _ => false,
-    };
-    if !allowed {
+    }
+}
+
+/// DEBUG, allowed as `enable-debug-command` says (`no` by default, as in Redis 7; set it
+/// in `resp.redis_config`).
+fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
+    if !allowed_by(conn, "enable-debug-command") {
         write::write_error(
             out,
             b"ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",

@@ -57,6 +57,13 @@ pub enum ServerCommand {
     SlowLogReset,
     /// `SLOWLOG HELP`.
     SlowLogHelp,
+    /// `MODULE LIST`: no module is loaded.
+    ModuleList,
+    /// `MODULE LOAD|LOADEX path ...` (`Some(path)`) or `MODULE UNLOAD name` (`None`):
+    /// Quiver does not load Redis modules.
+    ModuleLoad { path: Option<Bytes> },
+    /// `MODULE HELP`.
+    ModuleHelp,
     /// `DEBUG subcommand ...`.
     Debug(DebugCommand),
     /// `SAVE`.

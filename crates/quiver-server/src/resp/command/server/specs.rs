@@ -63,6 +63,15 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     )
     .with_subcommands(SLOWLOG_SUBCOMMANDS),
     c(
+        "module",
+        -2,
+        0,
+        "4.0.0",
+        "A container for module commands.",
+        |a| Err(a.arity_error()),
+    )
+    .with_subcommands(MODULE_SUBCOMMANDS),
+    c(
         "debug",
         -2,
         ADMIN | NOSCRIPT | LOADING | STALE,
@@ -632,6 +641,59 @@ const fn cluster_connection(name: &'static str, flags: u32, summary: &'static st
         |_| wrap(ServerCommand::ClusterDisabled),
     )
 }
+
+const MODULE_SUBCOMMANDS: &[CommandSpec] = &[
+    c(
+        "module|list",
+        2,
+        ADMIN | NOSCRIPT,
+        "4.0.0",
+        "Returns all loaded modules.",
+        |_| wrap(ServerCommand::ModuleList),
+    )
+    .with_tips(&["nondeterministic_output_order"]),
+    c(
+        "module|load",
+        -3,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        "4.0.0",
+        "Loads a module.",
+        |a| {
+            let path = Bytes::copy_from_slice(a.next_slice()?);
+            wrap(ServerCommand::ModuleLoad { path: Some(path) })
+        },
+    )
+    .with_syntax("path [arg...]"),
+    c(
+        "module|loadex",
+        -3,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        "7.0.0",
+        "Loads a module using extended parameters.",
+        |a| {
+            let path = Bytes::copy_from_slice(a.next_slice()?);
+            wrap(ServerCommand::ModuleLoad { path: Some(path) })
+        },
+    )
+    .with_syntax("path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]"),
+    c(
+        "module|unload",
+        3,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        "4.0.0",
+        "Unloads a module.",
+        |_| wrap(ServerCommand::ModuleLoad { path: None }),
+    )
+    .with_syntax("name"),
+    c(
+        "module|help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        |_| wrap(ServerCommand::ModuleHelp),
+    ),
+];
 
 const SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
     c(
