@@ -212,7 +212,9 @@ pub(super) fn session<D: Dispatch, R>(
             )?;
             redis.raw_set(
                 "setresp",
-                scope.create_function(|_, version: Value| {
+                scope.create_function(|_, args: MultiValue| {
+                    let [version] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
+                        .map_err(|_| raised("ERR redis.setresp() requires one argument."))?;
                     session.borrow_mut().set_protocol(version)
                 })?,
             )
@@ -447,11 +449,32 @@ fn redis_library(lua: &Lua) -> mlua::Result<Table> {
     let redis = lua.create_table()?;
     redis.raw_set(
         "sha1hex",
-        lua.create_function(|_, text: mlua::String| Ok(super::sha1_hex(&text.as_bytes())))?,
+        lua.create_function(|lua, args: MultiValue| {
+            let text = match (args.len(), args.into_iter().next()) {
+                (1, Some(value)) => lua.coerce_string(value)?,
+                _ => None,
+            };
+            let text = text.ok_or_else(|| raised("ERR wrong number of arguments"))?;
+            Ok(super::sha1_hex(&text.as_bytes()))
+        })?,
     )?;
+    // Redis's checks of error_reply and status_reply: one string, else an error reply
+    // returned (not raised).
+    let one_string = |args: MultiValue| match (args.len(), args.into_iter().next()) {
+        (1, Some(Value::String(text))) => Some(text),
+        _ => None,
+    };
+    let wrong = |lua: &Lua| {
+        let table = lua.create_table()?;
+        table.raw_set("err", "ERR wrong number or type of arguments")?;
+        Ok::<_, mlua::Error>(table)
+    };
     redis.raw_set(
         "error_reply",
-        lua.create_function(|lua, text: mlua::String| {
+        lua.create_function(move |lua, args: MultiValue| {
+            let Some(text) = one_string(args) else {
+                return wrong(lua);
+            };
             let table = lua.create_table()?;
             table.raw_set(
                 "err",
@@ -462,7 +485,10 @@ fn redis_library(lua: &Lua) -> mlua::Result<Table> {
     )?;
     redis.raw_set(
         "status_reply",
-        lua.create_function(|lua, text: mlua::String| {
+        lua.create_function(move |lua, args: MultiValue| {
+            let Some(text) = one_string(args) else {
+                return wrong(lua);
+            };
             let table = lua.create_table()?;
             table.raw_set("ok", text)?;
             Ok(table)
@@ -470,7 +496,18 @@ fn redis_library(lua: &Lua) -> mlua::Result<Table> {
     )?;
     redis.raw_set(
         "log",
-        lua.create_function(|lua, (level, parts): (i64, MultiValue)| {
+        lua.create_function(|lua, args: MultiValue| {
+            if args.len() < 2 {
+                return Err(raised("ERR redis.log() requires two arguments or more."));
+            }
+            let mut parts = args.into_iter();
+            let level = parts
+                .next()
+                .and_then(|level| lua.coerce_number(level).ok().flatten());
+            let Some(level) = level else {
+                return Err(raised("ERR First argument must be a number (log level)."));
+            };
+            let level = level as i64;
             let mut line = String::new();
             for part in parts {
                 if let Some(text) = lua.coerce_string(part)? {
@@ -489,8 +526,24 @@ fn redis_library(lua: &Lua) -> mlua::Result<Table> {
             Ok(())
         })?,
     )?;
-    // Replication is not Quiver's: the calls are accepted and change nothing.
-    redis.raw_set("set_repl", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    // Replication is not Quiver's: the calls are checked as Redis checks them (its text
+    // for a missing flag says "two arguments") and change nothing.
+    redis.raw_set(
+        "set_repl",
+        lua.create_function(|lua, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(raised("ERR redis.set_repl() requires two arguments."));
+            }
+            let flags = args.into_iter().next().map(|v| lua.coerce_number(v));
+            let flags = flags.transpose()?.flatten().unwrap_or(0.0) as i64;
+            if flags & !3 != 0 {
+                return Err(raised(
+                    "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                ));
+            }
+            Ok(())
+        })?,
+    )?;
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
     redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
