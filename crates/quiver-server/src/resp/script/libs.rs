@@ -130,8 +130,9 @@ fn encode(lua: &Lua, value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Re
 
 fn encode_table(lua: &Lua, table: &Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
     let pairs: Vec<(Value, Value)> = table.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-    // An array when every key is a positive integer and the largest is not too far past
-    // the count (cjson's "excessively sparse" rule: more than twice the count, above 10).
+    // An array when every key is a positive integer; one whose largest key is more than
+    // twice the count, and above 10, is refused (cjson's "excessively sparse" rule, with
+    // Redis's default of not converting it to an object).
     let mut max = 0usize;
     let array = !pairs.is_empty()
         && pairs.iter().all(|(key, _)| match key {
@@ -144,8 +145,12 @@ fn encode_table(lua: &Lua, table: &Table, out: &mut Vec<u8>, depth: usize) -> ml
                 true
             }
             _ => false,
-        })
-        && !(max > 10 && max > pairs.len() * 2);
+        });
+    if array && max > 10 && max > pairs.len() * 2 {
+        return Err(mlua::Error::runtime(
+            "Cannot serialise table: excessively sparse array",
+        ));
+    }
     if array {
         out.push(b'[');
         for i in 1..=max {
@@ -170,10 +175,11 @@ fn encode_table(lua: &Lua, table: &Table, out: &mut Vec<u8>, depth: usize) -> ml
                     .unwrap_or(lua.create_string("")?);
                 encode_string(&text.as_bytes(), out);
             }
-            _ => {
-                return Err(mlua::Error::runtime(
-                    "Cannot serialise table: table key must be a number or string",
-                ));
+            other => {
+                return Err(mlua::Error::runtime(format!(
+                    "Cannot serialise {}: table key must be a number or string",
+                    other.type_name()
+                )));
             }
         }
         out.push(b':');
