@@ -911,3 +911,78 @@ fn auto_threads_write_the_balancers_trace() {
         );
     }
 }
+
+/// DEBUG PROTOCOL answers each RESP type with the bytes redis-server 7.0 sends, in RESP2
+/// and in RESP3 (recorded from redis-server 7.0.15).
+#[test]
+fn debug_protocol_answers_each_type_as_redis() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(
+        dir.path(),
+        &["--resp-redis-config", "enable-debug-command yes"],
+    );
+    let cases: [(&str, &[u8], &[u8]); 14] = [
+        ("string", b"$11\r\nHello World\r\n", b"$11\r\nHello World\r\n"),
+        ("integer", b":12345\r\n", b":12345\r\n"),
+        ("double", b"$5\r\n3.141\r\n", b",3.141\r\n"),
+        (
+            "bignum",
+            b"$37\r\n1234567999999999999999999999999999999\r\n",
+            b"(1234567999999999999999999999999999999\r\n",
+        ),
+        ("null", b"$-1\r\n", b"_\r\n"),
+        ("array", b"*3\r\n:0\r\n:1\r\n:2\r\n", b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+        ("set", b"*3\r\n:0\r\n:1\r\n:2\r\n", b"~3\r\n:0\r\n:1\r\n:2\r\n"),
+        (
+            "map",
+            b"*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:2\r\n:0\r\n",
+            b"%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n",
+        ),
+        (
+            "attrib",
+            b"$39\r\nSome real reply following the attribute\r\n",
+            b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n$39\r\nSome real reply following the attribute\r\n",
+        ),
+        (
+            "push",
+            b"-ERR RESP2 is not supported by this command\r\n",
+            b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n$40\r\nSome real reply following the push reply\r\n",
+        ),
+        (
+            "verbatim",
+            b"$25\r\nThis is a verbatim\nstring\r\n",
+            b"=29\r\ntxt:This is a verbatim\nstring\r\n",
+        ),
+        ("true", b":1\r\n", b"#t\r\n"),
+        ("false", b":0\r\n", b"#f\r\n"),
+        (
+            "bogus",
+            b"-ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false\r\n",
+            b"-ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false\r\n",
+        ),
+    ];
+    for (kind, resp2, resp3) in cases {
+        let request = format!("DEBUG PROTOCOL {kind}\r\n");
+        let reply = raw_exchange(server.resp, request.as_bytes(), resp2.len());
+        assert_eq!(
+            reply,
+            resp2,
+            "RESP2 {kind}: {}",
+            String::from_utf8_lossy(&reply)
+        );
+        let mut stream = connect(server.resp);
+        stream.write_all(b"HELLO 3\r\n").unwrap();
+        let mut hello = read_up_to(&mut stream, 1);
+        while !hello.ends_with(b"modules\r\n*0\r\n") {
+            hello.extend(read_up_to(&mut stream, 1));
+        }
+        stream.write_all(request.as_bytes()).unwrap();
+        let reply = read_up_to(&mut stream, resp3.len());
+        assert_eq!(
+            reply,
+            resp3,
+            "RESP3 {kind}: {}",
+            String::from_utf8_lossy(&reply)
+        );
+    }
+}

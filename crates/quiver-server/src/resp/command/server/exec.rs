@@ -212,6 +212,61 @@ pub(in crate::resp) fn execute(
     Flow::Continue
 }
 
+/// `DEBUG PROTOCOL type`: Redis's test value of each RESP type (RESP2 gets each in its
+/// RESP2 form; a push has none).
+fn debug_protocol(kind: &[u8], protocol: quiver_resp::Protocol, out: &mut BytesMut) {
+    use quiver_resp::Protocol;
+    let text = String::from_utf8_lossy(kind).to_ascii_lowercase();
+    let numbers = || (0..3).map(Reply::Integer).collect::<Vec<_>>();
+    let reply = match text.as_str() {
+        "string" => Reply::bulk_static("Hello World"),
+        "integer" => Reply::Integer(12345),
+        "double" => Reply::Double(3.141),
+        "bignum" => Reply::BigNumber(Bytes::from_static(b"1234567999999999999999999999999999999")),
+        "null" => Reply::Null,
+        "array" => Reply::Array(numbers()),
+        "set" => Reply::Set(numbers()),
+        "map" => Reply::Map(
+            (0..3)
+                .map(|i| (Reply::Integer(i), Reply::Boolean(i == 1)))
+                .collect(),
+        ),
+        "attrib" => {
+            if protocol == Protocol::Resp3 {
+                out.extend_from_slice(b"|1\r\n");
+                Reply::bulk_static("key-popularity").encode(protocol, out);
+                Reply::Array(vec![Reply::bulk_static("key:123"), Reply::Integer(90)])
+                    .encode(protocol, out);
+            }
+            Reply::bulk_static("Some real reply following the attribute")
+        }
+        "push" if protocol == Protocol::Resp2 => {
+            return write::write_error(out, b"ERR RESP2 is not supported by this command");
+        }
+        "push" => {
+            Reply::Push(vec![
+                Reply::bulk_static("server-cpu-usage"),
+                Reply::Integer(42),
+            ])
+            .encode(protocol, out);
+            Reply::bulk_static("Some real reply following the push reply")
+        }
+        "verbatim" => Reply::Verbatim {
+            format: *b"txt",
+            text: Bytes::from_static(b"This is a verbatim\nstring"),
+        },
+        "true" => Reply::Boolean(true),
+        "false" => Reply::Boolean(false),
+        _ => {
+            return write::write_error(
+                out,
+                b"ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+            );
+        }
+    };
+    reply.encode(protocol, out);
+}
+
 /// MODULE LOAD, LOADEX and UNLOAD: refused as `enable-module-command` says (`no` by
 /// default, as in Redis 7); where it allows them, Quiver answers as Redis does for a
 /// module that cannot be loaded, or that is not loaded: it runs no Redis modules.
@@ -270,6 +325,7 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
         }
         DebugCommand::Reload { merge, flush, save } => debug_reload(conn, merge, flush, save, out),
         DebugCommand::Object(key) => debug_object(conn, &key, out),
+        DebugCommand::Protocol(kind) => debug_protocol(&kind, conn.session.protocol, out),
         DebugCommand::Help => {
             let lines = [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -281,6 +337,10 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
                 "    * NOSAVE: the keys are loaded from the existing RDB file.",
                 "OBJECT <key>",
                 "    Show low level info about the `key` and associated value.",
+                "PROTOCOL <type>",
+                "    Reply with a test value of the specified type. <type> can be: string,",
+                "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+                "    true, false.",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "    Setting it to 0 disables expiring keys in background when they are not",
                 "    accessed (otherwise the server does it).",

@@ -118,6 +118,8 @@ pub enum DebugCommand {
     },
     /// `DEBUG OBJECT key`.
     Object(Bytes),
+    /// `DEBUG PROTOCOL type`: a reply of that RESP type, for client libraries' tests.
+    Protocol(Bytes),
     /// `DEBUG HELP`.
     Help,
     /// A subcommand of Redis's DEBUG that Quiver does not have.
@@ -127,7 +129,7 @@ pub enum DebugCommand {
 }
 
 /// The DEBUG subcommands of Redis 7.0 that Quiver answers with an error saying so.
-const REDIS_DEBUG_SUBCOMMANDS: [&str; 25] = [
+const REDIS_DEBUG_SUBCOMMANDS: [&str; 24] = [
     "segfault",
     "panic",
     "restart",
@@ -145,7 +147,6 @@ const REDIS_DEBUG_SUBCOMMANDS: [&str; 25] = [
     "populate",
     "digest",
     "digest-value",
-    "protocol",
     "jmap",
     "change-repl-id",
     "stringmatch-len",
@@ -160,12 +161,15 @@ fn parse_debug(a: &mut Args<'_>) -> Result<Command, CommandError> {
     let command = if is(&name, "help") {
         DebugCommand::Help
     } else if is(&name, "sleep") && a.remaining() == 1 {
-        let seconds = quiver_resp::num::parse_f64(a.next_slice()?).ok_or(CommandError::NotFloat)?;
+        // Redis reads the number with `strtod` and no check: what is not one sleeps 0.
+        let seconds = quiver_resp::num::parse_f64(a.next_slice()?).unwrap_or(0.0);
         DebugCommand::Sleep(std::time::Duration::from_secs_f64(
             seconds.clamp(0.0, 3600.0),
         ))
     } else if is(&name, "set-active-expire") && a.remaining() == 1 {
         DebugCommand::SetActiveExpire(a.i64()? != 0)
+    } else if is(&name, "protocol") && a.remaining() == 1 {
+        DebugCommand::Protocol(a.next()?)
     } else if is(&name, "object") && a.remaining() == 1 {
         DebugCommand::Object(a.next()?)
     } else if is(&name, "reload") {
