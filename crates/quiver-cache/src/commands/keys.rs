@@ -463,6 +463,21 @@ impl Db<'_> {
         self.peek_entry(key, now_ms, |e| e.value.encoding(e.inline_len()))
     }
 
+    /// OBJECT REFCOUNT as Redis reports it: values are never shared between keys here,
+    /// but Redis shares the integers 0 to 9999 (unless an LRU or LFU policy evicts) and
+    /// reports them as referenced `i32::MAX` times.
+    pub fn object_refcount(&mut self, key: &[u8], now_ms: u64) -> Option<i64> {
+        let policy = self.ks.policy();
+        let shared_integers =
+            self.ks.max_memory_bytes() == 0 || !(policy.is_lru() || policy.is_lfu());
+        self.peek_entry(key, now_ms, |e| match e.value {
+            crate::value::Value::Int(n) if shared_integers && (0..10_000).contains(&n) => {
+                i64::from(i32::MAX)
+            }
+            _ => 1,
+        })
+    }
+
     /// OBJECT FREQ: the LFU counter (only under an LFU policy).
     pub fn object_freq(&mut self, key: &[u8], now_ms: u64) -> Result<Option<u32>, OpError> {
         let clock = self.clock(now_ms);

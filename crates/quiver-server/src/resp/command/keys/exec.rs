@@ -278,9 +278,8 @@ fn run_object(ctx: &mut DataCtx<'_, '_>, object: ObjectCommand, out: &mut BytesM
                 None => missing(out, ctx),
             });
         }
-        ObjectCommand::RefCount { key } => match ctx.db.key_type(&key, now_ms) {
-            // Values are never shared between keys here.
-            Some(_) => write_integer(out, 1),
+        ObjectCommand::RefCount { key } => match ctx.db.object_refcount(&key, now_ms) {
+            Some(count) => write_integer(out, count),
             None => missing(out, ctx),
         },
         ObjectCommand::Help => help(out, OBJECT_HELP),
