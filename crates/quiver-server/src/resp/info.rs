@@ -103,9 +103,13 @@ pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
 
 fn server(shared: &RespShared, out: &mut String) {
     let uptime = shared.started.elapsed().as_secs();
+    let hz = shared.stored_params.get("hz");
+    let path = |path: Option<std::path::PathBuf>| {
+        path.map(|p| p.display().to_string()).unwrap_or_default()
+    };
     let _ = write!(
         out,
-        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\n",
+        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:{hz}\r\nconfigured_hz:{hz}\r\nexecutable:{}\r\nconfig_file:{}\r\n",
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
         std::env::consts::ARCH,
@@ -114,6 +118,8 @@ fn server(shared: &RespShared, out: &mut String) {
         process_id_hex(0),
         shared.listen_addr.port(),
         uptime / 86_400,
+        path(std::env::current_exe().ok()),
+        path(shared.config_file.get().cloned()),
     );
 }
 
@@ -134,12 +140,13 @@ fn memory(shared: &RespShared, out: &mut String) {
     let rss = process::memory().resident_bytes.unwrap_or(0);
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:libc\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
         stats.used_memory,
         human(stats.used_memory as u64),
         stats.used_memory_peak,
         human(stats.used_memory_peak as u64),
         human(rss),
+        rss as f64 / stats.used_memory.max(1) as f64,
         cache.max_memory_bytes(),
         human(cache.max_memory_bytes()),
         cache.policy().name(),
