@@ -642,6 +642,13 @@ const fn cluster_connection(name: &'static str, flags: u32, summary: &'static st
     )
 }
 
+/// `MODULE LOAD|LOADEX path ...`: the path, for the log.
+fn parse_module_load(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    let path = Bytes::copy_from_slice(a.next_slice()?);
+    a.rest();
+    wrap(ServerCommand::ModuleLoad { path: Some(path) })
+}
+
 const MODULE_SUBCOMMANDS: &[CommandSpec] = &[
     c(
         "module|list",
@@ -658,10 +665,7 @@ const MODULE_SUBCOMMANDS: &[CommandSpec] = &[
         ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
         "4.0.0",
         "Loads a module.",
-        |a| {
-            let path = Bytes::copy_from_slice(a.next_slice()?);
-            wrap(ServerCommand::ModuleLoad { path: Some(path) })
-        },
+        parse_module_load,
     )
     .with_syntax("path [arg...]"),
     c(
@@ -670,10 +674,7 @@ const MODULE_SUBCOMMANDS: &[CommandSpec] = &[
         ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
         "7.0.0",
         "Loads a module using extended parameters.",
-        |a| {
-            let path = Bytes::copy_from_slice(a.next_slice()?);
-            wrap(ServerCommand::ModuleLoad { path: Some(path) })
-        },
+        parse_module_load,
     )
     .with_syntax("path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]"),
     c(
