@@ -45,6 +45,10 @@ impl Keyspace {
                 }
             }
             self.publish_mem(idx, s.mem);
+            // A key clients were blocked on expired: they look again.
+            if !s.ready.is_empty() {
+                self.note_ready();
+            }
             if report.sampled == before.sampled {
                 idle_shards += 1;
             } else {

@@ -238,13 +238,18 @@ impl CommandError {
     /// `OOM`...): the transaction is discarded and the cause quoted.
     pub fn exec_abort(cause: &CommandError) -> CommandError {
         let text = cause.to_string();
-        // Redis formats arity and unknown-command rejections without the
-        // `ERR ` prefix; shared error objects keep their code.
+        // Redis formats arity, unknown-command and other formatted rejections (the
+        // subscribed context's) without the `ERR ` prefix; shared error objects keep
+        // their code.
         let formatted = matches!(
             cause,
             CommandError::WrongArity { .. }
                 | CommandError::UnknownCommand { .. }
                 | CommandError::UnknownSubcommand { .. }
+                | CommandError::Other {
+                    code: ErrorCode::Err,
+                    ..
+                }
         );
         let reason = if formatted {
             text.strip_prefix("ERR ").unwrap_or(&text)

@@ -254,7 +254,7 @@ fn info_config_and_command_answer() {
         "used_memory:",
         "# Stats",
         "\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:/",
-        "\r\nmem_fragmentation_ratio:",
+        "\r\nmem_allocator:libc\r\n",
         "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n",
         "# CPU\r\nused_cpu_sys:",
         "# Modules\r\n",

@@ -183,6 +183,10 @@ impl Db<'_> {
             if consumers(k) > before {
                 k.notify(stream_event("xgroup-createconsumer"));
             }
+            if event == Some("xgroup-destroy") {
+                // Clients blocked reading for the group look again: their wait ends.
+                k.signal_ready();
+            }
             Ok(result.expect("the key exists"))
         })
     }

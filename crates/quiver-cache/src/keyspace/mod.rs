@@ -273,8 +273,9 @@ impl Keyspace {
         Ok(())
     }
 
-    /// Keys that blocked clients wait on and that received list data since the last call,
-    /// as (database, key); the waiter layer retries its pops for these. Cheap when empty.
+    /// Keys that blocked clients wait on and that received data (or were deleted, given
+    /// another type, or lost a stream group) since the last call, as (database, key); the
+    /// waiter layer retries its commands for these. Cheap when empty.
     pub fn take_ready_keys(&self) -> Vec<(usize, Vec<u8>)> {
         // A plain load first: the common "nothing ready" case then never
         // writes the shared cache line that both cores read.

@@ -63,7 +63,8 @@ pub struct Shard {
     watched: HashMap<DbKey, WatchSlot>,
     /// Keys some client is blocked on -> number of blocked clients.
     blocked: HashMap<DbKey, u32>,
-    /// Blocked-on keys that received data since the last drain.
+    /// Blocked-on keys that changed since the last drain in a way their waiters look
+    /// at (see [`Shard::signal_ready`]).
     pub(crate) ready: Vec<(usize, Vec<u8>)>,
     /// Where changes are recorded while the change feed is on.
     pub(crate) feed: Feed,
@@ -207,17 +208,20 @@ impl Shard {
     ) -> R {
         self.before_change(db, idx);
         let e = self.dbs[db].table.at_mut(idx);
-        let before = e.mem();
+        let (before, kind) = (e.mem(), e.value.kind());
         let (r, changed) = f(e);
         let after = e.mem();
+        // A key overwritten with another type: clients blocked on it look again (a
+        // group read on a stream that is gone ends).
+        let retyped = changed && e.value.kind() != kind && !self.blocked.is_empty();
         self.mem = self.mem + after - before;
         self.stats.changes += u64::from(changed);
-        if changed && (self.notes_changes() || !self.blocked.is_empty()) {
+        if changed && self.notes_changes() || retyped {
             let key = self.dbs[db].table.at(idx).key().to_vec();
             self.signal_modified(db, &key);
-            // A client blocked on the key looks again: a stream that became another
-            // type, or lost the group a client waits on, ends that client's wait.
-            self.signal_ready(db, &key);
+            if retyped {
+                self.signal_ready(db, &key);
+            }
         }
         r
     }
@@ -345,6 +349,16 @@ impl Shard {
         for k in keys {
             self.bump_watched(db, &k);
         }
+        // Clients blocked on keys of the database look again (a group read ends).
+        let waiting: Vec<DbKey> = self
+            .blocked
+            .keys()
+            .filter(|(blocked_db, _)| usize::from(*blocked_db) == db)
+            .cloned()
+            .collect();
+        for (db, key) in waiting {
+            self.signal_ready(usize::from(db), &key);
+        }
         n
     }
 
@@ -427,7 +441,9 @@ impl Shard {
         }
     }
 
-    /// Records that `key` received list data, for clients blocked on it.
+    /// Records that `key` changed in a way clients blocked on it must look at (data
+    /// pushed or added, the key deleted or given another type, a stream's group
+    /// destroyed).
     pub(crate) fn signal_ready(&mut self, db: usize, key: &[u8]) -> bool {
         if self.blocked.is_empty() || !self.blocked.contains_key(&(db as u8, key.into())) {
             return false;

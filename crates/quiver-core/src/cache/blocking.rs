@@ -1,7 +1,8 @@
-//! Clients blocked in BLPOP, BRPOP or BLMOVE, by (database, key). A push to a
-//! key that has waiters makes the keyspace report it ready; the connection
-//! that wrote then wakes those waiters, oldest first, and each retries its
-//! command.
+//! Clients blocked in a blocking command (BLPOP and the other blocking pops,
+//! XREAD and XREADGROUP BLOCK), by (database, key). A push or an XADD to a key
+//! that has waiters, or its deletion, a change of its type or a destroyed
+//! stream group, makes the keyspace report it ready; the connection that wrote
+//! then wakes those waiters, oldest first, and each retries its command.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

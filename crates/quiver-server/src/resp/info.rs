@@ -140,13 +140,12 @@ fn memory(shared: &RespShared, out: &mut String) {
     let rss = process::memory().resident_bytes.unwrap_or(0);
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:libc\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmem_allocator:libc\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
         stats.used_memory,
         human(stats.used_memory as u64),
         stats.used_memory_peak,
         human(stats.used_memory_peak as u64),
         human(rss),
-        rss as f64 / stats.used_memory.max(1) as f64,
         cache.max_memory_bytes(),
         human(cache.max_memory_bytes()),
         cache.policy().name(),

@@ -553,6 +553,11 @@ impl Connection {
             self.show(spec, request);
         }
         let show_after = monitored && !queues && !is_script_call(request);
+        // What EXEC must check of a queued command (also of one whose options fail).
+        if queues && let Some(multi) = &mut self.session.multi {
+            multi.writes |= writes;
+            multi.deny_oom |= spec.has(flag::DENYOOM);
+        }
         let command = match Command::parse_resolved(spec, request) {
             Ok(command) => command,
             // Inside MULTI, Redis checks only the name and the arity when it queues; the
@@ -580,10 +585,6 @@ impl Connection {
                 multi
                     .reads
                     .extend(keys.map(|key| (at, bytes::Bytes::copy_from_slice(key))));
-            }
-            if let Some(multi) = &mut self.session.multi {
-                multi.writes |= writes;
-                multi.deny_oom |= spec.has(flag::DENYOOM);
             }
             return self.queue(Queued::Command(command), out);
         }
@@ -676,13 +677,23 @@ impl Connection {
         let Some(multi) = &self.session.multi else {
             return false;
         };
+        // A busy script holds the keyspace (Redis skips the check while one runs too).
+        if self.shared.scripts.busy() {
+            return false;
+        }
         let checked = match spec.name {
             "exec" => multi.deny_oom,
             "discard" | "quit" | "reset" => false,
             _ => true,
         };
         let cache = &self.shared.cache;
-        checked && cache.max_memory_bytes() > 0 && cache.make_room(self.now_ms).is_err()
+        if !checked || cache.max_memory_bytes() == 0 {
+            return false;
+        }
+        let refused = cache.make_room(self.now_ms).is_err();
+        // What eviction changed is told now (invalidations, blocked clients).
+        cache.after_command();
+        refused
     }
 
     /// Replies an error for a request that will not run; inside MULTI the
@@ -697,9 +708,10 @@ impl Connection {
             slot.rejected_calls.fetch_add(1, Ordering::Relaxed);
         }
         if spec.is_some_and(|spec| spec.name == "exec") || error.code() == ErrorCode::ExecAbort {
-            if self.session.multi.take().is_some() {
-                crate::resp::command::transaction::exec::unwatch_all(self);
-            }
+            // The transaction is discarded and every key unwatched, as in Redis (also
+            // when EXEC came without MULTI).
+            self.session.multi = None;
+            crate::resp::command::transaction::exec::unwatch_all(self);
             let error = match error.code() {
                 ErrorCode::ExecAbort => error.to_string(),
                 _ => CommandError::exec_abort(error).to_string(),

@@ -461,7 +461,6 @@ impl CommandSpec {
                 .into_iter()
                 .flatten()
                 .collect();
-            found.sort_unstable();
             let mut written = None;
             let mut pos = from;
             while pos < request.len() {

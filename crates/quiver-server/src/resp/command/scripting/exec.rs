@@ -561,7 +561,7 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         if run.over_memory_ok {
             db.allow_over_memory();
         }
-        run.over_memory_ok |= spec.has(flag::WRITE);
+        let (writes, before) = (spec.has(flag::WRITE), out.len());
         let mut ctx = DataCtx {
             cache,
             db: &mut db,
@@ -571,7 +571,10 @@ impl Dispatch for ScriptDispatch<'_, '_> {
             in_transaction: true,
             max_bulk_len: run.shared.settings.limits.max_bulk_len_bytes as u64,
         };
-        let session = match execute_data(&mut ctx, command, out) {
+        let outcome = execute_data(&mut ctx, command, out);
+        // A write that was not refused for memory lets the later ones through.
+        run.over_memory_ok |= writes && !out[before..].starts_with(b"-OOM");
+        let session = match outcome {
             Ok(Outcome::Done) => return,
             Ok(Outcome::Block { .. }) => return write::write_null_array(out, protocol),
             Ok(Outcome::Wait { .. }) => return write::write_integer(out, 0),

@@ -391,26 +391,21 @@ fn read_group(
     let now = ctx.now_ms;
     let mut reads = Vec::with_capacity(keys.len());
     for (key, id) in keys.iter().zip(&ids) {
-        if read.blocked {
-            // What ends the wait of a blocked client, with Redis's words.
-            if ctx.db.key_type(key, now) != Some(ValueType::Stream) {
-                return Err("UNBLOCKED the stream key no longer exists".into());
-            }
-            if !ctx
-                .db
-                .xgroup_exists(key, &read.group, now)
-                .map_err(text_of)?
-            {
-                return Err(
-                    "NOGROUP the consumer group this client was blocked on no longer exists".into(),
-                );
-            }
+        // A blocked client's wait ends when its stream or group is gone, with Redis's
+        // words.
+        if read.blocked && ctx.db.key_type(key, now) != Some(ValueType::Stream) {
+            return Err("UNBLOCKED the stream key no longer exists".into());
         }
         if !ctx
             .db
             .xgroup_exists(key, &read.group, now)
             .map_err(text_of)?
         {
+            if read.blocked {
+                return Err(
+                    "NOGROUP the consumer group this client was blocked on no longer exists".into(),
+                );
+            }
             return Err(format!(
                 "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
                 text(key),
