@@ -328,6 +328,10 @@ fn check_int(
         if value < floor || value > limit {
             return Err(range(&floor, &limit));
         }
+        // Redis grows a replication backlog smaller than 16 KiB to that size.
+        if param.name == "repl-backlog-size" {
+            return Ok(value.max(16 * 1024).to_string());
+        }
         return Ok(value.to_string());
     }
     let value =
