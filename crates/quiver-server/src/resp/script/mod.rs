@@ -426,6 +426,7 @@ mod tests {
                     args: Vec::new(),
                     read_only: false,
                     request: Vec::new(),
+                    bad_numkeys: None,
                 };
                 scripts.session(&mut NoCommands, |runs| {
                     let sha = runs.compile(b"while true do end").unwrap();

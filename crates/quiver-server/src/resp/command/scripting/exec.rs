@@ -204,6 +204,9 @@ fn on_engine(
                 Ok(target) => target,
                 Err(message) => return fail(out, message),
             };
+            if let Some(message) = call.bad_numkeys {
+                return fail(out, &format!("ERR {message}"));
+            }
             let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
             let allow_oom = target.flags.has(Flags::ALLOW_OOM);
             // A script that declares flags is checked for memory before it runs, like a

@@ -36,6 +36,9 @@ pub struct Run {
     pub read_only: bool,
     /// FCALL's whole request, for FUNCTION STATS (empty for a script).
     pub request: Vec<Bytes>,
+    /// FCALL's refusal of its `numkeys`, answered once the function is found (Redis
+    /// looks the function up first).
+    pub bad_numkeys: Option<&'static str>,
 }
 
 /// A scripting command.
@@ -89,16 +92,24 @@ fn parse_run(
             .collect(),
         _ => Vec::new(),
     };
-    let numkeys = parse_i64(a.next_slice()?).ok_or(CommandError::NotInteger)?;
-    if numkeys < 0 {
-        return Err(CommandError::Message("Number of keys can't be negative"));
-    }
-    if numkeys as u64 > a.remaining() as u64 {
-        return Err(CommandError::Message(
-            "Number of keys can't be greater than number of args",
-        ));
-    }
-    let keys = a.take(numkeys as usize)?;
+    let numkeys = parse_i64(a.next_slice()?);
+    let refusal = match numkeys {
+        None if matches!(callee, Callee::Function(_)) => Some("Bad number of keys provided"),
+        None => return Err(CommandError::NotInteger),
+        Some(n) if n < 0 => Some("Number of keys can't be negative"),
+        Some(n) if n as u64 > a.remaining() as u64 => {
+            Some("Number of keys can't be greater than number of args")
+        }
+        Some(_) => None,
+    };
+    let (keys, bad_numkeys) = match (refusal, &callee) {
+        (Some(message), Callee::Function(_)) => {
+            a.rest();
+            (Vec::new(), Some(message))
+        }
+        (Some(message), _) => return Err(CommandError::Message(message)),
+        (None, _) => (a.take(numkeys.unwrap_or(0) as usize)?, None),
+    };
     let args = a.rest();
     wrap(ScriptingCommand::Run(Box::new(Run {
         callee,
@@ -106,6 +117,7 @@ fn parse_run(
         args,
         read_only,
         request,
+        bad_numkeys,
     })))
 }
 
@@ -180,7 +192,18 @@ fn parse_function_restore(a: &mut Args<'_>) -> Result<Command, CommandError> {
                 ));
             }
         }
-        _ => return Err(CommandError::Message("Unknown argument given")),
+        _ => {
+            // Redis names the subcommand as it was sent.
+            let name = a.request.arg_bytes(1).unwrap_or_default();
+            return Err(CommandError::Other {
+                code: quiver_resp::error::ErrorCode::Err,
+                message: format!(
+                    "unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+                    String::from_utf8_lossy(&name)
+                )
+                .into(),
+            });
+        }
     };
     wrap(ScriptingCommand::FunctionRestore { payload, policy })
 }
