@@ -260,17 +260,59 @@ fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, data: mlua::String| {
-            let data = data.as_bytes();
-            let mut pos = 0;
-            let mut values = Vec::new();
-            while pos < data.len() {
-                values.push(msgpack_decode(lua, &data, &mut pos, 0)?);
-            }
-            Ok(MultiValue::from_vec(values))
+        lua.create_function(|lua, data: mlua::String| msgpack_unpack(lua, &data.as_bytes(), 0, 0))?,
+    )?;
+    t.raw_set(
+        "unpack_one",
+        lua.create_function(|lua, (data, offset): (mlua::String, Option<i64>)| {
+            msgpack_unpack(lua, &data.as_bytes(), 1, offset.unwrap_or(0))
         })?,
     )?;
+    t.raw_set(
+        "unpack_limit",
+        lua.create_function(
+            |lua, (data, limit, offset): (mlua::String, i64, Option<i64>)| {
+                msgpack_unpack(lua, &data.as_bytes(), limit, offset.unwrap_or(0))
+            },
+        )?,
+    )?;
     Ok(t)
+}
+
+/// lua-cmsgpack's unpacking: up to `limit` values from byte `offset`, preceded by the
+/// offset to go on from (-1 at the end); with neither a limit nor an offset, every value
+/// and no offset (`unpack`).
+fn msgpack_unpack(lua: &Lua, data: &[u8], limit: i64, offset: i64) -> mlua::Result<MultiValue> {
+    if offset < 0 || limit < 0 {
+        // lua-cmsgpack's text names the input's length as the limit.
+        return Err(mlua::Error::runtime(format!(
+            "Invalid request to unpack with offset of {offset} and limit of {}.",
+            data.len()
+        )));
+    }
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    if start > data.len() {
+        return Err(mlua::Error::runtime(format!(
+            "Start offset {offset} greater than input length {}.",
+            data.len()
+        )));
+    }
+    let all = limit == 0 && offset == 0;
+    let most = if all {
+        usize::MAX
+    } else {
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    };
+    let mut pos = start;
+    let mut values = Vec::new();
+    while pos < data.len() && values.len() < most {
+        values.push(msgpack_decode(lua, data, &mut pos, 0)?);
+    }
+    if !all {
+        let next = if pos == data.len() { -1 } else { pos as i64 };
+        values.insert(0, Value::Integer(next));
+    }
+    Ok(MultiValue::from_vec(values))
 }
 
 fn msgpack_encode(value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
