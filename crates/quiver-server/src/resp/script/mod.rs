@@ -40,6 +40,10 @@ pub const DEFAULT_BUSY_THRESHOLD_MS: u64 = 5_000;
 /// error) in `protocol` into `out`.
 pub(in crate::resp) trait Dispatch {
     fn dispatch(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut);
+
+    /// `redis.acl_check_cmd`: whether the script's user may run `request`, or the error
+    /// raised for a command that does not exist.
+    fn may_run(&mut self, request: &Request) -> Result<bool, &'static str>;
 }
 
 /// The scripting engine of a server, shared by its connections.
@@ -409,6 +413,10 @@ mod tests {
     impl Dispatch for NoCommands {
         fn dispatch(&mut self, _: Request, _: Protocol, out: &mut BytesMut) {
             quiver_resp::encode::write_error(out, b"ERR no commands here");
+        }
+
+        fn may_run(&mut self, _: &Request) -> Result<bool, &'static str> {
+            Err("ERR no commands here")
         }
     }
 

@@ -211,6 +211,11 @@ pub(super) fn session<D: Dispatch, R>(
                 scope.create_function(move |lua, args| run_call(lua, args, false))?,
             )?;
             redis.raw_set(
+                "acl_check_cmd",
+                scope
+                    .create_function(|_, args: MultiValue| session.borrow_mut().acl_check(args))?,
+            )?;
+            redis.raw_set(
                 "setresp",
                 scope.create_function(|_, args: MultiValue| {
                     let [version] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
@@ -226,7 +231,7 @@ pub(super) fn session<D: Dispatch, R>(
         output = Some(work(&session));
         Ok(())
     });
-    for name in ["call", "pcall", "setresp"] {
+    for name in ["call", "pcall", "acl_check_cmd", "setresp"] {
         let _ = redis.raw_set(name, Value::Nil);
     }
     output.expect("the scope runs its closure")
@@ -244,33 +249,25 @@ impl<D: Dispatch> Session<'_, D> {
     /// Runs one command; returns its reply as a Lua value and whether it is an error
     /// (which `redis.call` raises and `redis.pcall` returns).
     fn call(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
-        let failure = |text: &str| -> mlua::Result<(Value, bool)> {
-            let table = lua.create_table()?;
-            table.raw_set("err", text)?;
-            Ok((Value::Table(table), true))
+        let request = match request_of(&args) {
+            Ok(request) => request,
+            Err(text) => {
+                let table = lua.create_table()?;
+                table.raw_set("err", text)?;
+                return Ok((Value::Table(table), true));
+            }
         };
-        if args.is_empty() {
-            return failure("ERR Please specify at least one argument for this redis lib call");
-        }
-        let mut words = Vec::with_capacity(args.len());
-        for arg in &args {
-            words.push(match arg {
-                Value::String(s) => Word::Text(s.as_bytes()),
-                // Numbers as Redis writes them (`%.17g`).
-                Value::Integer(n) => Word::number(*n as f64),
-                Value::Number(n) => Word::number(*n),
-                _ => {
-                    return failure(
-                        "ERR Lua redis lib command arguments must be strings or integers",
-                    );
-                }
-            });
-        }
         self.scratch.clear();
         self.dispatch
-            .dispatch(Request::from_args(words), self.protocol, &mut self.scratch);
+            .dispatch(request, self.protocol, &mut self.scratch);
         let failed = self.scratch.first() == Some(&b'-');
         Ok((convert::reply_to_lua(lua, &self.scratch)?, failed))
+    }
+
+    /// `redis.acl_check_cmd(command, args...)`.
+    fn acl_check(&mut self, args: MultiValue) -> mlua::Result<bool> {
+        let request = request_of(&args).map_err(raised)?;
+        self.dispatch.may_run(&request).map_err(raised)
     }
 
     fn set_protocol(&mut self, version: Value) -> mlua::Result<()> {
@@ -285,6 +282,24 @@ impl<D: Dispatch> Session<'_, D> {
         };
         Ok(())
     }
+}
+
+/// The request `redis.call`'s arguments make, or Redis's error for them.
+fn request_of(args: &MultiValue) -> Result<Request, &'static str> {
+    if args.is_empty() {
+        return Err("ERR Please specify at least one argument for this redis lib call");
+    }
+    let mut words = Vec::with_capacity(args.len());
+    for arg in args {
+        words.push(match arg {
+            Value::String(s) => Word::Text(s.as_bytes()),
+            // Numbers as Redis writes them (`%.17g`).
+            Value::Integer(n) => Word::number(*n as f64),
+            Value::Number(n) => Word::number(*n),
+            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
+        });
+    }
+    Ok(Request::from_args(words))
 }
 
 /// An argument of `redis.call`: a Lua string, or a number written as Redis writes it.

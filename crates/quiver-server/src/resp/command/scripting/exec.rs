@@ -505,6 +505,22 @@ impl RunContext {
 }
 
 impl Dispatch for ScriptDispatch<'_, '_> {
+    fn may_run(&mut self, request: &Request) -> Result<bool, &'static str> {
+        let Some(run) = &self.run else {
+            return Err("ERR no script is running");
+        };
+        // Redis looks the command up without checking its arity.
+        let spec = match table::resolve(request) {
+            Ok(spec) => spec,
+            Err(CommandError::WrongArity { .. }) => request
+                .name()
+                .and_then(table::lookup)
+                .ok_or("ERR Invalid command passed to redis.acl_check_cmd()")?,
+            Err(_) => return Err("ERR Invalid command passed to redis.acl_check_cmd()"),
+        };
+        Ok(run.user.check(spec, request).is_ok())
+    }
+
     fn dispatch(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut) {
         let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
         let ScriptDispatch { tx, cache, run } = self;
