@@ -118,10 +118,15 @@ pub fn format_i64(value: i64, buf: &mut [u8; MAX_I64_DIGITS]) -> &[u8] {
 }
 
 /// Writes `value` as C's `printf("%.17g")` does (what Redis 7.0 uses for
-/// double replies), with `inf`, `-inf` and `nan` spelled as Redis does.
+/// double replies), with `inf`, `-inf`, `nan` and `-nan` (a NaN with its sign bit set,
+/// such as Lua's `0/0` on x86) spelled as glibc's printf spells them.
 pub fn format_double(value: f64, buf: &mut [u8; MAX_DOUBLE_CHARS]) -> &[u8] {
     if value.is_nan() {
-        return b"nan";
+        return if value.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"nan"
+        };
     }
     if value.is_infinite() {
         return if value > 0.0 { b"inf" } else { b"-inf" };
@@ -299,6 +304,7 @@ mod tests {
         assert_eq!(g17(f64::INFINITY), "inf");
         assert_eq!(g17(f64::NEG_INFINITY), "-inf");
         assert_eq!(g17(f64::NAN), "nan");
+        assert_eq!(g17(-f64::NAN), "-nan");
         assert_eq!(g17(f64::MAX), "1.7976931348623157e+308");
         assert_eq!(g17(5e-324), "4.9406564584124654e-324");
         // As redis-server 7.0.15 replies to ZSCORE:
