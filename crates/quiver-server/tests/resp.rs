@@ -987,4 +987,8 @@ fn debug_protocol_answers_each_type_as_redis() {
             String::from_utf8_lossy(&reply)
         );
     }
+    // DEBUG ERROR answers its text as an error, line breaks made spaces.
+    let request = b"*3\r\n$5\r\nDEBUG\r\n$5\r\nERROR\r\n$11\r\nERR bad\nnow\r\n";
+    let expected = b"-ERR bad now\r\n";
+    assert_eq!(raw_exchange(server.resp, request, expected.len()), expected);
 }

@@ -327,6 +327,16 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
         DebugCommand::Reload { merge, flush, save } => debug_reload(conn, merge, flush, save, out),
         DebugCommand::Object(key) => debug_object(conn, &key, out),
         DebugCommand::Protocol(kind) => debug_protocol(&kind, conn.session.protocol, out),
+        DebugCommand::Error(text) => {
+            // Written as given, line breaks made spaces, as Redis writes it.
+            let line: Vec<u8> = text
+                .iter()
+                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+                .collect();
+            out.extend_from_slice(b"-");
+            out.extend_from_slice(&line);
+            out.extend_from_slice(b"\r\n");
+        }
         DebugCommand::Help => {
             let lines = [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -338,6 +348,9 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
                 "    * NOSAVE: the keys are loaded from the existing RDB file.",
                 "OBJECT <key>",
                 "    Show low level info about the `key` and associated value.",
+                "ERROR <string>",
+                "    Return a Redis protocol error with <string> as message. Useful for clients",
+                "    unit tests to simulate Redis errors.",
                 "PROTOCOL <type>",
                 "    Reply with a test value of the specified type. <type> can be: string,",
                 "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",

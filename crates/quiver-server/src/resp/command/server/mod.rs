@@ -120,6 +120,8 @@ pub enum DebugCommand {
     Object(Bytes),
     /// `DEBUG PROTOCOL type`: a reply of that RESP type, for client libraries' tests.
     Protocol(Bytes),
+    /// `DEBUG ERROR text`: the text as an error reply.
+    Error(Bytes),
     /// `DEBUG HELP`.
     Help,
     /// A subcommand of Redis's DEBUG that Quiver does not have.
@@ -129,7 +131,11 @@ pub enum DebugCommand {
 }
 
 /// The DEBUG subcommands of Redis 7.0 that Quiver answers with an error saying so.
-const REDIS_DEBUG_SUBCOMMANDS: [&str; 24] = [
+const REDIS_DEBUG_SUBCOMMANDS: [&str; 28] = [
+    "structsize",
+    "pause-cron",
+    "mallctl",
+    "mallctl-str",
     "segfault",
     "panic",
     "restart",
@@ -168,6 +174,8 @@ fn parse_debug(a: &mut Args<'_>) -> Result<Command, CommandError> {
         ))
     } else if is(&name, "set-active-expire") && a.remaining() == 1 {
         DebugCommand::SetActiveExpire(a.i64()? != 0)
+    } else if is(&name, "error") && a.remaining() == 1 {
+        DebugCommand::Error(a.next()?)
     } else if is(&name, "protocol") && a.remaining() == 1 {
         DebugCommand::Protocol(a.next()?)
     } else if is(&name, "object") && a.remaining() == 1 {
