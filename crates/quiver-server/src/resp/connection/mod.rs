@@ -5,6 +5,7 @@
 //! thread (see `resp::threads`).
 
 mod block;
+mod refuse;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -21,12 +22,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 
-use super::acl::log::Refusal;
 use super::ahead;
 use super::clients::ClientHandle;
 use super::command::exec::{DataCtx, Outcome, execute_data, execute_session};
 use super::command::pubsub::exec::{PendingPublish, write_entries};
-use super::session::{MAX_QUEUED_COMMANDS, Multi, Queued, Session};
+use super::session::{Queued, Session};
 use super::{PROTECTED_MODE_REPLY, RespShared, monitor};
 use crate::clock::unix_ms;
 use crate::resp::command::scripting::exec::Done;
@@ -523,14 +523,8 @@ impl Connection {
             };
             return self.refuse(Some(spec), &error, out);
         }
-        if spec.has(flag::WRITE) || spec.name == "ping" {
-            let cache = &self.shared.cache;
-            if cache.append_only().write_failed() {
-                return self.refuse(Some(spec), &misconf(MISCONF_AOF), out);
-            }
-            if cache.persistence().writes_refused() {
-                return self.refuse(Some(spec), &misconf(MISCONF_RDB), out);
-            }
+        if let Some(error) = self.refused_for_persistence(spec) {
+            return self.refuse(Some(spec), &error, out);
         }
         let writes = may_write(spec)
             || spec.name == "exec" && self.session.multi.as_ref().is_some_and(|m| m.writes);
@@ -624,25 +618,6 @@ impl Connection {
         flow
     }
 
-    /// Whether the client's user may run `request`; a refusal is logged (ACL LOG). The
-    /// user is read again when the users changed.
-    fn authorize(&mut self, spec: &CommandSpec, request: &Request) -> Result<(), CommandError> {
-        self.session.refresh_user(&self.shared.acl);
-        let user = &self.session.user;
-        let Err(denied) = user.check(spec, request) else {
-            return Ok(());
-        };
-        let context = if self.session.multi.is_some() {
-            "multi"
-        } else {
-            "toplevel"
-        };
-        let client_info = self.handle.line();
-        let refusal = Refusal::of(spec, request, denied, user, context, client_info);
-        self.shared.log_refusal(refusal);
-        Err(super::acl::no_permission(spec, denied))
-    }
-
     /// Shows `request` to the monitoring clients.
     fn show(&self, spec: &CommandSpec, request: &Request) {
         let origin = monitor::Origin::Client(&self.session.peer);
@@ -667,78 +642,6 @@ impl Connection {
                     .filter_map(|pos| request.arg(pos)),
             );
         }
-    }
-
-    /// Whether `maxmemory` refuses `spec` before it runs, as Redis's check before a
-    /// command: inside MULTI nothing but EXEC, DISCARD, QUIT and RESET is queued while
-    /// eviction cannot bring memory under the limit, and EXEC is refused when a queued
-    /// command may grow memory. (Outside MULTI each write checks memory as it runs.)
-    fn refused_for_memory(&self, spec: &CommandSpec) -> bool {
-        let Some(multi) = &self.session.multi else {
-            return false;
-        };
-        // A busy script holds the keyspace (Redis skips the check while one runs too).
-        if self.shared.scripts.busy() {
-            return false;
-        }
-        let checked = match spec.name {
-            "exec" => multi.deny_oom,
-            "discard" | "quit" | "reset" => false,
-            _ => true,
-        };
-        let cache = &self.shared.cache;
-        if !checked || cache.max_memory_bytes() == 0 {
-            return false;
-        }
-        let refused = cache.make_room(self.now_ms).is_err();
-        // What eviction changed is told now (invalidations, blocked clients).
-        cache.after_command();
-        refused
-    }
-
-    /// Replies an error for a request that will not run; inside MULTI the
-    /// transaction is marked to abort, and a refused EXEC discards it, as Redis does.
-    fn refuse(
-        &mut self,
-        spec: Option<&CommandSpec>,
-        error: &CommandError,
-        out: &mut BytesMut,
-    ) -> Flow {
-        if let Some(slot) = spec.and_then(|spec| self.shared.stats.slot(spec)) {
-            slot.rejected_calls.fetch_add(1, Ordering::Relaxed);
-        }
-        if spec.is_some_and(|spec| spec.name == "exec") || error.code() == ErrorCode::ExecAbort {
-            // The transaction is discarded and every key unwatched, as in Redis (also
-            // when EXEC came without MULTI).
-            self.session.multi = None;
-            crate::resp::command::transaction::exec::unwatch_all(self);
-            let error = match error.code() {
-                ErrorCode::ExecAbort => error.to_string(),
-                _ => CommandError::exec_abort(error).to_string(),
-            };
-            write::write_error(out, error.as_bytes());
-            return Flow::Continue;
-        }
-        if let Some(multi) = &mut self.session.multi {
-            multi.aborted = true;
-        }
-        write::write_error(out, error.to_string().as_bytes());
-        Flow::Continue
-    }
-
-    fn queue(&mut self, command: Queued, out: &mut BytesMut) -> Flow {
-        let multi = self.session.multi.get_or_insert_with(Multi::default);
-        if multi.queued.len() >= MAX_QUEUED_COMMANDS {
-            multi.aborted = true;
-            let message = format!(
-                "ERR MULTI may queue at most {MAX_QUEUED_COMMANDS} commands; the transaction will abort"
-            );
-            write::write_error(out, message.as_bytes());
-            return Flow::Continue;
-        }
-        multi.queued.push(command);
-        write::write_simple(out, b"QUEUED");
-        Flow::Continue
     }
 
     /// Runs a command outside a transaction.
@@ -916,18 +819,5 @@ async fn sleep_or_forever(duration: Option<Duration>) {
     match duration {
         Some(duration) => tokio::time::sleep(duration).await,
         None => std::future::pending().await,
-    }
-}
-
-/// Redis's refusal of writes while snapshots fail (`stop-writes-on-bgsave-error`).
-const MISCONF_RDB: &str = "Quiver is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the server log for details about the RDB error.";
-
-/// Redis's refusal of writes while the append-only file cannot be written.
-const MISCONF_AOF: &str = "Errors writing to the AOF file: a write or fsync of the append-only log failed (see the server log); writes resume after a successful BGREWRITEAOF";
-
-fn misconf(message: &'static str) -> CommandError {
-    CommandError::Other {
-        code: ErrorCode::MisConf,
-        message: message.into(),
     }
 }
