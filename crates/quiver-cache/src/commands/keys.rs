@@ -463,19 +463,17 @@ impl Db<'_> {
         self.peek_entry(key, now_ms, |e| e.value.encoding(e.inline_len()))
     }
 
-    /// OBJECT REFCOUNT as Redis reports it: values are never shared between keys here,
-    /// but Redis shares the integers 0 to 9999 (unless an LRU or LFU policy evicts) and
-    /// reports them as referenced `i32::MAX` times.
+    /// OBJECT REFCOUNT as Redis reports it (1, or `i32::MAX` for a shared integer).
     pub fn object_refcount(&mut self, key: &[u8], now_ms: u64) -> Option<i64> {
+        let shared = self.shares_integers();
+        self.peek_entry(key, now_ms, |e| e.value.refcount(shared))
+    }
+
+    /// Whether Redis would share small integers now: unless an LRU or LFU policy evicts
+    /// (each key then needs its own access time).
+    pub(crate) fn shares_integers(&self) -> bool {
         let policy = self.ks.policy();
-        let shared_integers =
-            self.ks.max_memory_bytes() == 0 || !(policy.is_lru() || policy.is_lfu());
-        self.peek_entry(key, now_ms, |e| match e.value {
-            crate::value::Value::Int(n) if shared_integers && (0..10_000).contains(&n) => {
-                i64::from(i32::MAX)
-            }
-            _ => 1,
-        })
+        self.ks.max_memory_bytes() == 0 || !(policy.is_lru() || policy.is_lfu())
     }
 
     /// OBJECT FREQ: the LFU counter (only under an LFU policy).

@@ -619,6 +619,8 @@ fn restored_access(opts: &RestoreOptions, clock: &Clock) -> Option<u32> {
 pub struct DebugObject {
     /// Where the value is held in memory now.
     pub address: usize,
+    /// As OBJECT REFCOUNT.
+    pub refcount: i64,
     /// As OBJECT ENCODING.
     pub encoding: &'static str,
     /// Bytes of the value in a snapshot (its type byte and key left out).
@@ -644,6 +646,7 @@ impl Db<'_> {
     /// DEBUG OBJECT: what Redis reports of `key`'s value, if it exists.
     pub fn debug_object(&mut self, key: &[u8], now_ms: u64) -> Option<DebugObject> {
         let lfu = self.clock(now_ms).lfu;
+        let shared = self.shares_integers();
         self.read_key(key, now_ms, |k| {
             let entry = k.entry()?;
             let mut body = Vec::new();
@@ -664,6 +667,7 @@ impl Db<'_> {
                 encoding: entry.value.encoding(entry.inline_len()),
                 serialized_len: body.len() - 1,
                 address: std::ptr::from_ref(entry) as usize,
+                refcount: entry.value.refcount(shared),
                 lru: access & 0xFF_FFFF,
                 idle_s: if lfu {
                     0

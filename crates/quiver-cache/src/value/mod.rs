@@ -142,6 +142,16 @@ impl Value {
         }
     }
 
+    /// OBJECT REFCOUNT as Redis reports it: values are never shared between keys here,
+    /// but Redis shares the integers 0 to 9999 (when `shared_integers`) and reports them
+    /// as referenced `i32::MAX` times.
+    pub(crate) fn refcount(&self, shared_integers: bool) -> i64 {
+        match self {
+            Self::Int(n) if shared_integers && (0..10_000).contains(n) => i64::from(i32::MAX),
+            _ => 1,
+        }
+    }
+
     pub(crate) fn encoding(&self, inline_len: usize) -> &'static str {
         match self {
             Self::Int(_) => "int",

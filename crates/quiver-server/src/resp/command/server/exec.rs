@@ -386,20 +386,18 @@ fn debug(conn: &mut Connection, command: DebugCommand, out: &mut BytesMut) {
 /// DEBUG OBJECT: Redis's status line about a key's value.
 fn debug_object(conn: &Connection, key: &[u8], out: &mut BytesMut) {
     let cache = &conn.shared.cache;
-    let mut db = cache
+    let found = cache
         .db(conn.session.db)
-        .expect("the session's database exists");
-    let now = unix_ms();
-    let found = db.debug_object(key, now);
-    let refcount = db.object_refcount(key, now).unwrap_or(1);
+        .expect("the session's database exists")
+        .debug_object(key, unix_ms());
     cache.after_command();
     let Some(o) = found else {
         write::write_error(out, b"ERR no such key");
         return;
     };
     let mut line = format!(
-        "Value at:0x{:x} refcount:{refcount} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-        o.address, o.encoding, o.serialized_len, o.lru, o.idle_s
+        "Value at:0x{:x} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        o.address, o.refcount, o.encoding, o.serialized_len, o.lru, o.idle_s
     );
     if let Some(ql) = o.quicklist {
         // `list-max-listpack-size -2` and `list-compress-depth 0`, as Quiver keeps lists.
