@@ -208,12 +208,14 @@ impl Shard {
     ) -> R {
         self.before_change(db, idx);
         let e = self.dbs[db].table.at_mut(idx);
-        let (before, kind) = (e.mem(), e.value.kind());
+        let before = e.mem();
+        // Read only while some client is blocked in this shard (writes stay as cheap).
+        let kind = (!self.blocked.is_empty()).then(|| e.value.kind());
         let (r, changed) = f(e);
         let after = e.mem();
         // A key overwritten with another type: clients blocked on it look again (a
         // group read on a stream that is gone ends).
-        let retyped = changed && e.value.kind() != kind && !self.blocked.is_empty();
+        let retyped = changed && kind.is_some_and(|kind| e.value.kind() != kind);
         self.mem = self.mem + after - before;
         self.stats.changes += u64::from(changed);
         if changed && self.notes_changes() || retyped {
