@@ -164,6 +164,12 @@ impl Db<'_> {
                 .and_then(|s| s.groups().get(group))
                 .map_or(0, |g| g.consumers.len())
         };
+        let groups = |k: &KeyCtx<'_>| {
+            k.view::<StreamValue>()
+                .ok()
+                .flatten()
+                .map_or(0, |s| s.groups().len())
+        };
         self.write_key(key, now_ms, false, |k| {
             match k.view::<StreamValue>()? {
                 None if key_error => return Err(OpError::StreamGroupNeedsKey),
@@ -175,7 +181,7 @@ impl Db<'_> {
                 Some(s) if !s.groups().contains_key(group) => return Err(OpError::NoGroup),
                 Some(_) => {}
             }
-            let before = consumers(k);
+            let (before, groups_before) = (consumers(k), groups(k));
             if let Some(name) = event {
                 k.on_change(stream_event(name));
             }
@@ -183,8 +189,8 @@ impl Db<'_> {
             if consumers(k) > before {
                 k.notify(stream_event("xgroup-createconsumer"));
             }
-            if event == Some("xgroup-destroy") {
-                // Clients blocked reading for the group look again: their wait ends.
+            if groups(k) < groups_before {
+                // Clients blocked reading for a group that is gone look again.
                 k.signal_ready();
             }
             Ok(result.expect("the key exists"))
