@@ -1,6 +1,6 @@
 //! `INFO`: the server, clients, memory, persistence, stats, replication, cpu, modules,
-//! cluster, keyspace and commandstats sections in Redis's `field:value` format.
-//! (Redis's `errorstats` and `latencystats` are not kept: INFO does not show them.)
+//! errorstats, cluster, keyspace, commandstats and latencystats sections in Redis's
+//! `field:value` format.
 
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 
 use super::RespShared;
+use super::latency::histogram;
 use crate::http::process;
 
 /// The Redis version Quiver's command set and replies follow; clients use it
@@ -23,6 +24,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "errorstats",
     "cluster",
     "keyspace",
 ];
@@ -35,9 +37,11 @@ const ALL_SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "errorstats",
     "cluster",
     "keyspace",
     "commandstats",
+    "latencystats",
 ];
 
 /// A 40-character hexadecimal id drawn once per process, as Redis's `run_id` and
@@ -94,8 +98,10 @@ pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
             "replication" => replication(&mut out),
             "cpu" => cpu(&mut out),
             "modules" => out.push_str("# Modules\r\n"),
+            "errorstats" => errorstats(shared, &mut out),
             "cluster" => out.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
-            _ => commandstats(shared, &mut out),
+            "commandstats" => commandstats(shared, &mut out),
+            _ => latencystats(shared, &mut out),
         }
     }
     out
@@ -200,7 +206,7 @@ fn stats(shared: &RespShared, out: &mut String) {
     let pubsub = shared.pubsub.stats();
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlazyfreed_objects:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlazyfreed_objects:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\n",
         shared.stats.total_connections.load(Ordering::Relaxed),
         shared.stats.total_commands.load(Ordering::Relaxed),
         keyspace.expired_keys,
@@ -211,6 +217,7 @@ fn stats(shared: &RespShared, out: &mut String) {
         pubsub.patterns,
         pubsub.shard_channels,
         shared.cache.lazy_freed(),
+        shared.stats.total_error_replies.load(Ordering::Relaxed),
     );
 }
 
@@ -265,6 +272,45 @@ fn commandstats(shared: &RespShared, out: &mut String) {
             slot.rejected_calls.load(Ordering::Relaxed),
             slot.failed_calls.load(Ordering::Relaxed),
         );
+    }
+}
+
+/// The error replies sent, by code.
+fn errorstats(shared: &RespShared, out: &mut String) {
+    out.push_str("# Errorstats\r\n");
+    for (code, count) in shared.stats.errors() {
+        let code = String::from_utf8_lossy(&code);
+        let _ = write!(out, "errorstat_{code}:count={count}\r\n");
+    }
+}
+
+/// Each command's latency at the `latency-tracking-info-percentiles`, in microseconds
+/// (nothing while `latency-tracking` is off).
+fn latencystats(shared: &RespShared, out: &mut String) {
+    out.push_str("# Latencystats\r\n");
+    if !shared.stats.tracking() {
+        return;
+    }
+    let percentiles: Vec<f64> = shared
+        .stored_params
+        .get("latency-tracking-info-percentiles")
+        .split_ascii_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    for (name, slot) in shared.stats.all() {
+        let counts = slot.latency_counts();
+        if counts.iter().all(|&n| n == 0) {
+            continue;
+        }
+        let _ = write!(out, "latency_percentiles_usec_{name}:");
+        for (i, &p) in percentiles.iter().enumerate() {
+            let ns = histogram::percentile(&counts, p).unwrap_or(0);
+            let label = format!("{p:.6}");
+            let label = label.trim_end_matches('0').trim_end_matches('.');
+            let comma = if i == 0 { "" } else { "," };
+            let _ = write!(out, "{comma}p{label}={:.3}", ns as f64 / 1000.0);
+        }
+        out.push_str("\r\n");
     }
 }
 

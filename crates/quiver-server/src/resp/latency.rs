@@ -159,36 +159,131 @@ impl Latency {
     }
 }
 
-/// The histogram bucket of a command that took `elapsed`: bucket `k` holds up to
-/// 1024·2^k nanoseconds (about 2^k microseconds), as Redis reports them.
-pub fn bucket(elapsed: Duration) -> usize {
-    let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-    let units = ns.div_ceil(1024).max(1);
-    ((u64::BITS - (units - 1).leading_zeros()) as usize).min(BUCKETS - 1)
-}
+/// Per-command latency histograms (`LATENCY HISTOGRAM`, `INFO latencystats`) with
+/// Redis's precision: HdrHistogram's layout at two significant digits, in nanoseconds.
+/// Values under 256 ns have a bucket each; above, each power of two is split into 128
+/// buckets, so a bucket is at most 1/128 of its values wide.
+pub mod histogram {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
 
-/// Bucket `k`'s upper bound in microseconds, as LATENCY HISTOGRAM names it.
-pub fn bucket_usec(k: usize) -> u64 {
-    (1024u64 << k.min(BUCKETS)) / 1000
-}
+    /// Buckets per power of two above the exact range.
+    const SUB_BUCKETS: usize = 128;
+    /// Highest recorded value: longer times count as about 18 minutes (2^40 ns).
+    const MAX_NS: u64 = (1 << 40) - 1;
+    /// Buckets of a histogram.
+    pub const LEN: usize = index(MAX_NS) + 1;
 
-/// Buckets per command; the last one takes everything slower (about 35 minutes).
-pub const BUCKETS: usize = 32;
+    /// The bucket of `ns` nanoseconds.
+    pub const fn index(ns: u64) -> usize {
+        let ns = if ns > MAX_NS { MAX_NS } else { ns };
+        if ns < 2 * SUB_BUCKETS as u64 {
+            return ns as usize;
+        }
+        let shift = 63 - ns.leading_zeros() - 7;
+        shift as usize * SUB_BUCKETS + (ns >> shift) as usize
+    }
+
+    /// The lowest and highest values bucket `i` holds.
+    pub fn bounds(i: usize) -> (u64, u64) {
+        if i < 2 * SUB_BUCKETS {
+            return (i as u64, i as u64);
+        }
+        let shift = i / SUB_BUCKETS - 1;
+        let sub = (i - shift * SUB_BUCKETS) as u64;
+        (sub << shift, ((sub + 1) << shift) - 1)
+    }
+
+    /// Counts `elapsed` in `counts`.
+    pub fn record(counts: &[AtomicU64], elapsed: Duration) {
+        let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        counts[index(ns)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The value at `percentile` (0 to 100) of the `counts` read from a histogram, as
+    /// HdrHistogram answers it: the highest value of the bucket where the cumulative
+    /// count reaches the percentile's share of the calls (the lowest for 0); `None`
+    /// without calls.
+    pub fn percentile(counts: &[u64], percentile: f64) -> Option<u64> {
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        if percentile <= 0.0 {
+            let first = counts.iter().position(|&c| c > 0)?;
+            return Some(bounds(first).0);
+        }
+        let share = (percentile.min(100.0) / 100.0 * total as f64 + 0.5) as u64;
+        let wanted = share.max(1);
+        let mut cumulative = 0;
+        for (i, count) in counts.iter().enumerate() {
+            cumulative += count;
+            if cumulative >= wanted {
+                return Some(bounds(i).1);
+            }
+        }
+        None
+    }
+
+    /// LATENCY HISTOGRAM's view of `counts`: for each power-of-two bound of 1024·2^k
+    /// nanoseconds (named in microseconds: 1, 2, 4, 8, 16, 32, 65, 131, …) that a call
+    /// reaches, the calls up to it, cumulated.
+    pub fn powers_of_two(counts: &[u64]) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut cumulative = 0;
+        for (i, &count) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            cumulative += count;
+            let high = bounds(i).1;
+            let k = (u64::BITS - high.leading_zeros()).saturating_sub(10);
+            let bound_us = (1024u64 << k) / 1000;
+            match out.last_mut() {
+                Some(last) if last.0 == bound_us => last.1 = cumulative,
+                _ => out.push((bound_us, cumulative)),
+            }
+        }
+        out
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn buckets_double() {
-        assert_eq!(bucket(Duration::from_nanos(0)), 0);
-        assert_eq!(bucket(Duration::from_nanos(1024)), 0);
-        assert_eq!(bucket(Duration::from_nanos(1025)), 1);
-        assert_eq!(bucket(Duration::from_nanos(2048)), 1);
-        assert_eq!(bucket(Duration::from_micros(100)), 7);
-        assert_eq!(bucket_usec(0), 1);
-        assert_eq!(bucket_usec(6), 65);
-        assert_eq!(bucket(Duration::from_secs(1 << 30)), BUCKETS - 1);
+    fn histogram_buckets_keep_two_significant_digits() {
+        use histogram::{bounds, index, percentile, powers_of_two};
+        assert_eq!(index(0), 0);
+        assert_eq!(index(255), 255);
+        assert_eq!(bounds(index(256)), (256, 257));
+        // Redis's reading of a 3 µs call: 2.992 to 3.007 µs.
+        assert_eq!(bounds(index(3000)), (2992, 3007));
+        for ns in [1u64, 255, 256, 1000, 4095, 4096, 123_456_789, 1 << 39] {
+            let (low, high) = bounds(index(ns));
+            assert!(low <= ns && ns <= high, "{ns}: {low}..{high}");
+            assert!(
+                (high - low) * 128 <= ns.max(1),
+                "{ns}: {low}..{high} too wide"
+            );
+            assert_eq!(
+                index(high) + 1,
+                index(high + 1),
+                "{ns}: buckets are contiguous"
+            );
+        }
+        assert_eq!(index(u64::MAX), histogram::LEN - 1);
+        let mut counts = vec![0u64; histogram::LEN];
+        for ns in [3000u64, 3000, 3000, 50_000] {
+            counts[index(ns)] += 1;
+        }
+        assert_eq!(percentile(&counts, 50.0), Some(3007));
+        assert_eq!(percentile(&counts, 99.0), Some(bounds(index(50_000)).1));
+        assert_eq!(percentile(&counts, 0.0), Some(2992));
+        assert_eq!(percentile(&[0; 4], 50.0), None);
+        assert_eq!(powers_of_two(&counts), [(4, 3), (65, 4)]);
+        let mut fast = vec![0u64; histogram::LEN];
+        fast[index(10)] = 2;
+        fast[index(1023)] = 1;
+        assert_eq!(powers_of_two(&fast), [(1, 3)]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use quiver_resp::Protocol;
 
 use crate::resp::command::Command;
 use crate::resp::command::connection::ReplySwitch;
+use crate::resp::table::CommandSpec;
 
 /// Most commands one MULTI may queue: each is held in memory until EXEC.
 pub const MAX_QUEUED_COMMANDS: usize = 100_000;
@@ -20,10 +21,10 @@ pub const MAX_QUEUED_COMMANDS: usize = 100_000;
 #[derive(Debug)]
 pub enum Queued {
     /// It runs at EXEC.
-    Command(Command),
+    Command(&'static CommandSpec, Command),
     /// Its options were refused: Redis checks only the name and the arity when it
     /// queues, and answers this error in EXEC's reply.
-    Refused(CommandError),
+    Refused(&'static CommandSpec, CommandError),
 }
 
 /// A MULTI in progress.

@@ -1,12 +1,21 @@
-//! Per-command counters for `INFO commandstats`: one slot per command and
-//! subcommand of the table, found by the address of its static table entry
-//! in a hash map built once, updated with relaxed atomics so counting never
-//! takes a lock.
+//! Per-command counters for `INFO commandstats` and `latencystats`: one slot per command
+//! and subcommand of the table, found by the address of its static table entry in a
+//! hash map built once, updated with relaxed atomics so counting never takes a lock.
+//! And the error replies by code, for `INFO errorstats`.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
+use crate::resp::latency::histogram;
 use crate::resp::table::{self, CommandSpec};
+
+/// Most error codes counted apart; errors of further codes are counted under
+/// [`OVERFLOW_CODE`] (as Valkey does; Redis 7.0 has no bound).
+pub const MAX_ERROR_CODES: usize = 128;
+/// Where errors of codes beyond [`MAX_ERROR_CODES`] are counted.
+pub const OVERFLOW_CODE: &str = "ERRORSTATS_OVERFLOW";
 
 /// Calls, time and failures of one command.
 #[derive(Debug, Default)]
@@ -15,8 +24,18 @@ pub struct Slot {
     pub usec: AtomicU64,
     pub rejected_calls: AtomicU64,
     pub failed_calls: AtomicU64,
-    /// Calls by time taken (LATENCY HISTOGRAM): see [`crate::resp::latency::bucket`].
-    pub histogram: [AtomicU64; crate::resp::latency::BUCKETS],
+    /// Calls by time taken (`latency-tracking`): see [`histogram`]; made at the first
+    /// call, as each takes 35 KB.
+    latency: OnceLock<Box<[AtomicU64]>>,
+}
+
+impl Slot {
+    /// The latency histogram's counts (empty before the first call is timed).
+    pub fn latency_counts(&self) -> Vec<u64> {
+        self.latency.get().map_or_else(Vec::new, |counts| {
+            counts.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+        })
+    }
 }
 
 /// Every command's slot, sorted by full name (`client|list` after `client`).
@@ -28,6 +47,11 @@ pub struct CommandStats {
     index: HashMap<usize, usize, foldhash::fast::FixedState>,
     pub total_commands: AtomicU64,
     pub total_connections: AtomicU64,
+    /// Error replies sent, by code (the error's first word).
+    errors: Mutex<BTreeMap<Box<[u8]>, u64>>,
+    pub total_error_replies: AtomicU64,
+    /// `latency-tracking`: calls are timed into the histograms.
+    tracking: AtomicBool,
 }
 
 impl CommandStats {
@@ -48,7 +72,86 @@ impl CommandStats {
             index,
             total_commands: AtomicU64::new(0),
             total_connections: AtomicU64::new(0),
+            errors: Mutex::default(),
+            total_error_replies: AtomicU64::new(0),
+            tracking: AtomicBool::new(true),
         }
+    }
+
+    /// Counts a call of `spec` that ran for `elapsed` (and failed: replied an error).
+    pub fn record(&self, spec: &CommandSpec, elapsed: Duration, failed: bool) {
+        let Some(slot) = self.slot(spec) else {
+            return;
+        };
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        slot.calls.fetch_add(1, Ordering::Relaxed);
+        slot.usec.fetch_add(micros, Ordering::Relaxed);
+        if failed {
+            slot.failed_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.tracking() {
+            let counts = slot
+                .latency
+                .get_or_init(|| (0..histogram::LEN).map(|_| AtomicU64::new(0)).collect());
+            histogram::record(counts, elapsed);
+        }
+    }
+
+    /// Counts a failure of a call of `spec` already counted (a script call, whose reply
+    /// comes after it was counted).
+    pub fn failed(&self, spec: &CommandSpec) {
+        if let Some(slot) = self.slot(spec) {
+            slot.failed_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a call of `spec` refused before it ran.
+    pub fn reject(&self, spec: &CommandSpec) {
+        if let Some(slot) = self.slot(spec) {
+            slot.rejected_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts the error reply at the start of `reply` (nothing when it is none), under
+    /// its code as Redis takes it: the word after `-`, when a space ends it within the
+    /// first 32 bytes; `ERR` otherwise.
+    pub fn error(&self, reply: &[u8]) {
+        if reply.first() != Some(&b'-') {
+            return;
+        }
+        self.total_error_replies.fetch_add(1, Ordering::Relaxed);
+        let line = memchr::memchr(b'\r', reply).unwrap_or(reply.len());
+        let head = &reply[..line.min(32)];
+        let code = match memchr::memchr(b' ', head) {
+            Some(space) => &head[1..space],
+            None => b"ERR".as_slice(),
+        };
+        let mut errors = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = errors.get_mut(code) {
+            *count += 1;
+            return;
+        }
+        let code = if errors.len() < MAX_ERROR_CODES {
+            code
+        } else {
+            OVERFLOW_CODE.as_bytes()
+        };
+        *errors.entry(code.into()).or_insert(0) += 1;
+    }
+
+    /// The errors by code, in code order.
+    pub fn errors(&self) -> Vec<(Box<[u8]>, u64)> {
+        let errors = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
+        errors.iter().map(|(code, n)| (code.clone(), *n)).collect()
+    }
+
+    /// `latency-tracking`.
+    pub fn tracking(&self) -> bool {
+        self.tracking.load(Ordering::Relaxed)
+    }
+
+    pub fn set_tracking(&self, on: bool) {
+        self.tracking.store(on, Ordering::Relaxed);
     }
 
     /// The slot of `spec`, a table entry.
@@ -82,17 +185,64 @@ impl CommandStats {
                 &slot.failed_calls,
             ]
             .into_iter()
-            .chain(&slot.histogram)
-            {
+            .chain(
+                slot.latency
+                    .get()
+                    .into_iter()
+                    .flat_map(|counts| counts.iter()),
+            ) {
                 counter.store(0, Ordering::Relaxed);
             }
         }
         self.total_commands.store(0, Ordering::Relaxed);
         self.total_connections.store(0, Ordering::Relaxed);
+        self.total_error_replies.store(0, Ordering::Relaxed);
+        self.errors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 }
 
 /// Table entries are statics, so their addresses identify them.
 fn address(spec: &CommandSpec) -> usize {
     std::ptr::from_ref(spec) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_counted_by_their_first_word() {
+        let stats = CommandStats::new();
+        for reply in [
+            b"-ERR unknown command\r\n".as_slice(),
+            b"-WRONGTYPE Operation against a key\r\n",
+            b"-NOSCRIPT\r\n",
+            b"- x\r\n",
+            b"-ACODEFARLONGERTHANTHIRTYTWOBYTESINALL x\r\n",
+            b"+OK\r\n",
+            b"",
+        ] {
+            stats.error(reply);
+        }
+        let errors: Vec<(String, u64)> = stats
+            .errors()
+            .into_iter()
+            .map(|(code, n)| (String::from_utf8_lossy(&code).into_owned(), n))
+            .collect();
+        // No space within 32 bytes (or before the line's end): `ERR`, as Redis does.
+        assert_eq!(
+            errors,
+            [
+                (String::new(), 1),
+                ("ERR".to_owned(), 3),
+                ("WRONGTYPE".to_owned(), 1)
+            ]
+        );
+        assert_eq!(stats.total_error_replies.load(Ordering::Relaxed), 5);
+        stats.reset();
+        assert!(stats.errors().is_empty());
+    }
 }

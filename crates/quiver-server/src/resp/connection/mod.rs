@@ -31,7 +31,7 @@ use super::{PROTECTED_MODE_REPLY, RespShared, monitor};
 use crate::clock::unix_ms;
 use crate::resp::command::scripting::exec::Done;
 use crate::resp::command::{Command, KeysCommand};
-use crate::resp::table::{self, CommandSpec, flag};
+use crate::resp::table::{self, CommandSpec, Group, flag};
 use crate::resp::threads::{self, Seat};
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
@@ -64,6 +64,8 @@ pub(super) enum Flow {
     Block(Box<Blocked>),
     /// Wait for a publish to a stream-named channel, then reply.
     Publish(Box<PendingPublish>),
+    /// MIGRATE waiting for its target server: await it, then finish it.
+    Migrate(Box<crate::resp::command::keys::migrate::PendingMigrate>),
     /// EVAL, EVALSHA or FCALL running on the script thread: its reply comes here.
     Script(tokio::sync::oneshot::Receiver<Done>),
     /// CLIENT PAUSE holds the command until then: wait, then handle it again.
@@ -222,7 +224,7 @@ impl Connection {
                     Ok(Some(found)) => found,
                     Ok(None) => break,
                     Err(error) => {
-                        drain_scripts(&mut scripts, &mut output).await;
+                        drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
                         if error.replies() {
                             write::write_error(&mut output, error.to_string().as_bytes());
                         } else {
@@ -243,7 +245,7 @@ impl Connection {
                 if !scripts.is_empty() || self.shared.scripts.holding() {
                     let script_call = is_script_call(&request);
                     if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
-                        drain_scripts(&mut scripts, &mut output).await;
+                        drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
                     }
                     if !script_call && self.shared.scripts.holding() {
                         self.shared.scripts.settled().await;
@@ -287,12 +289,35 @@ impl Connection {
                             shutdown,
                         };
                         let silent = self.silent;
+                        let before = output.len();
                         self.block(*blocked, parked, &mut output).await?;
+                        self.shared.stats.error(&output[before..]);
                         if silent {
                             output.clear();
                         }
                     }
-                    Flow::Script(reply) => scripts.push_back((reply, self.silent)),
+                    Flow::Script(reply) => {
+                        // Its failure is counted when the reply comes.
+                        let called = table::resolve_found(&request, command).ok();
+                        scripts.push_back((reply, self.silent, called));
+                    }
+                    Flow::Migrate(pending) => {
+                        let (silent, before) = (self.silent, output.len());
+                        let (pending, transfer) = tokio::select! {
+                            done = pending.run() => done,
+                            () = shutdown.wait() => return Err(End::Closed),
+                        };
+                        super::command::keys::migrate::finish(self, pending, transfer, &mut output);
+                        self.shared.stats.error(&output[before..]);
+                        if let Some(spec) = command
+                            && output.get(before) == Some(&b'-')
+                        {
+                            self.shared.stats.failed(spec);
+                        }
+                        if silent {
+                            output.truncate(before);
+                        }
+                    }
                     Flow::Publish(pending) => {
                         let (silent, before) = (self.silent, output.len());
                         let result = pending.publish.await;
@@ -302,6 +327,7 @@ impl Connection {
                             result,
                             pending.receivers,
                         );
+                        self.shared.stats.error(&output[before..]);
                         if silent {
                             output.truncate(before);
                         }
@@ -322,7 +348,7 @@ impl Connection {
                 }
             }
             if !scripts.is_empty() {
-                drain_scripts(&mut scripts, &mut output).await;
+                drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
             }
             // The replies of a pipeline go out after the thread's other ready connections
             // have been served: a client waiting on several of them is woken once for the
@@ -491,7 +517,21 @@ impl Connection {
     ) -> Flow {
         let spec = match table::resolve_found(request, command) {
             Ok(spec) => spec,
-            Err(error) => return self.refuse(None, &error, out),
+            Err(error) => {
+                // A wrong arity is the command's rejected call, as in Redis.
+                let rejected = match error {
+                    CommandError::WrongArity { command: name } => command.and_then(|spec| {
+                        if spec.name == name {
+                            Some(spec)
+                        } else {
+                            request.arg(1).and_then(|sub| spec.subcommand(sub))
+                        }
+                    }),
+                    _ if error.code() == ErrorCode::ExecAbort => command,
+                    _ => None,
+                };
+                return self.refuse(rejected, &error, out);
+            }
         };
         if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
             return self.refuse(Some(spec), &CommandError::NoAuth, out);
@@ -557,7 +597,7 @@ impl Connection {
             // Inside MULTI, Redis checks only the name and the arity when it queues; the
             // options are refused in EXEC's reply.
             Err(error) if self.session.multi.is_some() => {
-                return self.queue(Queued::Refused(error), out);
+                return self.queue(Queued::Refused(spec, error), out);
             }
             Err(error) => {
                 if show_after {
@@ -580,7 +620,7 @@ impl Connection {
                     .reads
                     .extend(keys.map(|key| (at, bytes::Bytes::copy_from_slice(key))));
             }
-            return self.queue(Queued::Command(command), out);
+            return self.queue(Queued::Command(spec, command), out);
         }
         let before = out.len();
         let flow = self.execute(spec, command, out);
@@ -603,13 +643,12 @@ impl Connection {
         self.shared
             .latency
             .command(spec.has(flag::FAST), elapsed, self.now_ms / 1000);
-        if let Some(slot) = self.shared.stats.slot(spec) {
-            slot.calls.fetch_add(1, Ordering::Relaxed);
-            slot.usec.fetch_add(micros, Ordering::Relaxed);
-            slot.histogram[super::latency::bucket(elapsed)].fetch_add(1, Ordering::Relaxed);
-            if out.get(before) == Some(&b'-') {
-                slot.failed_calls.fetch_add(1, Ordering::Relaxed);
-            }
+        let failed = out.get(before) == Some(&b'-');
+        self.shared.stats.record(spec, elapsed, failed);
+        // Scripting commands count their errors where they run (a script's may be
+        // nested in its reply, or counted already as its command's).
+        if failed && spec.group != Group::Scripting {
+            self.shared.stats.error(&out[before..]);
         }
         self.shared
             .stats
@@ -751,16 +790,33 @@ fn found(request: Request) -> Found {
     (request, command)
 }
 
-/// A script call's reply to come, and whether it is left out (`CLIENT REPLY`).
-type ScriptReply = (tokio::sync::oneshot::Receiver<Done>, bool);
+/// A script call's reply to come, whether it is left out (`CLIENT REPLY`), and its
+/// command.
+type ScriptReply = (
+    tokio::sync::oneshot::Receiver<Done>,
+    bool,
+    Option<&'static CommandSpec>,
+);
 
-/// Writes the replies of this client's script calls, in order, once they come.
-async fn drain_scripts(scripts: &mut VecDeque<ScriptReply>, output: &mut BytesMut) {
-    while let Some((reply, silent)) = scripts.pop_front() {
-        match reply.await {
-            Ok(_) if silent => {}
-            Ok(done) => output.extend_from_slice(&done.out),
-            Err(_) => write::write_error(output, b"ERR the script engine stopped"),
+/// Writes the replies of this client's script calls, in order, once they come, and
+/// counts the calls that failed (the engine counted their errors).
+async fn drain_scripts(
+    scripts: &mut VecDeque<ScriptReply>,
+    output: &mut BytesMut,
+    stats: &super::stats::CommandStats,
+) {
+    while let Some((reply, silent, spec)) = scripts.pop_front() {
+        let Ok(done) = reply.await else {
+            write::write_error(output, b"ERR the script engine stopped");
+            continue;
+        };
+        if let Some(spec) = spec
+            && done.out.first() == Some(&b'-')
+        {
+            stats.failed(spec);
+        }
+        if !silent {
+            output.extend_from_slice(&done.out);
         }
     }
 }

@@ -2,8 +2,6 @@
 //! MULTI, a failed persistence), how a refusal is answered (a refused EXEC discards the
 //! transaction), and MULTI's queue.
 
-use std::sync::atomic::Ordering;
-
 use bytes::BytesMut;
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, ErrorCode, Request};
@@ -88,9 +86,18 @@ impl Connection {
         error: &CommandError,
         out: &mut BytesMut,
     ) -> Flow {
-        if let Some(slot) = spec.and_then(|spec| self.shared.stats.slot(spec)) {
-            slot.rejected_calls.fetch_add(1, Ordering::Relaxed);
+        if let Some(spec) = spec {
+            self.shared.stats.reject(spec);
         }
+        let before = out.len();
+        self.refusal(spec, error, out);
+        self.shared.stats.error(&out[before..]);
+        Flow::Continue
+    }
+
+    /// Writes the refusal; inside MULTI the transaction is marked to abort, and a refused
+    /// EXEC discards it.
+    fn refusal(&mut self, spec: Option<&CommandSpec>, error: &CommandError, out: &mut BytesMut) {
         if spec.is_some_and(|spec| spec.name == "exec") || error.code() == ErrorCode::ExecAbort {
             // The transaction is discarded and every key unwatched, as in Redis (also
             // when EXEC came without MULTI).
@@ -101,13 +108,12 @@ impl Connection {
                 _ => CommandError::exec_abort(error).to_string(),
             };
             write::write_error(out, error.as_bytes());
-            return Flow::Continue;
+            return;
         }
         if let Some(multi) = &mut self.session.multi {
             multi.aborted = true;
         }
         write::write_error(out, error.to_string().as_bytes());
-        Flow::Continue
     }
 
     pub(super) fn queue(&mut self, command: Queued, out: &mut BytesMut) -> Flow {

@@ -102,46 +102,79 @@ fn parse(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
     })
 }
 
-/// Writes what a script returned as the client's reply, in the client's `protocol`.
-/// Booleans follow the script's own protocol (`redis.setresp`), as in Redis: `true`
-/// is `1` and `false` null unless the script chose RESP3.
-pub(super) fn write_value(value: &Value, protocol: Protocol, script: Protocol, out: &mut BytesMut) {
-    if let Err(error) = write_nested(value, protocol, script, out, 0) {
-        write::write_error(out, format!("ERR {error}").as_bytes());
+/// The mark of an error table whose error INFO errorstats has counted (a command's
+/// error that `redis.pcall` returned): Redis's name for it, which scripts see.
+pub(super) const COUNTED: &str = "ignore_error_stats_update";
+
+/// Whether `value` is an error table marked [`COUNTED`].
+pub(super) fn counted(value: &Value) -> bool {
+    matches!(value, Value::Table(table)
+        if matches!(table.raw_get::<Value>(COUNTED), Ok(Value::Boolean(true))))
+}
+
+/// Where a reply is being written, and where its errors that still count begin.
+struct Writer<'o> {
+    out: &'o mut BytesMut,
+    errors: &'o mut Vec<usize>,
+    protocol: Protocol,
+    script: Protocol,
+}
+
+impl Writer<'_> {
+    /// An error that INFO errorstats counts.
+    fn error(&mut self, text: &[u8]) {
+        self.errors.push(self.out.len());
+        write_error_text(self.out, text);
     }
 }
 
-fn write_nested(
+/// Writes what a script returned as the client's reply, in the client's `protocol`;
+/// `errors` gets the offset of each error reply in it that INFO errorstats has yet to
+/// count. Booleans follow the script's own protocol (`redis.setresp`), as in Redis:
+/// `true` is `1` and `false` null unless the script chose RESP3.
+pub(super) fn write_value(
     value: &Value,
     protocol: Protocol,
     script: Protocol,
     out: &mut BytesMut,
-    depth: usize,
-) -> mlua::Result<()> {
+    errors: &mut Vec<usize>,
+) {
+    let mut writer = Writer {
+        out,
+        errors,
+        protocol,
+        script,
+    };
+    if let Err(error) = write_nested(&mut writer, value, 0) {
+        writer.error(format!("ERR {error}").as_bytes());
+    }
+}
+
+fn write_nested(writer: &mut Writer<'_>, value: &Value, depth: usize) -> mlua::Result<()> {
+    let (protocol, out) = (writer.protocol, &mut *writer.out);
     match value {
         Value::String(s) => write::write_bulk(out, &s.as_bytes()),
         Value::Integer(n) => write::write_integer(out, *n),
         Value::Number(n) => write::write_integer(out, truncate(*n)),
-        Value::Boolean(b) if script == Protocol::Resp3 => write::write_bool(out, protocol, *b),
-        Value::Boolean(true) => write::write_integer(out, 1),
-        Value::Table(_) if depth >= MAX_DEPTH => {
-            write::write_error(out, b"ERR reached lua stack limit")
+        Value::Boolean(b) if writer.script == Protocol::Resp3 => {
+            write::write_bool(out, protocol, *b)
         }
-        Value::Table(table) => write_table(table, protocol, script, out, depth)?,
+        Value::Boolean(true) => write::write_integer(out, 1),
+        Value::Table(_) if depth >= MAX_DEPTH => writer.error(b"ERR reached lua stack limit"),
+        Value::Table(table) => write_table(writer, table, depth)?,
         _ => write::write_null(out, protocol),
     }
     Ok(())
 }
 
-fn write_table(
-    table: &Table,
-    protocol: Protocol,
-    script: Protocol,
-    out: &mut BytesMut,
-    depth: usize,
-) -> mlua::Result<()> {
+fn write_table(writer: &mut Writer<'_>, table: &Table, depth: usize) -> mlua::Result<()> {
+    let (protocol, out) = (writer.protocol, &mut *writer.out);
     if let Value::String(err) = table.raw_get::<Value>("err")? {
-        write_error_text(out, &err.as_bytes());
+        if let Value::Boolean(true) = table.raw_get::<Value>(COUNTED)? {
+            write_error_text(out, &err.as_bytes());
+        } else {
+            writer.error(&err.as_bytes());
+        }
         return Ok(());
     }
     if let Value::String(ok) = table.raw_get::<Value>("ok")? {
@@ -166,8 +199,8 @@ fn write_table(
             map.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
         write::write_map_len(out, protocol, pairs.len());
         for (key, value) in &pairs {
-            write_nested(key, protocol, script, out, depth + 1)?;
-            write_nested(value, protocol, script, out, depth + 1)?;
+            write_nested(writer, key, depth + 1)?;
+            write_nested(writer, value, depth + 1)?;
         }
         return Ok(());
     }
@@ -178,7 +211,7 @@ fn write_table(
             .collect::<mlua::Result<_>>()?;
         write::write_set_len(out, protocol, members.len());
         for member in &members {
-            write_nested(member, protocol, script, out, depth + 1)?;
+            write_nested(writer, member, depth + 1)?;
         }
         return Ok(());
     }
@@ -201,9 +234,9 @@ fn write_table(
         }
         items.push(item);
     }
-    write::write_array_len(out, items.len());
+    write::write_array_len(writer.out, items.len());
     for item in &items {
-        write_nested(item, protocol, script, out, depth + 1)?;
+        write_nested(writer, item, depth + 1)?;
     }
     Ok(())
 }

@@ -44,6 +44,10 @@ pub(in crate::resp) trait Dispatch {
     /// `redis.acl_check_cmd`: whether the script's user may run `request`, or the error
     /// raised for a command that does not exist.
     fn may_run(&mut self, request: &Request) -> Result<bool, &'static str>;
+
+    /// An error reply at the start of `reply` that a run's reply carries, not counted
+    /// where it arose (INFO errorstats).
+    fn error_replied(&mut self, reply: &[u8]);
 }
 
 /// The scripting engine of a server, shared by its connections.
@@ -418,6 +422,8 @@ mod tests {
         fn may_run(&mut self, _: &Request) -> Result<bool, &'static str> {
             Err("ERR no commands here")
         }
+
+        fn error_replied(&mut self, _: &[u8]) {}
     }
 
     #[test]

@@ -149,14 +149,25 @@ impl Vm {
             ))?;
             if ok {
                 let script_protocol = session.borrow().protocol;
-                convert::write_value(&value, call.protocol, script_protocol, out);
+                let mut errors = Vec::new();
+                convert::write_value(&value, call.protocol, script_protocol, out, &mut errors);
+                let mut session = session.borrow_mut();
+                for at in errors {
+                    session.dispatch.error_replied(&out[at..]);
+                }
             } else {
+                let at = out.len();
                 write_failure(&value, call.name, out)?;
+                if !convert::counted(&value) {
+                    session.borrow_mut().dispatch.error_replied(&out[at..]);
+                }
             }
             Ok(())
         })();
         if let Err(error) = result {
+            let at = out.len();
             quiver_resp::encode::write_error(out, format!("ERR {}", error_text(&error)).as_bytes());
+            session.borrow_mut().dispatch.error_replied(&out[at..]);
         }
     }
 
@@ -193,7 +204,10 @@ pub(super) fn session<D: Dispatch, R>(
         match session.borrow_mut().call(lua, args)? {
             (Value::Table(table), true) if raise => {
                 let text = table.raw_get::<mlua::String>("err")?;
-                Err(mlua::Error::external(ReplyError(text.as_bytes().to_vec())))
+                Err(mlua::Error::external(ReplyError {
+                    text: text.as_bytes().to_vec(),
+                    counted: convert::counted(&Value::Table(table)),
+                }))
             }
             (value, _) => Ok(value),
         }
@@ -261,7 +275,13 @@ impl<D: Dispatch> Session<'_, D> {
         self.dispatch
             .dispatch(request, self.protocol, &mut self.scratch);
         let failed = self.scratch.first() == Some(&b'-');
-        Ok((convert::reply_to_lua(lua, &self.scratch)?, failed))
+        let value = convert::reply_to_lua(lua, &self.scratch)?;
+        if failed && let Value::Table(table) = &value {
+            // The dispatcher counted the error (INFO errorstats): the script's reply
+            // must not count it again, and Redis shows scripts this mark.
+            table.raw_set(convert::COUNTED, true)?;
+        }
+        Ok((value, failed))
     }
 
     /// `redis.acl_check_cmd(command, args...)`.
@@ -408,6 +428,14 @@ fn error_handler(lua: &Lua, error: Value) -> mlua::Result<Table> {
     };
     let table = lua.create_table()?;
     table.raw_set("err", lua.create_string(message)?)?;
+    let counted = match &error {
+        Value::Table(_) => convert::counted(&error),
+        Value::Error(error) => reply_counted(error),
+        _ => false,
+    };
+    if counted {
+        table.raw_set(convert::COUNTED, true)?;
+    }
     if let Some((source, line)) = place {
         table.raw_set("source", source)?;
         table.raw_set("line", line)?;
@@ -415,14 +443,17 @@ fn error_handler(lua: &Lua, error: Value) -> mlua::Result<Table> {
     Ok(table)
 }
 
-/// The error `redis.call` raises (a command's error reply), and the `redis` library's
-/// own errors.
+/// The error `redis.call` raises (a command's error reply, `counted` in INFO errorstats
+/// when the command ran), and the `redis` library's own errors.
 #[derive(Debug)]
-struct ReplyError(Vec<u8>);
+struct ReplyError {
+    text: Vec<u8>,
+    counted: bool,
+}
 
 impl std::fmt::Display for ReplyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&String::from_utf8_lossy(&self.0))
+        f.write_str(&String::from_utf8_lossy(&self.text))
     }
 }
 
@@ -431,16 +462,26 @@ impl std::error::Error for ReplyError {}
 /// An error raised from the `redis` library as Redis raises its own: the text as it
 /// stands, without the caller's position.
 fn raised(text: &str) -> mlua::Error {
-    mlua::Error::external(ReplyError(text.as_bytes().to_vec()))
+    mlua::Error::external(ReplyError {
+        text: text.as_bytes().to_vec(),
+        counted: false,
+    })
 }
 
 /// The reply error inside `error`, if it is one `redis.call` raised.
 fn reply_error(error: &mlua::Error) -> Option<Vec<u8>> {
+    reply_error_of(error).map(|e| e.text.clone())
+}
+
+/// Whether `error` is a reply error already counted in INFO errorstats.
+fn reply_counted(error: &mlua::Error) -> bool {
+    reply_error_of(error).is_some_and(|e| e.counted)
+}
+
+fn reply_error_of(error: &mlua::Error) -> Option<&ReplyError> {
     match error {
-        mlua::Error::ExternalError(inner) => {
-            inner.downcast_ref::<ReplyError>().map(|e| e.0.clone())
-        }
-        mlua::Error::CallbackError { cause, .. } => reply_error(cause),
+        mlua::Error::ExternalError(inner) => inner.downcast_ref::<ReplyError>(),
+        mlua::Error::CallbackError { cause, .. } => reply_error_of(cause),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@ mod syntax;
 use std::sync::LazyLock;
 
 pub(crate) use reply::acl_categories;
-pub use reply::{command_reply, docs_reply, help_reply, info_reply, name_bytes};
+pub use reply::{command_reply, docs_reply, help_reply, info_reply, lookup_full, name_bytes};
 
 use crate::resp::command::{self, Args, Command};
 use quiver_resp::error::CommandError;
@@ -196,6 +196,10 @@ pub struct CommandSpec {
     /// The keys follow this keyword and take half of the arguments after it (XREAD's
     /// `STREAMS key... id...`). Such commands carry the `movablekeys` flag.
     pub keys_after: Option<(&'static str, usize)>,
+    /// The keys may instead follow this keyword, looked for from argument `.1` on, to
+    /// the end (MIGRATE's `KEYS`); the first key position then holds no key. Its key
+    /// specification searches from the second-to-last argument back, as Redis's does.
+    pub keys_instead: Option<(&'static str, usize)>,
     /// The field or member the command looks up in its first key's value, for
     /// reading a pipeline ahead.
     pub member: MemberAt,
@@ -272,6 +276,7 @@ impl CommandSpec {
             subcommands: &[],
             numkeys: 0,
             keys_after: None,
+            keys_instead: None,
             not_keys: false,
             member: MemberAt::None,
             first_key_apart: false,
@@ -401,6 +406,15 @@ impl CommandSpec {
         }
     }
 
+    /// This entry with its keys after `keyword` instead, when the request has it (see
+    /// [`CommandSpec::keys_instead`]).
+    pub(crate) const fn with_keys_instead(self, keyword: &'static str, from: usize) -> CommandSpec {
+        CommandSpec {
+            keys_instead: Some((keyword, from)),
+            ..self
+        }
+    }
+
     /// This entry with a `numkeys` argument at `position`, followed by the keys.
     pub(crate) const fn with_numkeys(self, position: usize) -> CommandSpec {
         CommandSpec {
@@ -432,13 +446,32 @@ impl CommandSpec {
     /// not a count the request holds), as `COMMAND GETKEYS` reports them.
     pub fn key_positions(&self, request: &Request) -> impl Iterator<Item = usize> + use<> {
         let counted = self.counted_keys(request).unwrap_or(0..0);
-        let argc = if self.not_keys { 0 } else { request.len() };
+        let instead = self.keys_instead_of_first(request);
+        let argc = if self.not_keys || instead.is_some() {
+            0
+        } else {
+            request.len()
+        };
         let after = self.keys_after_keyword(request);
         let store = self.store_positions(request);
         self.range_positions(argc)
             .chain(counted)
             .chain(after)
             .chain(store)
+            .chain(instead.unwrap_or(0..0))
+    }
+
+    /// The positions of the keys after [`CommandSpec::keys_instead`]'s keyword, when the
+    /// request has it.
+    fn keys_instead_of_first(&self, request: &Request) -> Option<std::ops::Range<usize>> {
+        let (keyword, from) = self.keys_instead?;
+        (from..request.len())
+            .find(|&pos| {
+                request
+                    .arg(pos)
+                    .is_some_and(|arg| arg.eq_ignore_ascii_case(keyword.as_bytes()))
+            })
+            .map(|pos| pos + 1..request.len())
     }
 
     /// Where the destinations of `STORE key` options are. GEORADIUS: what its two key
@@ -538,8 +571,10 @@ impl CommandSpec {
         let ranges = usize::from(self.first_key > 0) + usize::from(self.first_key_apart);
         let flags = |index: usize| self.key_flags.get(index).copied().unwrap_or_default();
         let first = usize::try_from(self.first_key).unwrap_or(0);
+        let instead = self.keys_instead_of_first(request);
+        let argc = if instead.is_some() { 0 } else { request.len() };
         let mut keys: Vec<(usize, &'static [&'static str])> = self
-            .range_positions(request.len())
+            .range_positions(argc)
             .map(|pos| {
                 let apart = self.first_key_apart && pos != first;
                 (pos, flags(usize::from(apart)))
@@ -551,6 +586,8 @@ impl CommandSpec {
                     .into_iter()
                     .map(|pos| (pos, flags(self.key_flags.len().saturating_sub(1)))),
             )
+            // Found as MIGRATE's own key finder finds them, with its flags: the first.
+            .chain(instead.unwrap_or(0..0).map(|pos| (pos, flags(0))))
             .collect();
         if let (Some(variable), Some((_, first))) = (self.variable_key_flags, keys.first_mut()) {
             *first = variable(request);

@@ -114,7 +114,7 @@ fn get_keys_reply(args: &[Bytes], with_flags: bool) -> Reply {
 }
 
 /// A command or `container|sub` subcommand by name.
-fn lookup_full(name: &[u8]) -> Option<&'static CommandSpec> {
+pub fn lookup_full(name: &[u8]) -> Option<&'static CommandSpec> {
     match name.iter().position(|&b| b == b'|') {
         None => lookup(name),
         Some(bar) => lookup(&name[..bar])?.subcommand(&name[bar + 1..]),
@@ -312,6 +312,28 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
                 (text("lastkey"), Reply::Integer(-1)),
                 (text("keystep"), Reply::Integer(1)),
                 (text("limit"), Reply::Integer(2)),
+            ],
+        ));
+    }
+    if let Some((keyword, _)) = spec.keys_instead {
+        let begin = Reply::Map(vec![
+            (text("type"), text("keyword")),
+            (
+                text("spec"),
+                Reply::Map(vec![
+                    (text("keyword"), text(keyword)),
+                    (text("startfrom"), Reply::Integer(-2)),
+                ]),
+            ),
+        ]);
+        specs.push(key_spec(
+            specs.len(),
+            begin,
+            "range",
+            vec![
+                (text("lastkey"), Reply::Integer(-1)),
+                (text("keystep"), Reply::Integer(1)),
+                (text("limit"), Reply::Integer(0)),
             ],
         ));
     }

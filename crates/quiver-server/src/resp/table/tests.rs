@@ -277,6 +277,7 @@ fn every_key_specification_has_its_flags() {
             let specs = ranges
                 + usize::from(spec.numkeys > 0)
                 + usize::from(spec.keys_after.is_some())
+                + usize::from(spec.keys_instead.is_some())
                 + 2 * usize::from(spec.store_options.is_some())
                 + spec.unknown_keys.len();
             assert_eq!(spec.key_flags.len(), specs, "{}", spec.name);

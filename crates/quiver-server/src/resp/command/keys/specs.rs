@@ -325,6 +325,20 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_key_flags(&[&["RO", "access"]])
     .with_tips(&["nondeterministic_output"]),
     c(
+        "migrate",
+        -6,
+        WRITE | MOVABLE_KEYS,
+        (3, 3, 1),
+        "2.6.0",
+        "Atomically transfers a key from one Redis instance to another.",
+        super::migrate::parse,
+    )
+    .with_syntax("host port key|\"\" destination-db timeout [COPY] [REPLACE] [AUTH password | AUTH2 username password] [KEYS key...]")
+    .dangerous()
+    .with_key_flags(&[&["RW", "access", "delete"], &["RW", "access", "delete", "incomplete"]])
+    .with_keys_instead("KEYS", 6)
+    .with_tips(&["nondeterministic_output"]),
+    c(
         "restore",
         -4,
         WRITE | DENYOOM,

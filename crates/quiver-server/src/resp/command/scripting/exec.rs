@@ -44,7 +44,9 @@ pub(in crate::resp) fn execute<'k>(
         protocol: conn.session.protocol,
         user: Arc::clone(&conn.session.user),
     };
+    let before = out.len();
     if answer_now(&shared.scripts, &command, caller.protocol, out) {
+        shared.stats.error(&out[before..]);
         return Flow::Continue;
     }
     match held {
@@ -168,6 +170,12 @@ fn fail(out: &mut BytesMut, text: &str) {
     write::write_error(out, text.as_bytes());
 }
 
+/// [`fail`], for a run that did not start.
+fn failed(out: &mut BytesMut, text: &str) -> bool {
+    fail(out, text);
+    false
+}
+
 /// Who runs a command: the session's database, client id, protocol and user.
 struct Caller {
     db: usize,
@@ -176,7 +184,8 @@ struct Caller {
     user: Arc<User>,
 }
 
-/// Runs a command that uses the engine, with the keyspace held.
+/// Runs a command that uses the engine, with the keyspace held, and counts the errors
+/// of its reply (INFO errorstats).
 fn on_engine(
     shared: Arc<RespShared>,
     command: &ScriptingCommand,
@@ -184,12 +193,28 @@ fn on_engine(
     runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
     out: &mut BytesMut,
 ) {
+    let (server, before) = (Arc::clone(&shared), out.len());
+    // A run's reply is counted as it is written (its errors may be nested, or counted
+    // already as its commands' errors).
+    if !reply_of(shared, command, caller, runs, out) {
+        server.stats.error(&out[before..]);
+    }
+}
+
+/// Runs the command; true when a script or function ran and wrote the reply.
+fn reply_of(
+    shared: Arc<RespShared>,
+    command: &ScriptingCommand,
+    caller: Caller,
+    runs: &mut Runs<'_, '_, ScriptDispatch<'_, '_>>,
+    out: &mut BytesMut,
+) -> bool {
     match command {
         ScriptingCommand::Run(call) => {
             let compiled = match &call.callee {
                 Callee::Body(body) => match runs.compile(body) {
                     Ok(sha) => Some(sha),
-                    Err(message) => return fail(out, &message),
+                    Err(message) => return failed(out, &message),
                 },
                 _ => None,
             };
@@ -202,10 +227,10 @@ fn on_engine(
             };
             let target = match target {
                 Ok(target) => target,
-                Err(message) => return fail(out, message),
+                Err(message) => return failed(out, message),
             };
             if let Some(message) = call.bad_numkeys {
-                return fail(out, &format!("ERR {message}"));
+                return failed(out, &format!("ERR {message}"));
             }
             let may_write = !target.declared || !target.flags.has(Flags::NO_WRITES);
             let allow_oom = target.flags.has(Flags::ALLOW_OOM);
@@ -217,10 +242,10 @@ fn on_engine(
                 && shared.cache.max_memory_bytes() > 0
                 && runs.dispatch().tx.make_room(unix_ms()).is_err()
             {
-                return fail(out, &CommandError::Oom.to_string());
+                return failed(out, &CommandError::Oom.to_string());
             }
             if call.read_only && target.declared && may_write {
-                return fail(
+                return failed(
                     out,
                     "ERR Can not execute a script with write flag using *_ro command.",
                 );
@@ -236,6 +261,7 @@ fn on_engine(
                 client: caller.client,
             });
             runs.run(&target, call, caller.protocol, out);
+            return true;
         }
         ScriptingCommand::ScriptLoad { body } => match runs.compile(body) {
             Ok(sha) => write::write_bulk(out, sha.as_bytes()),
@@ -291,6 +317,7 @@ fn on_engine(
             answer_now(&shared.scripts, other, caller.protocol, out);
         }
     }
+    false
 }
 
 /// FUNCTION STATS's reply.
@@ -521,28 +548,72 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         Ok(run.user.check(spec, request).is_ok())
     }
 
+    fn error_replied(&mut self, reply: &[u8]) {
+        if let Some(run) = &self.run {
+            run.shared.stats.error(reply);
+        }
+    }
+
+    /// Runs a command of the script, counted as a client's command is (INFO
+    /// commandstats and errorstats).
     fn dispatch(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut) {
+        let (started, before) = (std::time::Instant::now(), out.len());
+        let ran = self.run_command(request, protocol, out);
+        if let Some(run) = &self.run {
+            let stats = &run.shared.stats;
+            match ran {
+                Ran::Yes(spec) => {
+                    stats.record(spec, started.elapsed(), out.get(before) == Some(&b'-'))
+                }
+                Ran::Refused(spec) => stats.reject(spec),
+                Ran::Unknown => {}
+            }
+            stats.error(&out[before..]);
+        }
+    }
+}
+
+/// What became of a script's command.
+enum Ran {
+    Yes(&'static CommandSpec),
+    /// Refused before it ran (arity, ACL, read-only script).
+    Refused(&'static CommandSpec),
+    /// No such command.
+    Unknown,
+}
+
+impl ScriptDispatch<'_, '_> {
+    fn run_command(&mut self, request: Request, protocol: Protocol, out: &mut BytesMut) -> Ran {
         let fail = |out: &mut BytesMut, text: &str| write::write_error(out, text.as_bytes());
         let ScriptDispatch { tx, cache, run } = self;
         let Some(run) = run else {
-            return fail(out, "ERR no script is running");
+            fail(out, "ERR no script is running");
+            return Ran::Unknown;
         };
         let spec = match table::resolve(&request) {
             Ok(spec) => spec,
-            Err(CommandError::WrongArity { .. }) => {
-                return fail(
+            Err(CommandError::WrongArity { command }) => {
+                fail(
                     out,
                     "ERR Wrong number of args calling Redis command from script",
                 );
+                return table::lookup_full(command.as_bytes()).map_or(Ran::Unknown, Ran::Refused);
             }
-            Err(_) => return fail(out, "ERR Unknown Redis command called from script"),
+            Err(_) => {
+                fail(out, "ERR Unknown Redis command called from script");
+                return Ran::Unknown;
+            }
+        };
+        let refuse = |out: &mut BytesMut, text: &str| {
+            fail(out, text);
+            Ran::Refused(spec)
         };
         if spec.has(flag::NOSCRIPT) {
-            return fail(out, "ERR This Redis command is not allowed from script");
+            return refuse(out, "ERR This Redis command is not allowed from script");
         }
         if let Err(denied) = run.user.check(spec, &request) {
             run.log_refusal(spec, &request, denied);
-            return fail(
+            return refuse(
                 out,
                 match denied {
                     Denied::Command => {
@@ -558,7 +629,7 @@ impl Dispatch for ScriptDispatch<'_, '_> {
             );
         }
         if spec.has(flag::WRITE) && run.read_only {
-            return fail(
+            return refuse(
                 out,
                 "ERR Write commands are not allowed from read-only scripts.",
             );
@@ -569,7 +640,10 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         }
         let command = match Command::parse_resolved(spec, &request) {
             Ok(command) => command,
-            Err(error) => return write::write_error(out, error.to_string().as_bytes()),
+            Err(error) => {
+                write::write_error(out, error.to_string().as_bytes());
+                return Ran::Yes(spec);
+            }
         };
         if spec.has(flag::WRITE) {
             run.shared.scripts.state().wrote();
@@ -594,9 +668,15 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         // A write that was not refused for memory lets the later ones through.
         run.over_memory_ok |= writes && !out[before..].starts_with(b"-OOM");
         let session = match outcome {
-            Ok(Outcome::Done) => return,
-            Ok(Outcome::Block { .. }) => return write::write_null_array(out, protocol),
-            Ok(Outcome::Wait { .. }) => return write::write_integer(out, 0),
+            Ok(Outcome::Done) => return Ran::Yes(spec),
+            Ok(Outcome::Block { .. }) => {
+                write::write_null_array(out, protocol);
+                return Ran::Yes(spec);
+            }
+            Ok(Outcome::Wait { .. }) => {
+                write::write_integer(out, 0);
+                return Ran::Yes(spec);
+            }
             Err(session) => session,
         };
         match session {
@@ -635,5 +715,6 @@ impl Dispatch for ScriptDispatch<'_, '_> {
             }
             _ => fail(out, "ERR This Redis command is not allowed from script"),
         }
+        Ran::Yes(spec)
     }
 }

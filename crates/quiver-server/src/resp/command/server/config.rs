@@ -182,6 +182,11 @@ const LIVE: &[Live] = &[
         set: Some(|s, v| s.latency.set_threshold_ms(number(v))),
     },
     Live {
+        name: "latency-tracking",
+        get: |s| yes_no(s.stats.tracking()),
+        set: Some(|s, v| s.stats.set_tracking(v == "yes")),
+    },
+    Live {
         name: "slowlog-max-len",
         get: |s| s.slowlog.max_len().to_string(),
         set: Some(|s, v| s.slowlog.set_max_len(size(v))),

@@ -36,6 +36,9 @@ pub(in crate::resp) fn execute(
             }
             .encode(protocol, out);
         }
+        ServerCommand::Migrate(migrate) => {
+            return crate::resp::command::keys::migrate::start(conn, *migrate, out);
+        }
         ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
         ServerCommand::Time => write_time(out),
         ServerCommand::Config(command) => super::config::config(conn, command, out),
@@ -428,27 +431,20 @@ fn latency_histogram(conn: &Connection, commands: &[Bytes]) -> Reply {
         .all()
         .filter(|(name, _)| wanted(name))
         .filter_map(|(name, slot)| {
-            let counts: Vec<u64> = slot
-                .histogram
-                .iter()
-                .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-                .collect();
+            let counts = slot.latency_counts();
             let calls: u64 = counts.iter().sum();
             if calls == 0 {
                 return None;
             }
-            let mut cumulative = 0;
-            let mut buckets = Vec::new();
-            for (k, count) in counts.into_iter().enumerate() {
-                if count > 0 {
-                    cumulative += count;
-                    let bound = crate::resp::latency::bucket_usec(k);
-                    buckets.push((
+            let buckets = crate::resp::latency::histogram::powers_of_two(&counts)
+                .into_iter()
+                .map(|(bound, cumulative)| {
+                    (
                         Reply::Integer(bound as i64),
                         Reply::Integer(cumulative as i64),
-                    ));
-                }
-            }
+                    )
+                })
+                .collect();
             let detail = Reply::Map(vec![
                 (Reply::bulk("calls"), Reply::Integer(calls as i64)),
                 (Reply::bulk("histogram_usec"), Reply::Map(buckets)),

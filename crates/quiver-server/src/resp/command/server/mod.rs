@@ -32,6 +32,9 @@ fn command(command: CommandCommand) -> Result<Command, CommandError> {
 pub enum ServerCommand {
     /// `INFO [section...]` (none: the default sections).
     Info { sections: Vec<Bytes> },
+    /// `MIGRATE`: keys sent to another server (a keys command the connection runs, as
+    /// it awaits the target).
+    Migrate(Box<crate::resp::command::keys::migrate::Migrate>),
     /// `CONFIG` subcommands.
     Config(ConfigCommand),
     /// `COMMAND` and its subcommands.

@@ -3,8 +3,10 @@
 //! after checking that no WATCHed key changed.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use quiver_core::cache::{Cache, Transaction};
 use quiver_resp::CommandError;
 use quiver_resp::encode as write;
 
@@ -149,70 +151,104 @@ fn run(
         {
             remembered.extend(reads[first..next_read].iter().map(|(_, key)| key.clone()));
         }
-        let command = match queued {
-            Queued::Command(command) => command,
-            Queued::Refused(error) => {
+        let (spec, command) = match queued {
+            Queued::Command(spec, command) => (spec, command),
+            Queued::Refused(spec, error) => {
+                let reply = out.len();
                 write::write_error(out, error.to_string().as_bytes());
+                conn.shared.stats.record(spec, Duration::ZERO, true);
+                conn.shared.stats.error(&out[reply..]);
                 continue;
             }
         };
-        // INFO and CONFIG read or change keyspace-wide state through the shard
-        // locks this transaction holds: they run with the locks released.
-        let command = match command {
-            // A client in MULTI expects a reply per command, as Redis words it.
-            Command::Server(ServerCommand::Monitor) => {
-                write::write_error(out, b"ERR MONITOR isn't allowed for DENY BLOCKING client");
-                continue;
-            }
-            Command::Server(server @ (ServerCommand::Info { .. } | ServerCommand::Config(_))) => {
-                transaction = None;
-                execute_session(conn, SessionCommand::Server(server), out);
-                continue;
-            }
-            other => other,
-        };
-        let held = transaction.get_or_insert_with(hold);
-        if let Command::Scripting(command) = command {
-            // Inside EXEC the script runs in place, in the transaction.
-            crate::resp::command::scripting::exec::execute(
-                conn,
-                command,
-                Some((&cache, held)),
-                out,
-            );
-            continue;
-        }
-        let db_index = conn.session.db;
-        let mut db = held
-            .db(db_index)
-            .expect("SELECT only accepts existing databases");
-        let mut ctx = DataCtx {
-            cache: &cache,
-            db: &mut db,
-            db_index,
+        // Each command is counted as a client's would be (INFO commandstats, errorstats).
+        let (started, reply) = (Instant::now(), out.len());
+        // Scripting commands count their errors where they run.
+        let counts_errors = !matches!(command, Command::Scripting(_));
+        if let Flow::Close = run_one(
+            conn,
+            command,
+            &cache,
+            (&mut transaction, &hold),
             now_ms,
-            protocol: conn.session.protocol,
-            in_transaction: true,
-            max_bulk_len: conn.shared.settings.limits.max_bulk_len_bytes as u64,
-        };
-        match execute_data(&mut ctx, command, out) {
-            Ok(Outcome::Done) => {}
-            Ok(Outcome::Block { .. }) => write::write_null_array(out, conn.session.protocol),
-            Ok(Outcome::Wait { .. }) => write::write_integer(out, 0),
-            Err(SessionCommand::Transaction(TransactionCommand::Unwatch)) => {
-                write::write_simple(out, b"OK")
-            }
-            // MULTI, EXEC, DISCARD and WATCH are answered when they are sent, never queued.
-            Err(SessionCommand::Transaction(other)) => write::write_error(
-                out,
-                format!("ERR {other:?} cannot run inside a transaction").as_bytes(),
-            ),
-            Err(command) => {
-                if let Flow::Close = execute_session(conn, command, out) {
-                    flow = Flow::Close;
-                }
-            }
+            out,
+        ) {
+            flow = Flow::Close;
+        }
+        let failed = out.get(reply) == Some(&b'-');
+        conn.shared.stats.record(spec, started.elapsed(), failed);
+        if counts_errors {
+            conn.shared.stats.error(&out[reply..]);
         }
     }
     flow
+}
+
+/// Runs one queued command in the transaction (`transaction`, taken again with `hold`
+/// after a command that runs with the locks released).
+fn run_one<'k>(
+    conn: &mut Connection,
+    command: Command,
+    cache: &'k Cache,
+    (transaction, hold): (&mut Option<Transaction<'k>>, &dyn Fn() -> Transaction<'k>),
+    now_ms: u64,
+    out: &mut BytesMut,
+) -> Flow {
+    // INFO and CONFIG read or change keyspace-wide state through the shard
+    // locks this transaction holds: they run with the locks released.
+    let command = match command {
+        // A client in MULTI expects a reply per command, as Redis words it.
+        Command::Server(ServerCommand::Monitor) => {
+            write::write_error(out, b"ERR MONITOR isn't allowed for DENY BLOCKING client");
+            return Flow::Continue;
+        }
+        // It awaits another server, which a transaction holding the keyspace may not.
+        Command::Server(ServerCommand::Migrate(_)) => {
+            write::write_error(out, b"ERR MIGRATE cannot run inside a transaction on Quiver: it waits for the target server, and EXEC holds the keyspace");
+            return Flow::Continue;
+        }
+        Command::Server(server @ (ServerCommand::Info { .. } | ServerCommand::Config(_))) => {
+            *transaction = None;
+            return execute_session(conn, SessionCommand::Server(server), out);
+        }
+        other => other,
+    };
+    let held = transaction.get_or_insert_with(hold);
+    if let Command::Scripting(command) = command {
+        // Inside EXEC the script runs in place, in the transaction.
+        return crate::resp::command::scripting::exec::execute(
+            conn,
+            command,
+            Some((cache, held)),
+            out,
+        );
+    }
+    let db_index = conn.session.db;
+    let mut db = held
+        .db(db_index)
+        .expect("SELECT only accepts existing databases");
+    let mut ctx = DataCtx {
+        cache,
+        db: &mut db,
+        db_index,
+        now_ms,
+        protocol: conn.session.protocol,
+        in_transaction: true,
+        max_bulk_len: conn.shared.settings.limits.max_bulk_len_bytes as u64,
+    };
+    match execute_data(&mut ctx, command, out) {
+        Ok(Outcome::Done) => {}
+        Ok(Outcome::Block { .. }) => write::write_null_array(out, conn.session.protocol),
+        Ok(Outcome::Wait { .. }) => write::write_integer(out, 0),
+        Err(SessionCommand::Transaction(TransactionCommand::Unwatch)) => {
+            write::write_simple(out, b"OK")
+        }
+        // MULTI, EXEC, DISCARD and WATCH are answered when they are sent, never queued.
+        Err(SessionCommand::Transaction(other)) => write::write_error(
+            out,
+            format!("ERR {other:?} cannot run inside a transaction").as_bytes(),
+        ),
+        Err(command) => return execute_session(conn, command, out),
+    }
+    Flow::Continue
 }
