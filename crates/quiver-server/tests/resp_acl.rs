@@ -1,6 +1,7 @@
 //! Users through real connections: an ACL file loaded at start-up, written by ACL SAVE
 //! and read back after a restart, refused whole when a line is wrong; a deleted user's
-//! connections closed; `requirepass` as the default user's password.
+//! connections closed; subscribers whose channels are taken away closed; `requirepass` as
+//! the default user's password.
 
 use crate::support::{Server, Started, redis_connection};
 
@@ -102,4 +103,99 @@ fn requirepass_is_the_default_users_password() {
     let _: Option<String> = query(&mut fresh, &["GET", "k"]).unwrap();
     let line: String = query(&mut fresh, &["CLIENT", "INFO"]).unwrap();
     assert!(line.contains(" user=default "), "{line}");
+}
+
+/// A raw connection logged in as `user` that sent `command` and read its first reply.
+fn subscribed(server: &Server, user: &str, command: &str, name: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(server.resp).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let request = format!(
+        "*3\r\n$4\r\nAUTH\r\n${}\r\n{user}\r\n$2\r\npw\r\n*2\r\n${}\r\n{command}\r\n${}\r\n{name}\r\n",
+        user.len(),
+        command.len(),
+        name.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    // +OK, then the confirmation: an array of three whose last line is the count.
+    while !String::from_utf8_lossy(&seen).ends_with(":1\r\n") {
+        assert_eq!(
+            stream.read(&mut byte).unwrap(),
+            1,
+            "{:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.push(byte[0]);
+    }
+    assert!(
+        seen.starts_with(b"+OK\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&seen)
+    );
+    stream
+}
+
+/// Whether the server closed `stream` (within a second: what it sends is read past).
+fn closed(stream: &mut std::net::TcpStream) -> bool {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(1)))
+        .unwrap();
+    let mut buffer = [0u8; 256];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn subscribers_whose_channels_are_taken_away_are_disconnected() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut admin = redis_connection(&server);
+    for user in ["u", "other"] {
+        let _: () = query(
+            &mut admin,
+            &[
+                "ACL",
+                "SETUSER",
+                user,
+                "on",
+                ">pw",
+                "+@all",
+                "resetchannels",
+                "&chan*",
+            ],
+        )
+        .unwrap();
+    }
+    let mut channel = subscribed(&server, "u", "SUBSCRIBE", "chan1");
+    let mut pattern = subscribed(&server, "u", "PSUBSCRIBE", "chan*");
+    let mut shard = subscribed(&server, "u", "SSUBSCRIBE", "chan2");
+    let mut untouched = subscribed(&server, "other", "SUBSCRIBE", "chan3");
+
+    // chan1 stays allowed; the pattern is no longer one of the user's, nor is chan2.
+    let _: () = query(
+        &mut admin,
+        &["ACL", "SETUSER", "u", "resetchannels", "&chan1"],
+    )
+    .unwrap();
+    assert!(closed(&mut pattern), "the pattern subscriber is closed");
+    assert!(closed(&mut shard), "the shard subscriber is closed");
+    assert!(!closed(&mut channel), "a subscriber still allowed stays");
+    assert!(!closed(&mut untouched), "another user's subscriber stays");
+    let published: i64 = query(&mut admin, &["PUBLISH", "chan1", "m"]).unwrap();
+    assert_eq!(published, 1);
+
+    let _: () = query(&mut admin, &["ACL", "SETUSER", "u", "resetchannels"]).unwrap();
+    assert!(closed(&mut channel), "no channel is left to it");
+    assert!(!closed(&mut untouched));
 }

@@ -1,16 +1,22 @@
 //! What INFO counts, through a real socket with the `redis` crate: commandstats for
 //! commands run directly, inside EXEC and by scripts (calls, rejected and failed calls),
 //! errorstats and its bound on error codes, latencystats at the configured percentiles,
-//! and `latency-tracking` turning the timing off. (The error counts of each kind of
+//! `latency-tracking` turning the timing off, and the traffic figures of INFO stats. (The error counts of each kind of
 //! reply are compared with redis-server's in the differential test.)
 
 use std::collections::HashMap;
+use std::io::Read;
+use std::time::{Duration, Instant};
 
 use crate::support::{Server, redis_connection};
 
 fn start() -> (tempfile::TempDir, Server) {
+    start_with(&[])
+}
+
+fn start_with(extra: &[&str]) -> (tempfile::TempDir, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = Server::start(dir.path(), &[]);
+    let server = Server::start(dir.path(), extra);
     (dir, server)
 }
 
@@ -182,4 +188,56 @@ fn latencystats_follow_the_configured_percentiles_and_tracking() {
         latency.contains_key("latency_percentiles_usec_get"),
         "{latency:?}"
     );
+}
+
+#[test]
+fn stats_count_traffic_its_rate_and_refused_connections() {
+    let (_dir, server) = start_with(&["--resp-max-connections", "2"]);
+    let mut con = redis_connection(&server);
+    // Commands for longer than a few samples (one every 100 ms).
+    let until = Instant::now() + Duration::from_millis(500);
+    let mut sent = 0;
+    while Instant::now() < until {
+        run(&mut con, &["SET", "k", "v"]);
+        sent += 1;
+    }
+    let stats = fields(&info(&mut con, "stats"));
+    let number = |field: &str| stats[field].parse::<f64>().expect(field);
+    assert!(number("instantaneous_ops_per_sec") > 0.0, "{stats:?}");
+    assert!(number("instantaneous_input_kbps") > 0.0, "{stats:?}");
+    assert!(number("instantaneous_output_kbps") > 0.0, "{stats:?}");
+    // Each SET is 27 bytes in and `+OK` 5 bytes out.
+    assert!(
+        number("total_net_input_bytes") >= f64::from(sent * 27),
+        "{stats:?}"
+    );
+    assert!(
+        number("total_net_output_bytes") >= f64::from(sent * 5),
+        "{stats:?}"
+    );
+    assert!(
+        number("total_reads_processed") >= f64::from(sent),
+        "{stats:?}"
+    );
+    assert!(
+        number("total_writes_processed") >= f64::from(sent),
+        "{stats:?}"
+    );
+    assert_eq!(stats["rejected_connections"], "0");
+
+    // A third connection is over the limit of two.
+    let _second = std::net::TcpStream::connect(server.resp).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut third = std::net::TcpStream::connect(server.resp).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut refusal = String::new();
+    let _ = third.read_to_string(&mut refusal);
+    assert_eq!(refusal, "-ERR max number of clients reached\r\n");
+    let stats = fields(&info(&mut con, "stats"));
+    assert_eq!(stats["rejected_connections"], "1");
+    let memory = fields(&info(&mut con, "memory"));
+    assert!(memory["total_system_memory"].parse::<u64>().unwrap() > 0);
+    assert!(memory.contains_key("mem_fragmentation_ratio"), "{memory:?}");
 }

@@ -15,6 +15,14 @@ pub fn memory() -> ProcessMemory {
         .unwrap_or_default()
 }
 
+/// The machine's memory (`MemTotal` of `/proc/meminfo`), in bytes.
+pub fn total_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// CPU seconds this process and its waited-for children used, in user and system mode.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuTimes {

@@ -35,6 +35,9 @@ pub struct ClientHandle {
     /// invalidations to it).
     pub kill: Notify,
     pub killed: AtomicBool,
+    /// Its user's channel rules changed: the connection checks its subscriptions against
+    /// them when it looks up, and closes if one is no longer allowed.
+    pub recheck_channels: AtomicBool,
     /// The connection waits in a blocking command (BLPOP, XREAD BLOCK, WAIT...).
     pub blocked: AtomicBool,
     /// `CLIENT UNBLOCK` asked it to stop waiting: [`UNBLOCK_TIMEOUT`] or
@@ -124,6 +127,7 @@ impl Clients {
             }),
             kill: Notify::new(),
             killed: AtomicBool::new(false),
+            recheck_channels: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             unblock: std::sync::atomic::AtomicU8::new(0),
             inbox,
@@ -182,6 +186,12 @@ impl ClientHandle {
         self.unblock.store(reason, Ordering::Release);
         self.kill.notify_one();
         true
+    }
+
+    /// Makes the connection check its subscriptions against its user's channel rules.
+    pub fn recheck_channels(&self) {
+        self.recheck_channels.store(true, Ordering::Release);
+        self.kill.notify_one();
     }
 
     /// Makes the connection read its inbox from now on.

@@ -62,6 +62,13 @@ fn process_id_hex(which: usize) -> &'static str {
     &ids[which]
 }
 
+/// The kernel interface Quiver's runtime waits on sockets with.
+const MULTIPLEXING_API: &str = if cfg!(any(target_os = "linux", target_os = "android")) {
+    "epoll"
+} else {
+    "kqueue"
+};
+
 /// Renders the requested sections (none: the default ones).
 pub fn render(shared: &RespShared, requested: &[Bytes]) -> String {
     let mut wanted: Vec<&str> = Vec::new();
@@ -115,7 +122,7 @@ fn server(shared: &RespShared, out: &mut String) {
     };
     let _ = write!(
         out,
-        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:{hz}\r\nconfigured_hz:{hz}\r\nexecutable:{}\r\nconfig_file:{}\r\n",
+        "# Server\r\nredis_version:{REDIS_VERSION}\r\nquiver_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:{}\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:{MULTIPLEXING_API}\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:{hz}\r\nconfigured_hz:{hz}\r\nexecutable:{}\r\nconfig_file:{}\r\n",
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
         std::env::consts::ARCH,
@@ -123,6 +130,9 @@ fn server(shared: &RespShared, out: &mut String) {
         std::process::id(),
         process_id_hex(0),
         shared.listen_addr.port(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_micros()),
         uptime / 86_400,
         path(std::env::current_exe().ok()),
         path(shared.config_file.get().cloned()),
@@ -144,14 +154,24 @@ fn memory(shared: &RespShared, out: &mut String) {
     let cache = &shared.cache;
     let stats = cache.stats();
     let rss = process::memory().resident_bytes.unwrap_or(0);
+    let system = process::total_memory().unwrap_or(0);
+    // Resident size over what the keyspace accounts (as MEMORY STATS's `fragmentation`).
+    let used = stats.used_memory as u64;
+    let fragmentation = if used == 0 {
+        0.0
+    } else {
+        rss as f64 / used as f64
+    };
     let _ = write!(
         out,
-        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmem_allocator:libc\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\nmem_fragmentation_ratio:{fragmentation:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_allocator:libc\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nlazyfree_pending_objects:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\n",
         stats.used_memory,
         human(stats.used_memory as u64),
         stats.used_memory_peak,
         human(stats.used_memory_peak as u64),
         human(rss),
+        human(system),
+        rss as i64 - used as i64,
         cache.max_memory_bytes(),
         human(cache.max_memory_bytes()),
         cache.policy().name(),
@@ -204,11 +224,19 @@ fn persistence(shared: &RespShared, out: &mut String) {
 fn stats(shared: &RespShared, out: &mut String) {
     let keyspace = shared.cache.stats();
     let pubsub = shared.pubsub.stats();
+    let counters = &shared.stats;
+    let count = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
+    let (ops, input_kbps, output_kbps) = counters.instantaneous();
+    // Quiver does not replicate, fork, evict clients or cache MIGRATE's connections:
+    // those figures are 0.
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlazyfreed_objects:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\n",
-        shared.stats.total_connections.load(Ordering::Relaxed),
-        shared.stats.total_commands.load(Ordering::Relaxed),
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{ops}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nlazyfreed_objects:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n",
+        count(&counters.total_connections),
+        count(&counters.total_commands),
+        count(&counters.net_input_bytes),
+        count(&counters.net_output_bytes),
+        count(&counters.rejected_connections),
         keyspace.expired_keys,
         keyspace.evicted_keys,
         keyspace.keyspace_hits,
@@ -217,7 +245,9 @@ fn stats(shared: &RespShared, out: &mut String) {
         pubsub.patterns,
         pubsub.shard_channels,
         shared.cache.lazy_freed(),
-        shared.stats.total_error_replies.load(Ordering::Relaxed),
+        count(&counters.total_error_replies),
+        count(&counters.reads_processed),
+        count(&counters.writes_processed),
     );
 }
 

@@ -179,6 +179,17 @@ pub async fn serve_resp(
 ) {
     let _ = shared.stop.set(shutdown.clone());
     let expiry = tokio::spawn(Arc::clone(&shared.cache).run_active_expiry(unix_ms));
+    // The totals INFO's instantaneous rates come from.
+    let sampler = {
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(stats::SAMPLE_EVERY);
+            loop {
+                every.tick().await;
+                shared.stats.sample(Instant::now());
+            }
+        })
+    };
     let admit = |stream, peer, guard| {
         let shared = Arc::clone(&shared);
         let shutdown = shutdown.clone();
@@ -188,12 +199,20 @@ pub async fn serve_resp(
             tracing::warn!(%peer, %error, "connection dropped: not movable to a connection thread");
         }
     };
+    let refuse = |stream, _limit| {
+        shared
+            .stats
+            .rejected_connections
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        refuse(stream)
+    };
     listener.accept_loop(shutdown.clone(), admit, refuse).await;
     expiry.abort();
+    sampler.abort();
 }
 
 /// Redis's reply to a client over `maxclients`.
-async fn refuse(mut stream: TcpStream, _limit: u32) {
+async fn refuse(mut stream: TcpStream) {
     let _ = stream
         .write_all(b"-ERR max number of clients reached\r\n")
         .await;

@@ -52,6 +52,28 @@ pub struct CommandStats {
     pub total_error_replies: AtomicU64,
     /// `latency-tracking`: calls are timed into the histograms.
     tracking: AtomicBool,
+    /// Bytes and reads received from clients, bytes and writes sent to them.
+    pub net_input_bytes: AtomicU64,
+    pub reads_processed: AtomicU64,
+    pub net_output_bytes: AtomicU64,
+    pub writes_processed: AtomicU64,
+    /// Connections refused (`maxclients`, protected mode).
+    pub rejected_connections: AtomicU64,
+    /// Samples of the totals, for the instantaneous rates.
+    samples: Mutex<Samples>,
+}
+
+/// Samples taken every [`SAMPLE_EVERY`] (Redis's `STATS_METRIC_SAMPLES` of its cron).
+const SAMPLES: usize = 16;
+/// How often the totals are sampled.
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
+/// The last [`SAMPLES`] rates per second of commands, input bytes and output bytes.
+#[derive(Debug, Default)]
+struct Samples {
+    last: Option<(std::time::Instant, [u64; 3])>,
+    rates: [[f64; SAMPLES]; 3],
+    next: usize,
 }
 
 impl CommandStats {
@@ -75,7 +97,57 @@ impl CommandStats {
             errors: Mutex::default(),
             total_error_replies: AtomicU64::new(0),
             tracking: AtomicBool::new(true),
+            net_input_bytes: AtomicU64::new(0),
+            reads_processed: AtomicU64::new(0),
+            net_output_bytes: AtomicU64::new(0),
+            writes_processed: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            samples: Mutex::default(),
         }
+    }
+
+    /// Counts a read of `bytes` from a client.
+    pub fn read(&self, bytes: usize) {
+        self.net_input_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.reads_processed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a write of `bytes` to a client.
+    pub fn wrote(&self, bytes: usize) {
+        self.net_output_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.writes_processed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Takes a sample of the totals (every [`SAMPLE_EVERY`]).
+    pub fn sample(&self, now: std::time::Instant) {
+        let totals = [
+            self.total_commands.load(Ordering::Relaxed),
+            self.net_input_bytes.load(Ordering::Relaxed),
+            self.net_output_bytes.load(Ordering::Relaxed),
+        ];
+        let mut samples = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, before)) = samples.last {
+            let seconds = now.saturating_duration_since(at).as_secs_f64();
+            if seconds > 0.0 {
+                let next = samples.next;
+                for (i, (total, before)) in totals.iter().zip(before).enumerate() {
+                    samples.rates[i][next] = total.saturating_sub(before) as f64 / seconds;
+                }
+                samples.next = (next + 1) % SAMPLES;
+            }
+        }
+        samples.last = Some((now, totals));
+    }
+
+    /// Commands per second, and kilobytes per second in and out, averaged over the
+    /// last samples (`instantaneous_ops_per_sec`, `instantaneous_input_kbps`,
+    /// `instantaneous_output_kbps`).
+    pub fn instantaneous(&self) -> (u64, f64, f64) {
+        let samples = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        let mean = |i: usize| samples.rates[i].iter().sum::<f64>() / SAMPLES as f64;
+        (mean(0).round() as u64, mean(1) / 1024.0, mean(2) / 1024.0)
     }
 
     /// Counts a call of `spec` that ran for `elapsed` (and failed: replied an error).
@@ -194,9 +266,19 @@ impl CommandStats {
                 counter.store(0, Ordering::Relaxed);
             }
         }
-        self.total_commands.store(0, Ordering::Relaxed);
-        self.total_connections.store(0, Ordering::Relaxed);
-        self.total_error_replies.store(0, Ordering::Relaxed);
+        for counter in [
+            &self.total_commands,
+            &self.total_connections,
+            &self.total_error_replies,
+            &self.net_input_bytes,
+            &self.reads_processed,
+            &self.net_output_bytes,
+            &self.writes_processed,
+            &self.rejected_connections,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+        *self.samples.lock().unwrap_or_else(PoisonError::into_inner) = Samples::default();
         self.errors
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -223,19 +223,25 @@ impl Selector {
             };
             for pos in positions {
                 let channel = request.arg(pos).unwrap_or_default();
-                let granted = self.channels.iter().any(|pattern| {
-                    if literal {
-                        pattern == channel
-                    } else {
-                        glob_match(pattern, channel)
-                    }
-                });
-                if !granted {
+                if !self.allows_channel(channel, literal) {
                     return Err(Denied::Channel(pos));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Whether this set's channel rules allow `channel`; a pattern (`literal`) must be
+    /// one of the set's patterns as written, as PSUBSCRIBE's check wants.
+    fn allows_channel(&self, channel: &[u8], literal: bool) -> bool {
+        self.all_channels
+            || self.channels.iter().any(|pattern| {
+                if literal {
+                    pattern == channel
+                } else {
+                    glob_match(pattern, channel)
+                }
+            })
     }
 
     /// The command rules, as ACL LIST and GETUSER show them.
@@ -370,6 +376,14 @@ impl User {
             selectors: Vec::new(),
             unrestricted: false,
         }
+    }
+
+    /// Whether the user may still be subscribed to `channel` (a pattern when `pattern`):
+    /// its own channel rules or a selector's allow it.
+    pub fn allows_channel(&self, channel: &[u8], pattern: bool) -> bool {
+        std::iter::once(&self.root)
+            .chain(&self.selectors)
+            .any(|set| set.allows_channel(channel, pattern))
     }
 
     /// The `default` user of a fresh server: every permission, and `password` if one

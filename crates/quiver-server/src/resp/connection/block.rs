@@ -89,7 +89,10 @@ impl Connection {
             tokio::select! {
                 () = notify.notified() => {}
                 () = sleep_or_forever(timeout) => {}
-                read = reader.read_buf(input) => if matches!(read, Ok(0) | Err(_)) { break Err(End::Closed) },
+                read = reader.read_buf(input) => match read {
+                    Ok(0) | Err(_) => break Err(End::Closed),
+                    Ok(read) => self.shared.stats.read(read),
+                },
                 () = self.handle.kill.notified() => if self.handle.killed.load(Ordering::Acquire) {
                     break Err(End::Closed);
                 },

@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use quiver_core::cache::{Cache, ChangeOrigin};
+use quiver_core::cache::ChangeOrigin;
 use quiver_core::pubsub::{Closed, Entry};
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, Decoder, ErrorCode, ParseError, Protocol, Request};
@@ -89,6 +89,10 @@ pub(super) async fn serve(
     seat: Seat,
 ) {
     if shared.refuses(peer.ip()) {
+        shared
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
         let _ = stream.write_all(PROTECTED_MODE_REPLY).await;
         drop(guard);
         return;
@@ -230,7 +234,7 @@ impl Connection {
                         } else {
                             tracing::info!(client = self.session.id, peer = %self.session.peer, %error, "closing client");
                         }
-                        flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                        flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                         return Err(End::Closed);
                     }
                 };
@@ -253,7 +257,7 @@ impl Connection {
                 }
                 let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
-                    flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                    flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                     tokio::select! {
                         biased;
                         () = self.handle.kill.notified() => if self.handle.killed.load(Ordering::Acquire) {
@@ -273,7 +277,7 @@ impl Connection {
                 match flow {
                     Flow::Continue | Flow::Paused(_) => {}
                     Flow::Close => {
-                        flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                        flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                         return Err(End::Closed);
                     }
                     Flow::Block(blocked) => {
@@ -282,7 +286,7 @@ impl Connection {
                         self.handle.unblock.store(0, Ordering::Release);
                         self.handle.blocked.store(true, Ordering::Release);
                         self.handle.update(&self.session);
-                        flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                        flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                         let parked = Parked {
                             reader: &mut reader,
                             input,
@@ -344,7 +348,7 @@ impl Connection {
                     return Err(End::Closed);
                 }
                 if output.len() >= FLUSH_THRESHOLD_BYTES {
-                    flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                    flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                 }
             }
             if !scripts.is_empty() {
@@ -359,7 +363,7 @@ impl Connection {
                 tokio::task::yield_now().await;
             }
             self.published = false;
-            flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+            flush(&mut writer, &mut output, &self.session, &self.shared).await?;
             seat.served(served);
             self.handle.update(&self.session);
             if shutdown.is_triggered() {
@@ -400,7 +404,7 @@ impl Connection {
                 }
             };
             let Some(read) = read else {
-                if self.handle.killed.load(Ordering::Acquire) {
+                if self.handle.killed.load(Ordering::Acquire) || self.channels_revoked() {
                     return Err(End::Closed);
                 }
                 // Woken for messages or MONITOR's lines, or to read the inbox another
@@ -415,13 +419,16 @@ impl Connection {
                     tracing::info!(client = self.session.id, peer = %self.session.peer, "closing client: MONITOR's lines outgrew resp.max_output_buffer");
                     return Err(End::Closed);
                 }
-                flush(&mut writer, &mut output, &self.session, &self.shared.cache).await?;
+                flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                 filled = false;
                 continue;
             };
             match read {
                 Ok(0) | Err(_) => return Err(End::Closed),
-                Ok(read) => filled = read == room,
+                Ok(read) => {
+                    self.shared.stats.read(read);
+                    filled = read == room;
+                }
             }
             self.now_ms = unix_ms();
             self.clock = Instant::now();
@@ -827,11 +834,12 @@ async fn flush(
     writer: &mut WriteHalf<'_>,
     output: &mut BytesMut,
     session: &Session,
-    cache: &Cache,
+    shared: &RespShared,
 ) -> Result<(), End> {
     if output.is_empty() {
         return Ok(());
     }
+    let cache = &shared.cache;
     // Replies go out only once the writes before them are as durable as `appendfsync`
     // promises; if the journal failed they never go out.
     if session.wrote.swap(false, Ordering::Relaxed)
@@ -851,6 +859,7 @@ async fn flush(
             }
         },
     };
+    shared.stats.wrote(output.len());
     output.clear();
     result.map_err(|_| End::Closed)
 }

@@ -2,7 +2,10 @@
 //! MULTI, a failed persistence), how a refusal is answered (a refused EXEC discards the
 //! transaction), and MULTI's queue.
 
+use std::sync::atomic::Ordering;
+
 use bytes::BytesMut;
+use quiver_core::pubsub::Space;
 use quiver_resp::encode as write;
 use quiver_resp::{CommandError, ErrorCode, Request};
 
@@ -60,6 +63,37 @@ impl Connection {
         // What eviction changed is told now (invalidations, blocked clients).
         cache.after_command();
         refused
+    }
+
+    /// After a change to its user's rules: whether a subscription of this client is no
+    /// longer allowed by them (the connection then closes, as Redis closes it).
+    pub(super) fn channels_revoked(&self) -> bool {
+        if !self.handle.recheck_channels.swap(false, Ordering::AcqRel) {
+            return false;
+        }
+        let Some(subscriber) = &self.session.subscriber else {
+            return false;
+        };
+        let Some(user) = self.shared.acl.user(&self.session.user.name) else {
+            return true;
+        };
+        let denied = |space: Space, pattern: bool| {
+            subscriber
+                .names(space)
+                .iter()
+                .any(|name| !user.allows_channel(name, pattern))
+        };
+        let revoked = denied(Space::Channel, false)
+            || denied(Space::Shard, false)
+            || denied(Space::Pattern, true);
+        if revoked {
+            tracing::info!(
+                client = self.session.id,
+                peer = %self.session.peer,
+                "closing client: its user may no longer use a channel it is subscribed to"
+            );
+        }
+        revoked
     }
 
     /// Redis's `MISCONF` refusal of a write (and of PING) while the append-only file

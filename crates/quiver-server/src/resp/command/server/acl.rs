@@ -299,7 +299,10 @@ pub(super) fn execute(conn: &mut Connection, command: AclCommand, out: &mut Byte
                 return fail(out, message);
             }
             match acl.set_user(&name, &rules, all_channels(conn)) {
-                Ok(()) => write::write_simple(out, b"OK"),
+                Ok(()) => {
+                    recheck_subscribers(conn, Some(&name));
+                    write::write_simple(out, b"OK");
+                }
                 Err(error) if error.reason == acl::UNMATCHED => fail(
                     out,
                     &format!("ERR {} starting at '{}'.", error.reason, error.rule),
@@ -339,6 +342,7 @@ pub(super) fn execute(conn: &mut Connection, command: AclCommand, out: &mut Byte
             Some(path) => match load(acl, &path, all_channels(conn)) {
                 Ok(()) => {
                     disconnect_removed(conn);
+                    recheck_subscribers(conn, None);
                     write::write_simple(out, b"OK");
                 }
                 Err(error) => fail(out, &format!("ERR {error}")),
@@ -397,6 +401,18 @@ fn disconnect_removed(conn: &Connection) {
     for client in conn.shared.clients.all() {
         if acl.user(client.view().user.as_bytes()).is_none() {
             client.kill();
+        }
+    }
+}
+
+/// After a change to `user`'s rules (every user's when `None`): its subscribed clients
+/// check their channels, and those subscribed to a channel or pattern it may no longer
+/// use close, as Redis closes them.
+fn recheck_subscribers(conn: &Connection, user: Option<&[u8]>) {
+    for client in conn.shared.clients.all() {
+        let view = client.view();
+        if view.is_subscriber() && user.is_none_or(|name| view.user.as_bytes() == name) {
+            client.recheck_channels();
         }
     }
 }
