@@ -567,3 +567,41 @@ async fn keyspace_events_reach_redis_and_native_subscribers_with_expiries_and_ev
         ]
     );
 }
+
+#[test]
+fn keys_a_script_reads_are_tracked_for_its_caller() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut listener = subscriber(&server);
+    let listener_id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query(&mut listener)
+        .expect("CLIENT ID");
+    let mut pubsub = listener.as_pubsub();
+    pubsub.subscribe("__redis__:invalidate").expect("SUBSCRIBE");
+    let mut reader = redis_connection(&server);
+    let _: () = redis::cmd("CLIENT")
+        .arg(&["TRACKING", "ON", "REDIRECT"])
+        .arg(listener_id)
+        .query(&mut reader)
+        .expect("CLIENT TRACKING");
+    // The script's declared key is not what counts: the keys its commands read are.
+    let _: Option<String> = redis::cmd("EVAL")
+        .arg("return redis.call('get', ARGV[1])")
+        .arg(1)
+        .arg("declared")
+        .arg("read:1")
+        .query(&mut reader)
+        .expect("EVAL");
+    let mut writer = redis_connection(&server);
+    for key in ["declared", "read:1"] {
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg("changed")
+            .query(&mut writer)
+            .expect("SET");
+    }
+    let message = pubsub.get_message().expect("an invalidation");
+    let keys: Vec<String> = message.get_payload().expect("the keys");
+    assert_eq!(keys, ["read:1"]);
+}

@@ -188,6 +188,12 @@ impl PubSub {
         Inbox::default()
     }
 
+    /// Remembers that `client` read `keys` (its tracking in the default mode), for reads
+    /// made on its behalf elsewhere (the commands of its scripts).
+    pub fn remember<'k>(&self, client: u64, keys: impl Iterator<Item = &'k [u8]>) {
+        self.inner.tracking.remember(client, keys);
+    }
+
     /// Client `client`'s subscriptions and tracking, delivering to `inbox`; dropping it
     /// ends both.
     pub fn subscriber(&self, client: u64, inbox: Inbox) -> Subscriber {

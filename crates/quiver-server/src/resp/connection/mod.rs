@@ -678,7 +678,10 @@ impl Connection {
         let Some(tracking) = &mut self.session.tracking else {
             return;
         };
-        let remembers = spec.has(flag::READONLY) && tracking.remembers();
+        // A read-only script call's keys are not remembered: the keys its commands read are,
+        // on the script thread.
+        let remembers =
+            spec.has(flag::READONLY) && spec.group != Group::Scripting && tracking.remembers();
         if self.session.multi.is_none() && !spec.name.starts_with("client") {
             tracking.caching = false;
         }

@@ -43,6 +43,11 @@ pub(in crate::resp) fn execute<'k>(
         client: conn.session.id,
         protocol: conn.session.protocol,
         user: Arc::clone(&conn.session.user),
+        tracks: conn
+            .session
+            .tracking
+            .as_ref()
+            .is_some_and(|t| t.remembers()),
     };
     let before = out.len();
     if answer_now(&shared.scripts, &command, caller.protocol, out) {
@@ -176,12 +181,14 @@ fn failed(out: &mut BytesMut, text: &str) -> bool {
     false
 }
 
-/// Who runs a command: the session's database, client id, protocol and user.
+/// Who runs a command: the session's database, client id, protocol and user, and
+/// whether client-side caching remembers the keys it reads now.
 struct Caller {
     db: usize,
     client: u64,
     protocol: Protocol,
     user: Arc<User>,
+    tracks: bool,
 }
 
 /// Runs a command that uses the engine, with the keyspace held, and counts the errors
@@ -259,6 +266,7 @@ fn reply_of(
                 now_ms: unix_ms(),
                 user: caller.user,
                 client: caller.client,
+                tracks: caller.tracks,
             });
             runs.run(&target, call, caller.protocol, out);
             return true;
@@ -504,6 +512,9 @@ struct RunContext {
     /// The calling client's user, whose permissions the script's commands need.
     user: Arc<User>,
     client: u64,
+    /// The calling client's tracking remembers the keys its reads name (client-side
+    /// caching): the script's reads are its reads, as in Redis.
+    tracks: bool,
 }
 
 impl<'c, 'k> ScriptDispatch<'c, 'k> {
@@ -664,6 +675,12 @@ impl ScriptDispatch<'_, '_> {
             in_transaction: true,
             max_bulk_len: run.shared.settings.limits.max_bulk_len_bytes as u64,
         };
+        if run.tracks && spec.has(flag::READONLY) {
+            let keys = spec
+                .key_positions(&request)
+                .filter_map(|pos| request.arg(pos));
+            run.shared.pubsub.remember(run.client, keys);
+        }
         let outcome = execute_data(&mut ctx, command, out);
         // A write that was not refused for memory lets the later ones through.
         run.over_memory_ok |= writes && !out[before..].starts_with(b"-OOM");
