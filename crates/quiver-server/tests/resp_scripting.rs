@@ -297,3 +297,89 @@ fn script_that_wrote(extra: &[&str]) {
     let status = server.wait_exit(Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
+
+#[test]
+fn big_replies_arguments_and_tables_do_not_stop_the_engine() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut con = redis_connection(&server);
+    let items: Vec<String> = (0..20_000).map(|i| format!("item{i}")).collect();
+    let _: () = redis::cmd("RPUSH")
+        .arg("big")
+        .arg(&items)
+        .query(&mut con)
+        .unwrap();
+    let eval = |con: &mut redis::Connection, script: &str| -> redis::Value {
+        redis::cmd("EVAL")
+            .arg(script)
+            .arg(0)
+            .query(con)
+            .expect(script)
+    };
+    // Each of these held a Lua reference per element and took the script thread down.
+    // (The lengths are what redis-server 7.0 answers for the same data.)
+    let list = eval(&mut con, "return redis.call('lrange', 'big', 0, -1)");
+    assert!(matches!(&list, redis::Value::Array(items) if items.len() == 20_000));
+    let made = eval(
+        &mut con,
+        "local t = {} for i = 1, 20000 do t[i] = 'v' .. i end return t",
+    );
+    assert!(matches!(&made, redis::Value::Array(items) if items.len() == 20_000));
+    for (script, length) in [
+        (
+            "local t = {} for i = 1, 20000 do t['k' .. i] = 'v' .. i end return #cjson.encode(t)",
+            337_789,
+        ),
+        (
+            "return #cjson.encode(redis.call('lrange', 'big', 0, -1))",
+            228_891,
+        ),
+        (
+            "return #cmsgpack.pack(redis.call('lrange', 'big', 0, -1))",
+            188_893,
+        ),
+        (
+            "return #cjson.decode(cjson.encode(redis.call('lrange', 'big', 0, -1)))",
+            20_000,
+        ),
+    ] {
+        assert_eq!(
+            eval(&mut con, script),
+            redis::Value::Int(length),
+            "{script}"
+        );
+    }
+    // Arguments that are not text, more than a Lua stack holds.
+    let binary: Vec<Vec<u8>> = (0..10_000u32)
+        .map(|i| [&[0xff][..], &i.to_le_bytes()].concat())
+        .collect();
+    let count: i64 = redis::cmd("EVAL")
+        .arg("return #ARGV")
+        .arg(0)
+        .arg(&binary)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(count, 10_000);
+    // Nesting past the engine's bound is refused with lua-cjson's error, and the engine
+    // goes on.
+    let deep = error_of(
+        &mut con,
+        "cjson.decode_max_depth(100000) local ok, e = pcall(cjson.decode, string.rep('[', 5000)) cjson.decode_max_depth(1000) error(e)",
+    );
+    assert!(
+        deep.contains("Found too many nested data structures (3001) at character 3001"),
+        "{deep}"
+    );
+    let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+    assert_eq!(pong, "PONG");
+    assert_eq!(eval(&mut con, "return 1"), redis::Value::Int(1));
+}
+
+fn error_of(con: &mut redis::Connection, script: &str) -> String {
+    let error = redis::cmd("EVAL")
+        .arg(script)
+        .arg(0)
+        .query::<redis::Value>(con)
+        .expect_err("an error");
+    error.to_string()
+}

@@ -194,24 +194,21 @@ fn write_table(writer: &mut Writer<'_>, table: &Table, depth: usize) -> mlua::Re
         write::write_big_number(out, protocol, &digits.as_bytes());
         return Ok(());
     }
+    // Maps, sets and arrays are read twice (to count, then to write) rather than held:
+    // each held value pins a slot of the VM's reference stack, of which there are 8,000.
     if let Value::Table(map) = table.raw_get::<Value>("map")? {
-        let pairs: Vec<(Value, Value)> =
-            map.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-        write::write_map_len(out, protocol, pairs.len());
-        for (key, value) in &pairs {
-            write_nested(writer, key, depth + 1)?;
-            write_nested(writer, value, depth + 1)?;
+        write::write_map_len(out, protocol, map.pairs::<Value, Value>().count());
+        for pair in map.pairs::<Value, Value>() {
+            let (key, value) = pair?;
+            write_nested(writer, &key, depth + 1)?;
+            write_nested(writer, &value, depth + 1)?;
         }
         return Ok(());
     }
     if let Value::Table(set) = table.raw_get::<Value>("set")? {
-        let members: Vec<Value> = set
-            .pairs::<Value, Value>()
-            .map(|pair| pair.map(|(k, _)| k))
-            .collect::<mlua::Result<_>>()?;
-        write::write_set_len(out, protocol, members.len());
-        for member in &members {
-            write_nested(writer, member, depth + 1)?;
+        write::write_set_len(out, protocol, set.pairs::<Value, Value>().count());
+        for pair in set.pairs::<Value, Value>() {
+            write_nested(writer, &pair?.0, depth + 1)?;
         }
         return Ok(());
     }
@@ -226,17 +223,13 @@ fn write_table(writer: &mut Writer<'_>, table: &Table, depth: usize) -> mlua::Re
         return Ok(());
     }
     // An array: up to the first nil, as Redis reads it.
-    let mut items = Vec::new();
-    loop {
-        let item = table.raw_get::<Value>(items.len() + 1)?;
-        if item.is_nil() {
-            break;
-        }
-        items.push(item);
+    let mut len = 0;
+    while !table.raw_get::<Value>(len + 1)?.is_nil() {
+        len += 1;
     }
-    write::write_array_len(writer.out, items.len());
-    for item in &items {
-        write_nested(writer, item, depth + 1)?;
+    write::write_array_len(writer.out, len);
+    for i in 1..=len {
+        write_nested(writer, &table.raw_get::<Value>(i)?, depth + 1)?;
     }
     Ok(())
 }

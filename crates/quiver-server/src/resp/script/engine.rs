@@ -107,6 +107,8 @@ impl Engine {
     /// SCRIPT FLUSH.
     pub(super) fn flush_scripts(&mut self, state: &RunState) {
         self.scripts.clear();
+        // Redis makes a new VM: lua-cjson's settings are its defaults again.
+        self.vm.cjson.reset();
         self.note(state);
     }
 
@@ -241,7 +243,26 @@ impl<D: Dispatch> Runs<'_, '_, D> {
             is_function: target.is_function,
             protocol,
         };
-        self.engine.vm.run(self.session, vm_call, out);
+        // A panic inside the run (a bug, or a limit of the Lua bindings) fails this call
+        // only: the VM is left as Lua left it, and the engine serves the next one.
+        let before = out.len();
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.engine.vm.run(self.session, vm_call, out);
+        }));
+        if let Err(panic) = ran {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(script = target.name, %why, "a script run failed inside the engine");
+            out.truncate(before);
+            quiver_resp::encode::write_error(
+                out,
+                format!("ERR the script failed inside Quiver's engine: {why}").as_bytes(),
+            );
+            self.dispatch().error_replied(&out[before..]);
+        }
         state.running.store(false, Ordering::Release);
         state.kill.store(false, Ordering::Relaxed);
         if target.is_function {

@@ -1,19 +1,18 @@
 //! The libraries Redis gives scripts beyond Lua's own: `bit` (LuaBitOp's operations on
-//! 32-bit integers), `cjson` (JSON to and from Lua values) and `cmsgpack` (MessagePack
+//! 32-bit integers), `cjson` (in `cjson.rs`) and `cmsgpack` (MessagePack
 //! to and from Lua values, as lua-cmsgpack writes it) and `struct` (binary records).
 
 use mlua::{Lua, MultiValue, Table, Value, Variadic};
 
-/// Deepest nesting `cjson` encodes or decodes (its default limit).
-const MAX_JSON_DEPTH: usize = 1000;
-
-/// Installs `bit` and `cjson` in `globals`.
-pub(super) fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+/// Installs `bit`, `cjson`, `cmsgpack` and `struct` in `globals`; `cjson`'s settings
+/// come back.
+pub(super) fn install(lua: &Lua, globals: &Table) -> mlua::Result<super::cjson::Settings> {
     globals.raw_set("bit", bit(lua)?)?;
-    globals.raw_set("cjson", cjson(lua)?)?;
+    let (cjson, settings) = super::cjson::library(lua)?;
+    globals.raw_set("cjson", cjson)?;
     globals.raw_set("cmsgpack", cmsgpack(lua)?)?;
     globals.raw_set("struct", structs(lua)?)?;
-    Ok(())
+    Ok(settings)
 }
 
 /// A Lua number as LuaBitOp reads it: rounded, then taken modulo 2^32 as a signed value.
@@ -69,174 +68,8 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn cjson(lua: &Lua) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
-    t.raw_set("null", Value::NULL)?;
-    t.raw_set(
-        "encode",
-        lua.create_function(|lua, value: Value| {
-            let mut out = Vec::new();
-            encode(lua, &value, &mut out, 0)?;
-            lua.create_string(out)
-        })?,
-    )?;
-    t.raw_set(
-        "decode",
-        lua.create_function(|lua, text: mlua::String| {
-            let json: serde_json::Value = serde_json::from_slice(&text.as_bytes())
-                .map_err(|error| mlua::Error::runtime(format!("cjson.decode: {error}")))?;
-            decode(lua, &json, 0)
-        })?,
-    )?;
-    Ok(t)
-}
-
-fn encode(lua: &Lua, value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
-    match value {
-        Value::Nil => out.extend_from_slice(b"null"),
-        v if v.is_null() => out.extend_from_slice(b"null"),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
-        Value::Number(n) if !n.is_finite() => {
-            return Err(mlua::Error::runtime(
-                "Cannot serialise number: must not be NaN or Inf",
-            ));
-        }
-        Value::Number(_) => {
-            let text = lua
-                .coerce_string(value.clone())?
-                .unwrap_or(lua.create_string("0")?);
-            out.extend_from_slice(&text.as_bytes());
-        }
-        Value::String(s) => encode_string(&s.as_bytes(), out),
-        Value::Table(table) => {
-            if depth >= MAX_JSON_DEPTH {
-                return Err(mlua::Error::runtime(format!(
-                    "Cannot serialise, excessive nesting ({})",
-                    depth + 1
-                )));
-            }
-            encode_table(lua, table, out, depth)?
-        }
-        other => {
-            return Err(mlua::Error::runtime(format!(
-                "Cannot serialise {}: type not supported",
-                other.type_name()
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn encode_table(lua: &Lua, table: &Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
-    let pairs: Vec<(Value, Value)> = table.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-    // An array when every key is a positive integer; one whose largest key is more than
-    // twice the count, and above 10, is refused (cjson's "excessively sparse" rule, with
-    // Redis's default of not converting it to an object).
-    let mut max = 0usize;
-    let array = !pairs.is_empty()
-        && pairs.iter().all(|(key, _)| match key {
-            Value::Integer(n) if *n >= 1 => {
-                max = max.max(*n as usize);
-                true
-            }
-            Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => {
-                max = max.max(*n as usize);
-                true
-            }
-            _ => false,
-        });
-    if array && max > 10 && max > pairs.len() * 2 {
-        return Err(mlua::Error::runtime(
-            "Cannot serialise table: excessively sparse array",
-        ));
-    }
-    if array {
-        out.push(b'[');
-        for i in 1..=max {
-            if i > 1 {
-                out.push(b',');
-            }
-            encode(lua, &table.raw_get::<Value>(i)?, out, depth + 1)?;
-        }
-        out.push(b']');
-        return Ok(());
-    }
-    out.push(b'{');
-    for (i, (key, value)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        match key {
-            Value::String(s) => encode_string(&s.as_bytes(), out),
-            Value::Integer(_) | Value::Number(_) => {
-                let text = lua
-                    .coerce_string(key.clone())?
-                    .unwrap_or(lua.create_string("")?);
-                encode_string(&text.as_bytes(), out);
-            }
-            other => {
-                return Err(mlua::Error::runtime(format!(
-                    "Cannot serialise {}: table key must be a number or string",
-                    other.type_name()
-                )));
-            }
-        }
-        out.push(b':');
-        encode(lua, value, out, depth + 1)?;
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-/// A JSON string as cjson writes it (it escapes `/` too).
-fn encode_string(bytes: &[u8], out: &mut Vec<u8>) {
-    out.push(b'"');
-    for &b in bytes {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'/' => out.extend_from_slice(b"\\/"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0..0x20 | 0x7f => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
-            _ => out.push(b),
-        }
-    }
-    out.push(b'"');
-}
-
-fn decode(lua: &Lua, json: &serde_json::Value, depth: usize) -> mlua::Result<Value> {
-    if depth >= MAX_JSON_DEPTH {
-        return Err(mlua::Error::runtime(format!(
-            "Found too many nested data structures ({}) ",
-            depth + 1
-        )));
-    }
-    Ok(match json {
-        serde_json::Value::Null => Value::NULL,
-        serde_json::Value::Bool(b) => Value::Boolean(*b),
-        serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or(0.0)),
-        serde_json::Value::String(s) => Value::String(lua.create_string(s)?),
-        serde_json::Value::Array(items) => {
-            let table = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.iter().enumerate() {
-                table.raw_set(i + 1, decode(lua, item, depth + 1)?)?;
-            }
-            Value::Table(table)
-        }
-        serde_json::Value::Object(fields) => {
-            let table = lua.create_table_with_capacity(0, fields.len())?;
-            for (key, item) in fields {
-                table.raw_set(lua.create_string(key)?, decode(lua, item, depth + 1)?)?;
-            }
-            Value::Table(table)
-        }
-    })
-}
+/// Deepest nesting `cmsgpack.unpack` decodes (a guard on the native stack).
+const MAX_MSGPACK_DECODE_DEPTH: usize = 1000;
 
 /// Deepest nesting `cmsgpack.pack` descends into (deeper tables are packed as nil).
 const MAX_MSGPACK_NESTING: usize = 16;
@@ -347,15 +180,21 @@ fn msgpack_encode(value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Resul
             out.extend_from_slice(&bytes);
         }
         Value::Table(table) if depth < MAX_MSGPACK_NESTING => {
-            let pairs: Vec<(Value, Value)> =
-                table.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-            // An array when its keys are exactly 1..n (an empty table is one).
-            let len = pairs.len();
-            let array = pairs.iter().all(|(key, _)| match key {
-                Value::Integer(i) => *i >= 1 && (*i as usize) <= len,
-                Value::Number(f) => f.fract() == 0.0 && *f >= 1.0 && (*f as usize) <= len,
-                _ => false,
-            });
+            // An array when its keys are exactly 1..n (an empty table is one). The pairs
+            // are read twice rather than held: each held value pins a slot of the VM's
+            // reference stack, of which there are 8,000.
+            let (mut len, mut all_indexes, mut largest) = (0usize, true, 0.0f64);
+            table.for_each::<Value, Value>(|key, _| {
+                len += 1;
+                match key {
+                    Value::Integer(i) if i >= 1 => largest = largest.max(i as f64),
+                    Value::Number(f) if f.fract() == 0.0 && f >= 1.0 => largest = largest.max(f),
+                    _ => all_indexes = false,
+                }
+                Ok(())
+            })?;
+            // Distinct indexes, none above n: exactly 1..n.
+            let array = all_indexes && largest <= len as f64;
             let header = |out: &mut Vec<u8>, fix: u8, short: u8, long: u8| {
                 if len < 16 {
                     out.push(fix | len as u8);
@@ -374,10 +213,10 @@ fn msgpack_encode(value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Resul
                 }
             } else {
                 header(out, 0x80, 0xde, 0xdf);
-                for (key, value) in &pairs {
-                    msgpack_encode(key, out, depth + 1)?;
-                    msgpack_encode(value, out, depth + 1)?;
-                }
+                table.for_each::<Value, Value>(|key, value| {
+                    msgpack_encode(&key, out, depth + 1)?;
+                    msgpack_encode(&value, out, depth + 1)
+                })?;
             }
         }
         _ => out.push(0xc0),
@@ -425,7 +264,7 @@ fn msgpack_integer(n: i64, out: &mut Vec<u8>) {
 
 fn msgpack_decode(lua: &Lua, data: &[u8], pos: &mut usize, depth: usize) -> mlua::Result<Value> {
     let missing = || mlua::Error::runtime("Missing bytes in input.");
-    if depth > MAX_JSON_DEPTH {
+    if depth > MAX_MSGPACK_DECODE_DEPTH {
         return Err(mlua::Error::runtime("Bad data format in input."));
     }
     let mut take = |n: usize| -> mlua::Result<&[u8]> {

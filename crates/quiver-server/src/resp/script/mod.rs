@@ -9,6 +9,7 @@
 //! (see [`Scripts::settled`]); once it has run longer than `busy-reply-threshold` they
 //! are answered `BUSY`, and SCRIPT KILL or FUNCTION KILL stop it unless it has written.
 
+pub mod cjson;
 mod convert;
 mod engine;
 mod functions;

@@ -123,14 +123,8 @@ end)
 
 -- Runs a script (it reads the globals KEYS and ARGV) or a function (called with keys
 -- and args) under the error handler, which sees the stack where the error was raised.
--- Takes the number of keys, then the keys and the arguments.
-local select = select
-local function run(f, handler, is_function, nkeys, ...)
-  local keys, args = { ... }, {}
-  for i = nkeys + 1, select("#", ...) do
-    args[i - nkeys] = keys[i]
-    keys[i] = nil
-  end
+-- Takes the tables of the keys and of the arguments.
+local function run(f, handler, is_function, keys, args)
   if is_function then
     return xpcall(function()
       return f(keys, args)

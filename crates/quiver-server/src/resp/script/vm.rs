@@ -6,9 +6,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use mlua::{
-    Either, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic,
-};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use quiver_resp::Protocol;
 use quiver_resp::num::{MAX_DOUBLE_CHARS, format_double};
 use quiver_resp::request::Request;
@@ -45,6 +43,8 @@ pub(super) struct Vm {
     redis: Table,
     run: Function,
     handler: Function,
+    /// `cjson`'s settings, which SCRIPT FLUSH resets.
+    pub(super) cjson: super::cjson::Settings,
 }
 
 /// What one run calls.
@@ -67,13 +67,17 @@ impl Vm {
             LuaOptions::default(),
         )?;
         let globals = lua.globals();
-        libs::install(&lua, &globals)?;
+        let cjson = libs::install(&lua, &globals)?;
         let bridge = lua.create_table()?;
         bridge.raw_set(
             "reply_error",
             lua.create_function(|lua, value: Value| {
                 let text = match &value {
-                    Value::Error(error) => reply_error(error),
+                    // A library function's error reaches `pcall` as its message, as a C
+                    // function's `luaL_error` does.
+                    Value::Error(error) => {
+                        Some(reply_error(error).unwrap_or_else(|| error_text(error).into_bytes()))
+                    }
                     Value::Table(table) => match table.raw_get::<Value>("err")? {
                         Value::String(text) => Some(text.as_bytes().to_vec()),
                         _ => None,
@@ -108,6 +112,7 @@ impl Vm {
             redis,
             run,
             handler,
+            cjson,
         })
     }
 
@@ -139,13 +144,12 @@ impl Vm {
     ) {
         session.borrow_mut().protocol = Protocol::Resp2;
         let result = (|| {
-            let words = arguments(&self.lua, call.keys.iter().chain(call.args))?;
             let (ok, value): (bool, Value) = self.run.call((
                 call.function,
                 &self.handler,
                 call.is_function,
-                call.keys.len(),
-                words,
+                sequence(&self.lua, call.keys)?,
+                sequence(&self.lua, call.args)?,
             ))?;
             if ok {
                 let script_protocol = session.borrow().protocol;
@@ -347,18 +351,17 @@ impl AsRef<[u8]> for Word<'_> {
     }
 }
 
-/// Keys and arguments as Lua strings, pushed straight onto the stack: text as it is,
-/// other bytes through a Lua string made first.
-fn arguments<'a>(
-    lua: &Lua,
-    items: impl Iterator<Item = &'a Bytes>,
-) -> mlua::Result<Variadic<Either<&'a str, mlua::String>>> {
-    items
-        .map(|item| match std::str::from_utf8(item) {
-            Ok(text) => Ok(Either::Left(text)),
-            Err(_) => lua.create_string(item).map(Either::Right),
-        })
-        .collect()
+/// Keys or arguments as a Lua table of strings, each set as it is made (text pushed as
+/// it is): however many there are, none stays on the VM's stacks.
+fn sequence(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let table = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        match std::str::from_utf8(item) {
+            Ok(text) => table.raw_set(i + 1, text)?,
+            Err(_) => table.raw_set(i + 1, lua.create_string(item)?)?,
+        }
+    }
+    Ok(table)
 }
 
 /// The reply to a script that raised an error: its message, then where it was raised.
