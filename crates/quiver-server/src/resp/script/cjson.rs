@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
 /// lua-cjson's settings, with its defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,94 +94,111 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
             decode(lua, &s.get(), &text)
         })?,
     )?;
-    let s = settings.clone();
-    t.raw_set(
+    // The settings functions: each takes at most so many arguments, sets what it is
+    // given, and answers the settings as they are then.
+    const INT_MAX: i64 = i32::MAX as i64;
+    setting(
+        lua,
+        &t,
+        &settings,
         "encode_sparse_array",
-        lua.create_function(move |_, args: MultiValue| {
-            let args = options(args, 3, "encode_sparse_array")?;
-            s.update(|c| {
-                let convert = bool_option(&args, 0, "encode_sparse_array", &mut c.sparse_convert);
-                let ratio = integer_option(&args, 1, "encode_sparse_array", 0, &mut c.sparse_ratio);
-                let safe = integer_option(&args, 2, "encode_sparse_array", 0, &mut c.sparse_safe);
-                Ok((convert?, ratio?, safe?))
-            })
-        })?,
+        3,
+        |lua, c, a, name| {
+            let convert = bool_option(a, 0, name, &mut c.sparse_convert);
+            let ratio = integer_option(a, 1, name, (0, INT_MAX), &mut c.sparse_ratio);
+            let safe = integer_option(a, 2, name, (0, INT_MAX), &mut c.sparse_safe);
+            (convert?, ratio?, safe?).into_lua_multi(lua)
+        },
     )?;
-    for (name, field) in [
-        ("encode_max_depth", 0usize),
-        ("decode_max_depth", 1),
-        ("encode_number_precision", 2),
-    ] {
-        let s = settings.clone();
-        t.raw_set(
-            name,
-            lua.create_function(move |_, args: MultiValue| {
-                let args = options(args, 1, name)?;
-                s.update(|c| {
-                    let (setting, max) = match field {
-                        0 => (&mut c.encode_max_depth, i64::from(i32::MAX)),
-                        1 => (&mut c.decode_max_depth, i64::from(i32::MAX)),
-                        _ => (&mut c.number_precision, 14),
-                    };
-                    integer_option_to(&args, 0, name, 1, max, setting)
-                })
-            })?,
-        )?;
-    }
-    for (name, field) in [
-        ("encode_keep_buffer", 0usize),
-        ("decode_invalid_numbers", 1),
-    ] {
-        let s = settings.clone();
-        t.raw_set(
-            name,
-            lua.create_function(move |_, args: MultiValue| {
-                let args = options(args, 1, name)?;
-                s.update(|c| {
-                    let setting = match field {
-                        0 => &mut c.keep_buffer,
-                        _ => &mut c.decode_invalid,
-                    };
-                    bool_option(&args, 0, name, setting)
-                })
-            })?,
-        )?;
-    }
-    let s = settings.clone();
-    t.raw_set(
+    setting(
+        lua,
+        &t,
+        &settings,
+        "encode_max_depth",
+        1,
+        |lua, c, a, name| {
+            integer_option(a, 0, name, (1, INT_MAX), &mut c.encode_max_depth)?.into_lua_multi(lua)
+        },
+    )?;
+    setting(
+        lua,
+        &t,
+        &settings,
+        "decode_max_depth",
+        1,
+        |lua, c, a, name| {
+            integer_option(a, 0, name, (1, INT_MAX), &mut c.decode_max_depth)?.into_lua_multi(lua)
+        },
+    )?;
+    setting(
+        lua,
+        &t,
+        &settings,
+        "encode_number_precision",
+        1,
+        |lua, c, a, name| {
+            integer_option(a, 0, name, (1, 14), &mut c.number_precision)?.into_lua_multi(lua)
+        },
+    )?;
+    setting(
+        lua,
+        &t,
+        &settings,
+        "encode_keep_buffer",
+        1,
+        |lua, c, a, name| bool_option(a, 0, name, &mut c.keep_buffer)?.into_lua_multi(lua),
+    )?;
+    setting(
+        lua,
+        &t,
+        &settings,
+        "decode_invalid_numbers",
+        1,
+        |lua, c, a, name| bool_option(a, 0, name, &mut c.decode_invalid)?.into_lua_multi(lua),
+    )?;
+    setting(
+        lua,
+        &t,
+        &settings,
         "encode_invalid_numbers",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args = options(args, 1, "encode_invalid_numbers")?;
-            const NAMES: [&str; 3] = ["off", "on", "null"];
-            s.update(|c| {
-                if let Some(value) = args.first().filter(|v| !v.is_nil()) {
-                    c.encode_invalid = match value {
-                        Value::Boolean(on) => i64::from(*on),
-                        other => choice(other, 1, "encode_invalid_numbers", &NAMES)?,
-                    };
-                }
-                Ok(match c.encode_invalid {
-                    0 => Value::Boolean(false),
-                    1 => Value::Boolean(true),
-                    _ => Value::String(lua.create_string("null")?),
-                })
-            })
-        })?,
+        1,
+        |lua, c, a, name| {
+            if let Some(value) = a.first().filter(|v| !v.is_nil()) {
+                c.encode_invalid = match value {
+                    Value::Boolean(on) => i64::from(*on),
+                    other => choice(other, 1, name, &["off", "on", "null"])?,
+                };
+            }
+            match c.encode_invalid {
+                0 => false.into_lua_multi(lua),
+                1 => true.into_lua_multi(lua),
+                _ => "null".into_lua_multi(lua),
+            }
+        },
     )?;
     Ok((t, settings))
 }
 
-/// The arguments of a settings function, at most `most` of them.
-fn options(args: MultiValue, most: usize, name: &str) -> mlua::Result<Vec<Value>> {
-    let args: Vec<Value> = args.into_iter().collect();
-    if args.len() > most {
-        return Err(raised(bad_argument(
-            most + 1,
-            name,
-            "found too many arguments",
-        )));
-    }
-    Ok(args)
+/// A settings function of `cjson`: `apply` gets the settings and at most `most`
+/// arguments.
+fn setting(
+    lua: &Lua,
+    cjson: &Table,
+    settings: &Settings,
+    name: &'static str,
+    most: usize,
+    apply: fn(&Lua, &mut Config, &[Value], &str) -> mlua::Result<MultiValue>,
+) -> mlua::Result<()> {
+    let settings = settings.clone();
+    let function = lua.create_function(move |lua, args: MultiValue| {
+        let args: Vec<Value> = args.into_iter().collect();
+        if args.len() > most {
+            let why = "found too many arguments";
+            return Err(raised(bad_argument(most + 1, name, why)));
+        }
+        settings.update(|config| apply(lua, config, &args, name))
+    })?;
+    cjson.raw_set(name, function)
 }
 
 fn bad_argument(position: usize, name: &str, why: &str) -> String {
@@ -236,24 +253,13 @@ fn choice(value: &Value, position: usize, name: &str, names: &[&str]) -> mlua::R
         })
 }
 
+/// An integer setting within `min..=max` at `index`, if given; the setting after it.
+/// (Redis's lua-cjson names argument #1 in its range error, whichever it was.)
 fn integer_option(
     args: &[Value],
     index: usize,
     name: &str,
-    min: i64,
-    setting: &mut i64,
-) -> mlua::Result<i64> {
-    integer_option_to(args, index, name, min, i64::from(i32::MAX), setting)
-}
-
-/// An integer setting within `min..=max` at `index`, if given; the setting after it.
-/// (Redis's lua-cjson names argument #1 in its range error, whichever it was.)
-fn integer_option_to(
-    args: &[Value],
-    index: usize,
-    name: &str,
-    min: i64,
-    max: i64,
+    (min, max): (i64, i64),
     setting: &mut i64,
 ) -> mlua::Result<i64> {
     if let Some(value) = args.get(index).filter(|v| !v.is_nil()) {

@@ -293,72 +293,35 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
             ],
         ));
     }
-    if let Some((keyword, from)) = spec.keys_after {
+    // A key specification found after a keyword searched from `startfrom`, running
+    // to `lastkey` (from the keyword) with at most `limit` of the rest.
+    let mut after_keyword = |keyword: &'static str, startfrom: i64, lastkey: i64, limit: i64| {
         let begin = Reply::Map(vec![
             (text("type"), text("keyword")),
             (
                 text("spec"),
                 Reply::Map(vec![
                     (text("keyword"), text(keyword)),
-                    (text("startfrom"), int(from)),
+                    (text("startfrom"), Reply::Integer(startfrom)),
                 ]),
             ),
         ]);
-        specs.push(key_spec(
-            specs.len(),
-            begin,
-            "range",
-            vec![
-                (text("lastkey"), Reply::Integer(-1)),
-                (text("keystep"), Reply::Integer(1)),
-                (text("limit"), Reply::Integer(2)),
-            ],
-        ));
+        let find = vec![
+            (text("lastkey"), Reply::Integer(lastkey)),
+            (text("keystep"), Reply::Integer(1)),
+            (text("limit"), Reply::Integer(limit)),
+        ];
+        specs.push(key_spec(specs.len(), begin, "range", find));
+    };
+    if let Some((keyword, from)) = spec.keys_after {
+        after_keyword(keyword, from as i64, -1, 2);
     }
     if let Some((keyword, _)) = spec.keys_instead {
-        let begin = Reply::Map(vec![
-            (text("type"), text("keyword")),
-            (
-                text("spec"),
-                Reply::Map(vec![
-                    (text("keyword"), text(keyword)),
-                    (text("startfrom"), Reply::Integer(-2)),
-                ]),
-            ),
-        ]);
-        specs.push(key_spec(
-            specs.len(),
-            begin,
-            "range",
-            vec![
-                (text("lastkey"), Reply::Integer(-1)),
-                (text("keystep"), Reply::Integer(1)),
-                (text("limit"), Reply::Integer(0)),
-            ],
-        ));
+        after_keyword(keyword, -2, -1, 0);
     }
     if let Some((_, startfrom)) = spec.store_options {
         for keyword in ["STORE", "STOREDIST"] {
-            let begin = Reply::Map(vec![
-                (text("type"), text("keyword")),
-                (
-                    text("spec"),
-                    Reply::Map(vec![
-                        (text("keyword"), text(keyword)),
-                        (text("startfrom"), int(startfrom)),
-                    ]),
-                ),
-            ]);
-            specs.push(key_spec(
-                specs.len(),
-                begin,
-                "range",
-                vec![
-                    (text("lastkey"), Reply::Integer(0)),
-                    (text("keystep"), Reply::Integer(1)),
-                    (text("limit"), Reply::Integer(0)),
-                ],
-            ));
+            after_keyword(keyword, startfrom as i64, 0, 0);
         }
     }
     for note in spec.unknown_keys {
