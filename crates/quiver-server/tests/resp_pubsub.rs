@@ -331,26 +331,29 @@ fn a_subscriber_above_the_soft_limit_for_its_period_is_disconnected() {
     assert!(error.to_string().contains("pubsub class"), "{error}");
 }
 
-#[test]
-fn tracking_invalidations_reach_a_redirect_subscriber_after_a_write_elsewhere() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]);
-    let mut listener = subscriber(&server);
+/// A connection for invalidations, and one whose tracking redirects to it.
+fn tracking_pair(server: &Server) -> (redis::Connection, redis::Connection) {
+    let mut listener = subscriber(server);
     let listener_id: i64 = redis::cmd("CLIENT")
         .arg("ID")
         .query(&mut listener)
         .expect("CLIENT ID");
-    let mut pubsub = listener.as_pubsub();
-    pubsub.subscribe("__redis__:invalidate").expect("SUBSCRIBE");
-
-    let mut reader = redis_connection(&server);
+    let mut reader = redis_connection(server);
     let _: () = redis::cmd("CLIENT")
-        .arg("TRACKING")
-        .arg("ON")
-        .arg("REDIRECT")
+        .arg(&["TRACKING", "ON", "REDIRECT"])
         .arg(listener_id)
         .query(&mut reader)
         .expect("CLIENT TRACKING");
+    (listener, reader)
+}
+
+#[test]
+fn tracking_invalidations_reach_a_redirect_subscriber_after_a_write_elsewhere() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let (mut listener, mut reader) = tracking_pair(&server);
+    let mut pubsub = listener.as_pubsub();
+    pubsub.subscribe("__redis__:invalidate").expect("SUBSCRIBE");
     let _: Option<String> = redis::cmd("GET")
         .arg("user:1")
         .query(&mut reader)
@@ -572,19 +575,9 @@ async fn keyspace_events_reach_redis_and_native_subscribers_with_expiries_and_ev
 fn keys_a_script_reads_are_tracked_for_its_caller() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), &[]);
-    let mut listener = subscriber(&server);
-    let listener_id: i64 = redis::cmd("CLIENT")
-        .arg("ID")
-        .query(&mut listener)
-        .expect("CLIENT ID");
+    let (mut listener, mut reader) = tracking_pair(&server);
     let mut pubsub = listener.as_pubsub();
     pubsub.subscribe("__redis__:invalidate").expect("SUBSCRIBE");
-    let mut reader = redis_connection(&server);
-    let _: () = redis::cmd("CLIENT")
-        .arg(&["TRACKING", "ON", "REDIRECT"])
-        .arg(listener_id)
-        .query(&mut reader)
-        .expect("CLIENT TRACKING");
     // The script's declared key is not what counts: the keys its commands read are.
     let _: Option<String> = redis::cmd("EVAL")
         .arg("return redis.call('get', ARGV[1])")
