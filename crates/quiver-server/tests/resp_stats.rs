@@ -237,6 +237,15 @@ fn stats_count_traffic_its_rate_and_refused_connections() {
     assert_eq!(refusal, "-ERR max number of clients reached\r\n");
     let stats = fields(&info(&mut con, "stats"));
     assert_eq!(stats["rejected_connections"], "1");
+    // Client-side caching's table: one client broadcasting one prefix.
+    let _: () = redis::cmd("CLIENT")
+        .arg(&["TRACKING", "ON", "BCAST", "PREFIX", "a:"])
+        .query(&mut con)
+        .unwrap();
+    let clients = fields(&info(&mut con, "clients"));
+    assert_eq!(clients["tracking_clients"], "1");
+    let stats = fields(&info(&mut con, "stats"));
+    assert_eq!(stats["tracking_total_prefixes"], "1");
     let memory = fields(&info(&mut con, "memory"));
     assert!(memory["total_system_memory"].parse::<u64>().unwrap() > 0);
     assert!(memory.contains_key("mem_fragmentation_ratio"), "{memory:?}");

@@ -188,6 +188,12 @@ impl PubSub {
         Inbox::default()
     }
 
+    /// Client-side caching's figures: clients tracking, keys remembered, (key, client)
+    /// pairs, and distinct broadcast prefixes.
+    pub fn tracking_figures(&self) -> [usize; 4] {
+        self.inner.tracking.figures()
+    }
+
     /// Remembers that `client` read `keys` (its tracking in the default mode), for reads
     /// made on its behalf elsewhere (the commands of its scripts).
     pub fn remember<'k>(&self, client: u64, keys: impl Iterator<Item = &'k [u8]>) {

@@ -168,6 +168,25 @@ impl Tracking {
         Some((prefixes, tracked.broken))
     }
 
+    /// Clients tracking, keys remembered, (key, client) pairs, and distinct prefixes of
+    /// broadcast mode (the empty one when a client gave none), as INFO shows them.
+    pub(crate) fn figures(&self) -> [usize; 4] {
+        let state = lock(&self.state);
+        let mut prefixes: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        for tracked in state.clients.values().filter(|t| t.mode.bcast) {
+            if tracked.mode.prefixes.is_empty() {
+                prefixes.insert(b"");
+            }
+            prefixes.extend(tracked.mode.prefixes.iter().map(|p| &p[..]));
+        }
+        [
+            state.clients.len(),
+            state.keys.len(),
+            state.items,
+            prefixes.len(),
+        ]
+    }
+
     /// Remembers that `client` read `keys` (default mode).
     pub(crate) fn remember<'k>(&self, client: u64, keys: impl Iterator<Item = &'k [u8]>) {
         let mut state = lock(&self.state);

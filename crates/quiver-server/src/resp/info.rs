@@ -142,10 +142,11 @@ fn server(shared: &RespShared, out: &mut String) {
 fn clients(shared: &RespShared, out: &mut String) {
     let _ = write!(
         out,
-        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
+        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
         shared.clients.count(),
         shared.max_clients,
-        shared.cache.blocked_clients()
+        shared.cache.blocked_clients(),
+        shared.pubsub.tracking_figures()[0],
     );
 }
 
@@ -227,11 +228,12 @@ fn stats(shared: &RespShared, out: &mut String) {
     let counters = &shared.stats;
     let count = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
     let (ops, input_kbps, output_kbps) = counters.instantaneous();
+    let tracking = shared.pubsub.tracking_figures();
     // Quiver does not replicate, fork, evict clients or cache MIGRATE's connections:
     // those figures are 0.
     let _ = write!(
         out,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{ops}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nlazyfreed_objects:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{ops}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nlazyfreed_objects:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n",
         count(&counters.total_connections),
         count(&counters.total_commands),
         count(&counters.net_input_bytes),
@@ -244,6 +246,9 @@ fn stats(shared: &RespShared, out: &mut String) {
         pubsub.channels,
         pubsub.patterns,
         pubsub.shard_channels,
+        tracking[1],
+        tracking[2],
+        tracking[3],
         shared.cache.lazy_freed(),
         count(&counters.total_error_replies),
         count(&counters.reads_processed),
