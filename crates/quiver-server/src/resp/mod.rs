@@ -199,14 +199,16 @@ pub async fn serve_resp(
             tracing::warn!(%peer, %error, "connection dropped: not movable to a connection thread");
         }
     };
-    let refuse = |stream, _limit| {
+    let over_limit = |stream, _limit| {
         shared
             .stats
             .rejected_connections
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         refuse(stream)
     };
-    listener.accept_loop(shutdown.clone(), admit, refuse).await;
+    listener
+        .accept_loop(shutdown.clone(), admit, over_limit)
+        .await;
     expiry.abort();
     sampler.abort();
 }

@@ -150,12 +150,14 @@ impl CommandStats {
         (mean(0).round() as u64, mean(1) / 1024.0, mean(2) / 1024.0)
     }
 
-    /// Counts a call of `spec` that ran for `elapsed` (and failed: replied an error).
+    /// Counts a call of `spec` that ran for `elapsed` (and failed: replied an error), in
+    /// `total_commands` too: the commands EXEC and scripts run count, as in Redis.
     pub fn record(&self, spec: &CommandSpec, elapsed: Duration, failed: bool) {
         let Some(slot) = self.slot(spec) else {
             return;
         };
         let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.total_commands.fetch_add(1, Ordering::Relaxed);
         slot.calls.fetch_add(1, Ordering::Relaxed);
         slot.usec.fetch_add(micros, Ordering::Relaxed);
         if failed {

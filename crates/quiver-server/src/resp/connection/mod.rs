@@ -230,7 +230,9 @@ impl Connection {
                     Err(error) => {
                         drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
                         if error.replies() {
+                            let before = output.len();
                             write::write_error(&mut output, error.to_string().as_bytes());
+                            self.shared.stats.error(&output[before..]);
                         } else {
                             tracing::info!(client = self.session.id, peer = %self.session.peer, %error, "closing client");
                         }
@@ -292,10 +294,9 @@ impl Connection {
                             input,
                             shutdown,
                         };
-                        let silent = self.silent;
-                        let before = output.len();
+                        let (silent, before, spec) = (self.silent, output.len(), blocked.spec);
                         self.block(*blocked, parked, &mut output).await?;
-                        self.shared.stats.error(&output[before..]);
+                        self.count_late_reply(spec, &output[before..]);
                         if silent {
                             output.clear();
                         }
@@ -307,16 +308,28 @@ impl Connection {
                     }
                     Flow::Migrate(pending) => {
                         let (silent, before) = (self.silent, output.len());
-                        let (pending, transfer) = tokio::select! {
-                            done = pending.run() => done,
-                            () = shutdown.wait() => return Err(End::Closed),
+                        let run = pending.run();
+                        tokio::pin!(run);
+                        let mut woken = false;
+                        let (pending, transfer) = loop {
+                            tokio::select! {
+                                done = &mut run => break done,
+                                () = shutdown.wait() => return Err(End::Closed),
+                                () = self.handle.kill.notified() => {
+                                    if self.handle.killed.load(Ordering::Acquire) {
+                                        return Err(End::Closed);
+                                    }
+                                    woken = true;
+                                }
+                            }
                         };
+                        if woken {
+                            // Not a kill (an inbox or an ACL change): looked at after.
+                            self.handle.kill.notify_one();
+                        }
                         super::command::keys::migrate::finish(self, pending, transfer, &mut output);
-                        self.shared.stats.error(&output[before..]);
-                        if let Some(spec) = command
-                            && output.get(before) == Some(&b'-')
-                        {
-                            self.shared.stats.failed(spec);
+                        if let Some(spec) = command {
+                            self.count_late_reply(spec, &output[before..]);
                         }
                         if silent {
                             output.truncate(before);
@@ -657,11 +670,17 @@ impl Connection {
         if failed && spec.group != Group::Scripting {
             self.shared.stats.error(&out[before..]);
         }
-        self.shared
-            .stats
-            .total_commands
-            .fetch_add(1, Ordering::Relaxed);
         flow
+    }
+
+    /// Counts a reply that came after its command was counted (a blocked command's, a
+    /// MIGRATE's): its error, and the command's failure.
+    fn count_late_reply(&self, spec: &CommandSpec, reply: &[u8]) {
+        let stats = &self.shared.stats;
+        stats.error(reply);
+        if reply.first() == Some(&b'-') {
+            stats.failed(spec);
+        }
     }
 
     /// Shows `request` to the monitoring clients.
@@ -817,7 +836,9 @@ async fn drain_scripts(
 ) {
     while let Some((reply, silent, spec)) = scripts.pop_front() {
         let Ok(done) = reply.await else {
+            let before = output.len();
             write::write_error(output, b"ERR the script engine stopped");
+            stats.error(&output[before..]);
             continue;
         };
         if let Some(spec) = spec

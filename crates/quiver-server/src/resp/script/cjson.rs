@@ -505,7 +505,9 @@ fn open_table(lua: &Lua, config: &Config, table: Table) -> mlua::Result<Open> {
         }
         Ok(())
     })?;
-    array &= items > 0;
+    // lua-cjson counts in a C int: a larger key makes no array (and none is padded with
+    // billions of nulls).
+    array &= items > 0 && max <= i64::from(i32::MAX);
     if array
         && config.sparse_ratio > 0
         && max > items.saturating_mul(config.sparse_ratio)

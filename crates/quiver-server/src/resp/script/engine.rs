@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Mutex, PoisonError};
 
 use bytes::{Bytes, BytesMut};
-use mlua::Function;
+use mlua::{Function, RegistryKey};
 use quiver_resp::Protocol;
 
 use super::functions::{self, Flags, Library, RestorePolicy};
@@ -19,7 +19,7 @@ use crate::resp::command::scripting::Run;
 
 /// A script or function ready to run, as the engine holds it.
 pub(in crate::resp) struct Target<'e> {
-    function: &'e Function,
+    function: Function,
     /// The SHA1 of a script, the name of a function.
     pub name: &'e str,
     pub flags: Flags,
@@ -31,8 +31,9 @@ pub(in crate::resp) struct Target<'e> {
 
 pub(super) struct Engine {
     vm: Vm,
-    /// EVAL's scripts by SHA1 (lower-case hex).
-    scripts: HashMap<String, (Function, Flags, bool)>,
+    /// EVAL's scripts by SHA1 (lower-case hex), each function in the Lua registry (held
+    /// in Rust it would pin a slot of the VM's reference stack, of which there are 8,000).
+    scripts: HashMap<String, (RegistryKey, Flags, bool)>,
     functions: functions::Registry,
 }
 
@@ -75,6 +76,11 @@ impl Engine {
             let function = self.vm.compile(&code, false).map_err(|message| {
                 format!("ERR Error compiling script (new function): {message}")
             })?;
+            let function = self
+                .vm
+                .lua
+                .create_registry_value(function)
+                .map_err(|error| format!("ERR Error compiling script (new function): {error}"))?;
             self.scripts
                 .insert(sha.clone(), (function, flags, declared));
             self.note(state);
@@ -91,7 +97,7 @@ impl Engine {
             self.scripts.get_key_value(sha)?
         };
         Some(Target {
-            function,
+            function: self.vm.lua.registry_value(function).ok()?,
             name,
             flags: *flags,
             declared: *declared,
@@ -112,8 +118,10 @@ impl Engine {
         self.note(state);
     }
 
-    /// Records the figures INFO shows (read there without the engine).
+    /// Records the figures INFO shows (read there without the engine), after freeing
+    /// the registry entries of scripts and functions dropped since.
     fn note(&self, state: &RunState) {
+        self.vm.lua.expire_registry_values();
         state
             .cached_scripts
             .store(self.scripts.len(), Ordering::Relaxed);
@@ -126,7 +134,7 @@ impl Engine {
     pub(super) fn function(&self, name: &[u8]) -> Option<Target<'_>> {
         let (function, name, flags) = self.functions.find(name)?;
         Some(Target {
-            function,
+            function: self.vm.lua.registry_value(function).ok()?,
             name,
             flags,
             declared: true,
@@ -236,7 +244,7 @@ impl<D: Dispatch> Runs<'_, '_, D> {
         }
         state.running.store(true, Ordering::Release);
         let vm_call = Call {
-            function: target.function,
+            function: &target.function,
             name: target.name,
             keys: &call.keys,
             args: &call.args,

@@ -4,9 +4,10 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
-use mlua::{Function, MultiValue, Value};
+use mlua::{Lua, MultiValue, RegistryKey, Value};
 
 use super::vm::{Vm, error_text};
 use quiver_core::cache::rdb;
@@ -74,7 +75,9 @@ pub enum RestorePolicy {
 #[derive(Clone)]
 struct Registered {
     name: String,
-    callback: Function,
+    /// In the Lua registry: a function held in Rust would pin a slot of the VM's
+    /// reference stack for its lifetime, and there are 8,000.
+    callback: Arc<RegistryKey>,
     flags: Flags,
     description: Option<Bytes>,
 }
@@ -191,7 +194,7 @@ fn library_name(code: &[u8]) -> Result<(String, Vec<u8>), String> {
 }
 
 /// One `redis.register_function` call's arguments.
-fn registration(args: MultiValue) -> mlua::Result<Registered> {
+fn registration(lua: &Lua, args: MultiValue) -> mlua::Result<Registered> {
     let fail = |message: &str| Err(mlua::Error::runtime(message.to_owned()));
     let (name, callback, flags, description) = match args.len() {
         2 => (args[0].clone(), args[1].clone(), Value::Nil, Value::Nil),
@@ -271,14 +274,14 @@ fn registration(args: MultiValue) -> mlua::Result<Registered> {
     };
     Ok(Registered {
         name,
-        callback,
+        callback: Arc::new(lua.create_registry_value(callback)?),
         flags: parsed,
         description,
     })
 }
 
 impl Registry {
-    pub(super) fn find(&self, name: &[u8]) -> Option<(&Function, &str, Flags)> {
+    pub(super) fn find(&self, name: &[u8]) -> Option<(&RegistryKey, &str, Flags)> {
         let name = std::str::from_utf8(name).ok()?;
         let library = self.index.get(name)?;
         let function = self.libraries[library]
@@ -308,8 +311,8 @@ impl Registry {
             .map_err(|message| format!("ERR Error compiling function: {message}"))?;
         let registered = RefCell::new(Vec::<Registered>::new());
         let result = vm.lua.scope(|scope| {
-            let register = scope.create_function(|_, args: MultiValue| {
-                let function = registration(args)?;
+            let register = scope.create_function(|lua, args: MultiValue| {
+                let function = registration(lua, args)?;
                 let mut registered = registered.borrow_mut();
                 if registered.iter().any(|f| f.name == function.name) {
                     return Err(mlua::Error::runtime(

@@ -68,6 +68,10 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// Most values `cmsgpack.unpack` and `struct.unpack` return (a Lua stack holds 8,000,
+/// and each string held pins one of the VM's 8,000 references until it is returned).
+const MAX_RESULTS: usize = 7_900;
+
 /// Deepest nesting `cmsgpack.unpack` decodes (a guard on the native stack).
 const MAX_MSGPACK_DECODE_DEPTH: usize = 1000;
 
@@ -139,6 +143,9 @@ fn msgpack_unpack(lua: &Lua, data: &[u8], limit: i64, offset: i64) -> mlua::Resu
     let mut pos = start;
     let mut values = Vec::new();
     while pos < data.len() && values.len() < most {
+        if values.len() >= MAX_RESULTS {
+            return Err(mlua::Error::runtime("too many results to unpack"));
+        }
         values.push(msgpack_decode(lua, data, &mut pos, 0)?);
     }
     if !all {
@@ -426,6 +433,9 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
                         .and_then(|end| data.get(pos..end))
                         .ok_or_else(short)
                 };
+                if values.len() >= MAX_RESULTS {
+                    return Err(mlua::Error::runtime("stack overflow (too many results)"));
+                }
                 match op {
                     Op::Pad => pos += 1,
                     Op::Int { little, signed } => {

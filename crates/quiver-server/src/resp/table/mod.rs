@@ -197,9 +197,11 @@ pub struct CommandSpec {
     /// `STREAMS key... id...`). Such commands carry the `movablekeys` flag.
     pub keys_after: Option<(&'static str, usize)>,
     /// The keys may instead follow this keyword, looked for from argument `.1` on, to
-    /// the end (MIGRATE's `KEYS`); the first key position then holds no key. Its key
-    /// specification searches from the second-to-last argument back, as Redis's does.
-    pub keys_instead: Option<(&'static str, usize)>,
+    /// the end (MIGRATE's `KEYS`), over the options `.2` names with the count of values
+    /// each takes (`AUTH password`); the first key position then holds no key, and must
+    /// be empty. Its key specification searches from the second-to-last argument back,
+    /// as Redis's does.
+    pub keys_instead: Option<(&'static str, usize, &'static [OptionValues])>,
     /// The field or member the command looks up in its first key's value, for
     /// reading a pipeline ahead.
     pub member: MemberAt,
@@ -238,6 +240,9 @@ pub struct CommandSpec {
     pub variable_key_flags: Option<fn(&Request) -> &'static [&'static str]>,
     pub(crate) parser: Parser,
 }
+
+/// An option and how many values follow it (`("AUTH", 1)`).
+pub type OptionValues = (&'static str, usize);
 
 /// Where a command names the field or member it looks up in its first key's value.
 #[derive(Debug, Clone, Copy)]
@@ -408,9 +413,14 @@ impl CommandSpec {
 
     /// This entry with its keys after `keyword` instead, when the request has it (see
     /// [`CommandSpec::keys_instead`]).
-    pub(crate) const fn with_keys_instead(self, keyword: &'static str, from: usize) -> CommandSpec {
+    pub(crate) const fn with_keys_instead(
+        self,
+        keyword: &'static str,
+        from: usize,
+        options: &'static [OptionValues],
+    ) -> CommandSpec {
         CommandSpec {
-            keys_instead: Some((keyword, from)),
+            keys_instead: Some((keyword, from, options)),
             ..self
         }
     }
@@ -462,16 +472,26 @@ impl CommandSpec {
     }
 
     /// The positions of the keys after [`CommandSpec::keys_instead`]'s keyword, when the
-    /// request has it.
+    /// request has it (none when the first key position is not empty), found as
+    /// Redis's MIGRATE finds them: the values of the options are skipped.
     fn keys_instead_of_first(&self, request: &Request) -> Option<std::ops::Range<usize>> {
-        let (keyword, from) = self.keys_instead?;
-        (from..request.len())
-            .find(|&pos| {
-                request
-                    .arg(pos)
-                    .is_some_and(|arg| arg.eq_ignore_ascii_case(keyword.as_bytes()))
-            })
-            .map(|pos| pos + 1..request.len())
+        let (keyword, from, options) = self.keys_instead?;
+        let mut pos = from;
+        while let Some(arg) = request.arg(pos) {
+            if arg.eq_ignore_ascii_case(keyword.as_bytes()) {
+                let first = usize::try_from(self.first_key).unwrap_or(0);
+                if request.arg(first).is_some_and(|key| !key.is_empty()) {
+                    return Some(0..0);
+                }
+                return Some(pos + 1..request.len());
+            }
+            let skip = options
+                .iter()
+                .find(|(option, _)| arg.eq_ignore_ascii_case(option.as_bytes()))
+                .map_or(0, |(_, values)| *values);
+            pos += 1 + skip;
+        }
+        None
     }
 
     /// Where the destinations of `STORE key` options are. GEORADIUS: what its two key

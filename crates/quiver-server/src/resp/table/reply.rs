@@ -316,7 +316,7 @@ fn key_specs(spec: &CommandSpec) -> Vec<Reply> {
     if let Some((keyword, from)) = spec.keys_after {
         after_keyword(keyword, from as i64, -1, 2);
     }
-    if let Some((keyword, _)) = spec.keys_instead {
+    if let Some((keyword, _, _)) = spec.keys_instead {
         after_keyword(keyword, -2, -1, 0);
     }
     if let Some((_, startfrom)) = spec.store_options {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use quiver_core::cache::{Cache, WatchedKey};
+use quiver_core::cache::{Cache, ChangeOrigin, WatchedKey};
 use quiver_resp::encode as write;
 use quiver_resp::error::CommandError;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -309,6 +309,10 @@ pub(in crate::resp) fn finish(
     let mut target_error = head_error;
     let now_ms = unix_ms();
     let mut changed = 0;
+    // A key named twice is removed once (the second removal would see the first's change).
+    let mut removed = std::collections::HashSet::new();
+    // What MIGRATE removes is this client's doing (client-side caching's NOLOOP).
+    let _origin = ChangeOrigin::enter(conn.session.id);
     {
         let mut held = cache.transaction();
         for ((key, at), reply) in sent.iter().zip(key_replies) {
@@ -318,10 +322,11 @@ pub(in crate::resp) fn finish(
                 continue;
             }
             let watch = &watched[*at];
-            if copy {
+            if copy || removed.contains(key) {
                 continue;
             }
             if held.watched_unchanged(std::slice::from_ref(watch), now_ms) {
+                removed.insert(key);
                 let mut db = held
                     .db(conn.session.db)
                     .expect("SELECT only accepts existing databases");

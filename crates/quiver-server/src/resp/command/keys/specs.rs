@@ -336,7 +336,7 @@ pub(crate) const SPECS: &[CommandSpec] = &[
     .with_syntax("host port key|\"\" destination-db timeout [COPY] [REPLACE] [AUTH password | AUTH2 username password] [KEYS key...]")
     .dangerous()
     .with_key_flags(&[&["RW", "access", "delete"], &["RW", "access", "delete", "incomplete"]])
-    .with_keys_instead("KEYS", 6)
+    .with_keys_instead("KEYS", 6, &[("AUTH", 1), ("AUTH2", 2)])
     .with_tips(&["nondeterministic_output"]),
     c(
         "restore",

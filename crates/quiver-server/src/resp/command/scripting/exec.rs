@@ -573,6 +573,8 @@ impl Dispatch for ScriptDispatch<'_, '_> {
         if let Some(run) = &self.run {
             let stats = &run.shared.stats;
             match ran {
+                // A write refused for memory was refused, not run, as Redis counts it.
+                Ran::Yes(spec) if out[before..].starts_with(b"-OOM") => stats.reject(spec),
                 Ran::Yes(spec) => {
                     stats.record(spec, started.elapsed(), out.get(before) == Some(&b'-'))
                 }
@@ -621,6 +623,13 @@ impl ScriptDispatch<'_, '_> {
         };
         if spec.has(flag::NOSCRIPT) {
             return refuse(out, "ERR This Redis command is not allowed from script");
+        }
+        // It waits for another server, which a script holding the keyspace may not.
+        if spec.name == "migrate" {
+            return refuse(
+                out,
+                "ERR MIGRATE cannot run inside a script on Quiver: it waits for the target server, and the script holds the keyspace",
+            );
         }
         if let Err(denied) = run.user.check(spec, &request) {
             run.log_refusal(spec, &request, denied);
