@@ -370,6 +370,16 @@ fn big_replies_arguments_and_tables_do_not_stop_the_engine() {
         deep.contains("Found too many nested data structures (3001) at character 3001"),
         "{deep}"
     );
+    // More scripts cached than the VM has references (each EVAL of a new body caches one).
+    let mut pipe = redis::pipe();
+    for i in 0..9_000 {
+        pipe.cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(format!("return {i}"))
+            .ignore();
+    }
+    let _: () = pipe.query(&mut con).expect("9,000 scripts load");
+    assert_eq!(eval(&mut con, "return 8999"), redis::Value::Int(8999));
     let pong: String = redis::cmd("PING").query(&mut con).unwrap();
     assert_eq!(pong, "PONG");
     assert_eq!(eval(&mut con, "return 1"), redis::Value::Int(1));
