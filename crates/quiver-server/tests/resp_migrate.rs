@@ -139,6 +139,22 @@ fn migrate_moves_keys_between_quiver_servers() {
     let list: i64 = redis::cmd("LLEN").arg("l").query(&mut to).unwrap();
     assert_eq!(list, 4);
 
+    // A key named twice goes once, as in Redis.
+    let _: () = redis::cmd("SET")
+        .arg("twice")
+        .arg("1")
+        .query(&mut from)
+        .unwrap();
+    let twice = migrate(
+        &mut from,
+        target.resp,
+        "",
+        2,
+        &["REPLACE", "AUTH", "secret", "KEYS", "twice", "twice"],
+    );
+    assert_eq!(twice.unwrap(), "OK");
+    let gone: i64 = redis::cmd("EXISTS").arg("twice").query(&mut from).unwrap();
+    assert_eq!(gone, 0);
     assert_eq!(
         migrate(&mut from, target.resp, "nothing", 0, &[]).unwrap(),
         "NOKEY"
