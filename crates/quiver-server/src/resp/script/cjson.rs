@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
+use super::libs::{bad_argument, check_number, type_of};
+
 /// lua-cjson's settings, with its defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Config {
@@ -68,7 +70,7 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
         "encode",
         lua.create_function(move |lua, args: MultiValue| {
             let [value] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
-                .map_err(|_| raised(bad_argument(1, "encode", "expected 1 argument")))?;
+                .map_err(|_| bad_argument(lua, 1, "expected 1 argument"))?;
             let mut out = Vec::new();
             encode(lua, &s.get(), &value, &mut out)?;
             lua.create_string(out)
@@ -79,7 +81,7 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
         "decode",
         lua.create_function(move |lua, args: MultiValue| {
             let [value] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
-                .map_err(|_| raised(bad_argument(1, "decode", "expected 1 argument")))?;
+                .map_err(|_| bad_argument(lua, 1, "expected 1 argument"))?;
             let text = match &value {
                 Value::String(text) => text.as_bytes().to_vec(),
                 Value::Integer(_) | Value::Number(_) => lua
@@ -87,8 +89,8 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
                     .map(|s| s.as_bytes().to_vec())
                     .unwrap_or_default(),
                 other => {
-                    let got = format!("string expected, got {}", lua_type(other));
-                    return Err(raised(bad_argument(1, "decode", &got)));
+                    let got = format!("string expected, got {}", type_of(Some(other)));
+                    return Err(bad_argument(lua, 1, &got));
                 }
             };
             decode(lua, &s.get(), &text)
@@ -97,64 +99,38 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
     // The settings functions: each takes at most so many arguments, sets what it is
     // given, and answers the settings as they are then.
     const INT_MAX: i64 = i32::MAX as i64;
-    setting(
-        lua,
-        &t,
-        &settings,
-        "encode_sparse_array",
-        3,
-        |lua, c, a, name| {
-            let convert = bool_option(a, 0, name, &mut c.sparse_convert);
-            let ratio = integer_option(a, 1, name, (0, INT_MAX), &mut c.sparse_ratio);
-            let safe = integer_option(a, 2, name, (0, INT_MAX), &mut c.sparse_safe);
-            (convert?, ratio?, safe?).into_lua_multi(lua)
-        },
-    )?;
-    setting(
-        lua,
-        &t,
-        &settings,
-        "encode_max_depth",
-        1,
-        |lua, c, a, name| {
-            integer_option(a, 0, name, (1, INT_MAX), &mut c.encode_max_depth)?.into_lua_multi(lua)
-        },
-    )?;
-    setting(
-        lua,
-        &t,
-        &settings,
-        "decode_max_depth",
-        1,
-        |lua, c, a, name| {
-            integer_option(a, 0, name, (1, INT_MAX), &mut c.decode_max_depth)?.into_lua_multi(lua)
-        },
-    )?;
+    setting(lua, &t, &settings, "encode_sparse_array", 3, |lua, c, a| {
+        let convert = bool_option(lua, a, 0, &mut c.sparse_convert);
+        let ratio = integer_option(lua, a, 1, (0, INT_MAX), &mut c.sparse_ratio);
+        let safe = integer_option(lua, a, 2, (0, INT_MAX), &mut c.sparse_safe);
+        (convert?, ratio?, safe?).into_lua_multi(lua)
+    })?;
+    setting(lua, &t, &settings, "encode_max_depth", 1, |lua, c, a| {
+        integer_option(lua, a, 0, (1, INT_MAX), &mut c.encode_max_depth)?.into_lua_multi(lua)
+    })?;
+    setting(lua, &t, &settings, "decode_max_depth", 1, |lua, c, a| {
+        integer_option(lua, a, 0, (1, INT_MAX), &mut c.decode_max_depth)?.into_lua_multi(lua)
+    })?;
     setting(
         lua,
         &t,
         &settings,
         "encode_number_precision",
         1,
-        |lua, c, a, name| {
-            integer_option(a, 0, name, (1, 14), &mut c.number_precision)?.into_lua_multi(lua)
+        |lua, c, a| {
+            integer_option(lua, a, 0, (1, 14), &mut c.number_precision)?.into_lua_multi(lua)
         },
     )?;
-    setting(
-        lua,
-        &t,
-        &settings,
-        "encode_keep_buffer",
-        1,
-        |lua, c, a, name| bool_option(a, 0, name, &mut c.keep_buffer)?.into_lua_multi(lua),
-    )?;
+    setting(lua, &t, &settings, "encode_keep_buffer", 1, |lua, c, a| {
+        bool_option(lua, a, 0, &mut c.keep_buffer)?.into_lua_multi(lua)
+    })?;
     setting(
         lua,
         &t,
         &settings,
         "decode_invalid_numbers",
         1,
-        |lua, c, a, name| bool_option(a, 0, name, &mut c.decode_invalid)?.into_lua_multi(lua),
+        |lua, c, a| bool_option(lua, a, 0, &mut c.decode_invalid)?.into_lua_multi(lua),
     )?;
     setting(
         lua,
@@ -162,11 +138,11 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
         &settings,
         "encode_invalid_numbers",
         1,
-        |lua, c, a, name| {
+        |lua, c, a| {
             if let Some(value) = a.first().filter(|v| !v.is_nil()) {
                 c.encode_invalid = match value {
                     Value::Boolean(on) => i64::from(*on),
-                    other => choice(other, 1, name, &["off", "on", "null"])?,
+                    other => choice(lua, other, 1, &["off", "on", "null"])?,
                 };
             }
             match c.encode_invalid {
@@ -187,102 +163,63 @@ fn setting(
     settings: &Settings,
     name: &'static str,
     most: usize,
-    apply: fn(&Lua, &mut Config, &[Value], &str) -> mlua::Result<MultiValue>,
+    apply: fn(&Lua, &mut Config, &[Value]) -> mlua::Result<MultiValue>,
 ) -> mlua::Result<()> {
     let settings = settings.clone();
     let function = lua.create_function(move |lua, args: MultiValue| {
         let args: Vec<Value> = args.into_iter().collect();
         if args.len() > most {
             let why = "found too many arguments";
-            return Err(raised(bad_argument(most + 1, name, why)));
+            return Err(bad_argument(lua, most + 1, why));
         }
-        settings.update(|config| apply(lua, config, &args, name))
+        settings.update(|config| apply(lua, config, &args))
     })?;
     cjson.raw_set(name, function)
 }
 
-fn bad_argument(position: usize, name: &str, why: &str) -> String {
-    format!("bad argument #{position} to '{name}' ({why})")
-}
-
-fn lua_type(value: &Value) -> &'static str {
-    match value {
-        Value::Nil => "nil",
-        Value::Boolean(_) => "boolean",
-        Value::Integer(_) | Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Table(_) => "table",
-        Value::Function(_) => "function",
-        Value::LightUserData(_) => "userdata",
-        _ => "userdata",
-    }
-}
-
 /// An `off`/`on` setting (or a boolean) at `index`, if given; the setting after it.
-fn bool_option(args: &[Value], index: usize, name: &str, setting: &mut bool) -> mlua::Result<bool> {
+fn bool_option(lua: &Lua, args: &[Value], index: usize, setting: &mut bool) -> mlua::Result<bool> {
     if let Some(value) = args.get(index).filter(|v| !v.is_nil()) {
         *setting = match value {
             Value::Boolean(on) => *on,
-            other => choice(other, index + 1, name, &["off", "on"])? == 1,
+            other => choice(lua, other, index + 1, &["off", "on"])? == 1,
         };
     }
     Ok(*setting)
 }
 
 /// Which of `names` the argument at `position` is (`luaL_checkoption`).
-fn choice(value: &Value, position: usize, name: &str, names: &[&str]) -> mlua::Result<i64> {
+fn choice(lua: &Lua, value: &Value, position: usize, names: &[&str]) -> mlua::Result<i64> {
     let text = match value {
         Value::String(s) => s.to_string_lossy(),
         Value::Integer(n) => n.to_string(),
         Value::Number(n) => format_g(*n, 14),
         other => {
-            let got = format!("string expected, got {}", lua_type(other));
-            return Err(raised(bad_argument(position, name, &got)));
+            let got = format!("string expected, got {}", type_of(Some(other)));
+            return Err(bad_argument(lua, position, &got));
         }
     };
     names
         .iter()
         .position(|option| *option == text)
         .map(|at| at as i64)
-        .ok_or_else(|| {
-            raised(bad_argument(
-                position,
-                name,
-                &format!("invalid option '{text}'"),
-            ))
-        })
+        .ok_or_else(|| bad_argument(lua, position, &format!("invalid option '{text}'")))
 }
 
 /// An integer setting within `min..=max` at `index`, if given; the setting after it.
 /// (Redis's lua-cjson names argument #1 in its range error, whichever it was.)
 fn integer_option(
+    lua: &Lua,
     args: &[Value],
     index: usize,
-    name: &str,
     (min, max): (i64, i64),
     setting: &mut i64,
 ) -> mlua::Result<i64> {
-    if let Some(value) = args.get(index).filter(|v| !v.is_nil()) {
-        let number = match value {
-            Value::Integer(n) => *n as f64,
-            Value::Number(n) => *n,
-            Value::String(s) => s
-                .to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<f64>().ok())
-                .ok_or_else(|| {
-                    let got = "number expected, got string";
-                    raised(bad_argument(index + 1, name, got))
-                })?,
-            other => {
-                let got = format!("number expected, got {}", lua_type(other));
-                return Err(raised(bad_argument(index + 1, name, &got)));
-            }
-        };
-        let value = number as i64;
+    if args.get(index).is_some_and(|v| !v.is_nil()) {
+        let value = check_number(lua, args, index + 1)? as i64;
         if !(min..=max).contains(&value) {
             let why = format!("expected integer between {min} and {max}");
-            return Err(raised(bad_argument(1, name, &why)));
+            return Err(bad_argument(lua, 1, &why));
         }
         *setting = value;
     }

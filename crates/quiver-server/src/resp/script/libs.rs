@@ -2,7 +2,7 @@
 //! 32-bit integers), `cjson` (in `cjson.rs`) and `cmsgpack` (MessagePack
 //! to and from Lua values, as lua-cmsgpack writes it) and `struct` (binary records).
 
-use mlua::{Lua, MultiValue, Table, Value, Variadic};
+use mlua::{Lua, MultiValue, Table, Value};
 
 /// Installs `bit`, `cjson`, `cmsgpack` and `struct` in `globals`; `cjson`'s settings
 /// come back.
@@ -24,40 +24,108 @@ fn tobit(value: f64) -> i32 {
     wrapped as u32 as i32
 }
 
+/// Lua's `luaL_argerror`: `bad argument #N to 'name' (why)`, the function named as its
+/// caller called it (`?` through `pcall`).
+pub(super) fn bad_argument(lua: &Lua, position: usize, why: &str) -> mlua::Error {
+    let name = lua
+        .inspect_stack(0, |debug| debug.names().name.map(|name| name.into_owned()))
+        .flatten();
+    let name = name.as_deref().unwrap_or("?");
+    mlua::Error::runtime(format!("bad argument #{position} to '{name}' ({why})"))
+}
+
+/// Lua's type name of an argument (`no value` when it is missing).
+pub(super) fn type_of(value: Option<&Value>) -> &'static str {
+    match value {
+        None => "no value",
+        Some(Value::Nil) => "nil",
+        Some(Value::Boolean(_)) => "boolean",
+        Some(Value::Integer(_) | Value::Number(_)) => "number",
+        Some(Value::String(_)) => "string",
+        Some(Value::Table(_)) => "table",
+        Some(Value::Function(_)) => "function",
+        Some(Value::Thread(_)) => "thread",
+        Some(_) => "userdata",
+    }
+}
+
+/// Lua's `luaL_checknumber`: argument `position` (from 1) as a number, a string that
+/// reads as one included.
+pub(super) fn check_number(lua: &Lua, args: &[Value], position: usize) -> mlua::Result<f64> {
+    let value = args.get(position - 1);
+    let number = match value {
+        Some(Value::Integer(n)) => Some(*n as f64),
+        Some(Value::Number(n)) => Some(*n),
+        Some(string @ Value::String(_)) => lua.coerce_number(string.clone())?,
+        _ => None,
+    };
+    number.ok_or_else(|| {
+        let why = format!("number expected, got {}", type_of(value));
+        bad_argument(lua, position, &why)
+    })
+}
+
+/// Argument `position` as LuaBitOp reads it.
+fn bit_arg(lua: &Lua, args: &[Value], position: usize) -> mlua::Result<i32> {
+    check_number(lua, args, position).map(tobit)
+}
+
 fn bit(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("tobit", lua.create_function(|_, x: f64| Ok(tobit(x)))?)?;
-    t.raw_set("bnot", lua.create_function(|_, x: f64| Ok(!tobit(x)))?)?;
-    let fold = |lua: &Lua, op: fn(i32, i32) -> i32| {
-        lua.create_function(move |_, (first, rest): (f64, Variadic<f64>)| {
-            Ok(rest.iter().fold(tobit(first), |acc, &x| op(acc, tobit(x))))
+    // Every function reads its arguments as LuaBitOp does (`bit_arg`).
+    let function = |f: fn(&Lua, &[Value]) -> mlua::Result<i32>| {
+        lua.create_function(move |lua, args: MultiValue| {
+            f(lua, &args.into_iter().collect::<Vec<_>>())
         })
     };
-    t.raw_set("band", fold(lua, |a, b| a & b)?)?;
-    t.raw_set("bor", fold(lua, |a, b| a | b)?)?;
-    t.raw_set("bxor", fold(lua, |a, b| a ^ b)?)?;
-    let shift = |lua: &Lua, op: fn(i32, u32) -> i32| {
-        lua.create_function(move |_, (x, n): (f64, f64)| Ok(op(tobit(x), tobit(n) as u32 & 31)))
-    };
-    t.raw_set("lshift", shift(lua, |x, n| ((x as u32) << n) as i32)?)?;
-    t.raw_set("rshift", shift(lua, |x, n| ((x as u32) >> n) as i32)?)?;
-    t.raw_set("arshift", shift(lua, |x, n| x >> n)?)?;
-    t.raw_set("rol", shift(lua, |x, n| (x as u32).rotate_left(n) as i32)?)?;
-    t.raw_set("ror", shift(lua, |x, n| (x as u32).rotate_right(n) as i32)?)?;
+    t.raw_set("tobit", function(|lua, a| bit_arg(lua, a, 1))?)?;
+    t.raw_set("bnot", function(|lua, a| Ok(!bit_arg(lua, a, 1)?))?)?;
     t.raw_set(
         "bswap",
-        lua.create_function(|_, x: f64| Ok((tobit(x) as u32).swap_bytes() as i32))?,
+        function(|lua, a| Ok((bit_arg(lua, a, 1)? as u32).swap_bytes() as i32))?,
     )?;
+    let fold = |op: fn(i32, i32) -> i32| {
+        lua.create_function(move |lua, args: MultiValue| {
+            let args: Vec<Value> = args.into_iter().collect();
+            let mut acc = bit_arg(lua, &args, 1)?;
+            for position in 2..=args.len() {
+                acc = op(acc, bit_arg(lua, &args, position)?);
+            }
+            Ok(acc)
+        })
+    };
+    t.raw_set("band", fold(|a, b| a & b)?)?;
+    t.raw_set("bor", fold(|a, b| a | b)?)?;
+    t.raw_set("bxor", fold(|a, b| a ^ b)?)?;
+    let shift = |op: fn(i32, u32) -> i32| {
+        lua.create_function(move |lua, args: MultiValue| {
+            let args: Vec<Value> = args.into_iter().collect();
+            let x = bit_arg(lua, &args, 1)?;
+            let n = bit_arg(lua, &args, 2)?;
+            Ok(op(x, n as u32 & 31))
+        })
+    };
+    t.raw_set("lshift", shift(|x, n| ((x as u32) << n) as i32)?)?;
+    t.raw_set("rshift", shift(|x, n| ((x as u32) >> n) as i32)?)?;
+    t.raw_set("arshift", shift(|x, n| x >> n)?)?;
+    t.raw_set("rol", shift(|x, n| (x as u32).rotate_left(n) as i32)?)?;
+    t.raw_set("ror", shift(|x, n| (x as u32).rotate_right(n) as i32)?)?;
     t.raw_set(
         "tohex",
-        lua.create_function(|_, (x, n): (f64, Option<f64>)| {
-            let mut n = n.map_or(8, tobit);
+        lua.create_function(|lua, args: MultiValue| {
+            let args: Vec<Value> = args.into_iter().collect();
+            let x = bit_arg(lua, &args, 1)?;
+            let mut n = if args.len() < 2 {
+                8
+            } else {
+                bit_arg(lua, &args, 2)?
+            };
             let upper = n < 0;
             if upper {
                 n = n.saturating_neg();
             }
             let digits = n.clamp(1, 8) as usize;
-            let value = tobit(x) as u32 as u64 & ((1u64 << (4 * digits)) - 1);
+            let value = x as u32 as u64 & ((1u64 << (4 * digits)) - 1);
             Ok(if upper {
                 format!("{value:0digits$X}")
             } else {
