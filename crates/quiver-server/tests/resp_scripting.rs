@@ -370,6 +370,29 @@ fn big_replies_arguments_and_tables_do_not_stop_the_engine() {
         deep.contains("Found too many nested data structures (3001) at character 3001"),
         "{deep}"
     );
+    // A library whose loading passes more strings to a Rust function than the VM has
+    // references fails to load; the engine goes on.
+    let greedy = "#!lua name=greedy\nlocal function g(n, ...) if n == 0 then return redis.log(redis.LOG_WARNING, ...) end return g(n - 1, 'x', ...) end g(8000)";
+    let refused = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(greedy)
+        .query::<String>(&mut con)
+        .expect_err("the load fails");
+    assert!(
+        refused.to_string().contains("Error registering functions"),
+        "{refused}"
+    );
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=fine\nredis.register_function('fine', function() return 7 end)")
+        .query(&mut con)
+        .unwrap();
+    let seven: i64 = redis::cmd("FCALL")
+        .arg("fine")
+        .arg(0)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(seven, 7);
     // More scripts cached than the VM has references (each EVAL of a new body caches one).
     let mut pipe = redis::pipe();
     for i in 0..9_000 {

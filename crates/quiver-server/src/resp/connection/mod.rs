@@ -837,7 +837,7 @@ async fn drain_scripts(
     while let Some((reply, silent, spec)) = scripts.pop_front() {
         let Ok(done) = reply.await else {
             let before = output.len();
-            write::write_error(output, b"ERR the script engine stopped");
+            write::write_error(output, b"ERR the script engine failed to run this call");
             stats.error(&output[before..]);
             continue;
         };

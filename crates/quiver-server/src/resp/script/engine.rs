@@ -258,11 +258,7 @@ impl<D: Dispatch> Runs<'_, '_, D> {
             self.engine.vm.run(self.session, vm_call, out);
         }));
         if let Err(panic) = ran {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let why = super::panic_text(panic.as_ref());
             tracing::error!(script = target.name, %why, "a script run failed inside the engine");
             out.truncate(before);
             quiver_resp::encode::write_error(

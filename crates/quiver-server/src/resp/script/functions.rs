@@ -310,22 +310,26 @@ impl Registry {
             .compile(&body, true)
             .map_err(|message| format!("ERR Error compiling function: {message}"))?;
         let registered = RefCell::new(Vec::<Registered>::new());
-        let result = vm.lua.scope(|scope| {
-            let register = scope.create_function(|lua, args: MultiValue| {
-                let function = registration(lua, args)?;
-                let mut registered = registered.borrow_mut();
-                if registered.iter().any(|f| f.name == function.name) {
-                    return Err(mlua::Error::runtime(
-                        "Function already exists in the library",
-                    ));
-                }
-                registered.push(function);
-                Ok(())
-            })?;
-            vm.bridge.raw_set("register", register)?;
-            vm.bridge.raw_set("loading", true)?;
-            chunk.call::<()>(())
-        });
+        // A panic while the code runs (a limit of the Lua bindings) fails this load only.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            vm.lua.scope(|scope| {
+                let register = scope.create_function(|lua, args: MultiValue| {
+                    let function = registration(lua, args)?;
+                    let mut registered = registered.borrow_mut();
+                    if registered.iter().any(|f| f.name == function.name) {
+                        return Err(mlua::Error::runtime(
+                            "Function already exists in the library",
+                        ));
+                    }
+                    registered.push(function);
+                    Ok(())
+                })?;
+                vm.bridge.raw_set("register", register)?;
+                vm.bridge.raw_set("loading", true)?;
+                chunk.call::<()>(())
+            })
+        }))
+        .unwrap_or_else(|panic| Err(mlua::Error::runtime(super::panic_text(panic.as_ref()))));
         let _ = vm.bridge.raw_set("register", Value::Nil);
         let _ = vm.bridge.raw_set("loading", Value::Nil);
         if let Err(error) = result {

@@ -87,8 +87,9 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
     let fold = |op: fn(i32, i32) -> i32| {
         lua.create_function(move |lua, args: MultiValue| {
             let args: Vec<Value> = args.into_iter().collect();
+            // LuaBitOp reads the first, then the others from the last one back.
             let mut acc = bit_arg(lua, &args, 1)?;
-            for position in 2..=args.len() {
+            for position in (2..=args.len()).rev() {
                 acc = op(acc, bit_arg(lua, &args, position)?);
             }
             Ok(acc)
@@ -136,9 +137,10 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// Most values `cmsgpack.unpack` and `struct.unpack` return (a Lua stack holds 8,000,
-/// and each string held pins one of the VM's 8,000 references until it is returned).
-const MAX_RESULTS: usize = 7_900;
+/// Most values `cmsgpack.unpack` and `struct.unpack` return: each held pins one of the
+/// VM's 8,000 references until it is returned, and a value being decoded holds up to two
+/// per level of its nesting (at most 1,000 levels).
+const MAX_RESULTS: usize = 5_500;
 
 /// Deepest nesting `cmsgpack.unpack` decodes (a guard on the native stack).
 const MAX_MSGPACK_DECODE_DEPTH: usize = 1000;
@@ -212,7 +214,9 @@ fn msgpack_unpack(lua: &Lua, data: &[u8], limit: i64, offset: i64) -> mlua::Resu
     let mut values = Vec::new();
     while pos < data.len() && values.len() < most {
         if values.len() >= MAX_RESULTS {
-            return Err(mlua::Error::runtime("too many results to unpack"));
+            return Err(mlua::Error::runtime(
+                "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)",
+            ));
         }
         values.push(msgpack_decode(lua, data, &mut pos, 0)?);
     }

@@ -140,11 +140,17 @@ impl RunState {
 
     /// Runs `load` (a library's code) with Redis's limit on its time.
     fn loading<T>(&self, load: impl FnOnce() -> T) -> T {
+        /// Clears the deadline however the load ends.
+        struct Loading<'a>(&'a AtomicU64);
+        impl Drop for Loading<'_> {
+            fn drop(&mut self) {
+                self.0.store(0, Ordering::Relaxed);
+            }
+        }
         let deadline = self.now_ns().saturating_add(LOAD_TIMEOUT_NS).max(1);
         self.load_deadline_ns.store(deadline, Ordering::Relaxed);
-        let result = load();
-        self.load_deadline_ns.store(0, Ordering::Relaxed);
-        result
+        let _loading = Loading(&self.load_deadline_ns);
+        load()
     }
 
     /// Notes that the running script sent a write command.
@@ -180,6 +186,15 @@ fn warm(cache: &Cache, batch: &[Job]) {
         let keys = run.iter().flat_map(|job| job.keys().1);
         cache.warm(run[0].keys().0, keys.map(|key| (key.as_ref(), None)));
     }
+}
+
+/// What a caught panic says.
+pub(super) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
 
 /// The lower-case hex SHA1 of `data` (script names, `redis.sha1hex`).
@@ -236,7 +251,18 @@ impl Scripts {
                         thread_state.holding.store(true, Ordering::Release);
                         let mut dispatch = ScriptDispatch::new(&cache, &mut tx);
                         engine::session(&thread_engine, &thread_state, &mut dispatch, |runs| {
-                            replies.extend(batch.into_iter().map(|job| job.run(runs)));
+                            for job in batch {
+                                // A job that panics (a bug) loses its reply, which its client
+                                // sees as an error; the thread serves the next one.
+                                let run = std::panic::AssertUnwindSafe(|| job.run(runs));
+                                match std::panic::catch_unwind(run) {
+                                    Ok(finished) => replies.push(finished),
+                                    Err(panic) => tracing::error!(
+                                        why = panic_text(panic.as_ref()),
+                                        "a script job failed inside the engine"
+                                    ),
+                                }
+                            }
                         });
                         thread_state.holding.store(false, Ordering::Release);
                     }

@@ -624,13 +624,6 @@ impl ScriptDispatch<'_, '_> {
         if spec.has(flag::NOSCRIPT) {
             return refuse(out, "ERR This Redis command is not allowed from script");
         }
-        // It waits for another server, which a script holding the keyspace may not.
-        if spec.name == "migrate" {
-            return refuse(
-                out,
-                "ERR MIGRATE cannot run inside a script on Quiver: it waits for the target server, and the script holds the keyspace",
-            );
-        }
         if let Err(denied) = run.user.check(spec, &request) {
             run.log_refusal(spec, &request, denied);
             return refuse(
@@ -646,6 +639,13 @@ impl ScriptDispatch<'_, '_> {
                         "ERR The user executing the script can't publish to the channel mentioned in the command"
                     }
                 },
+            );
+        }
+        // It waits for another server, which a script holding the keyspace may not.
+        if spec.name == "migrate" {
+            return refuse(
+                out,
+                "ERR MIGRATE cannot run inside a script on Quiver: it waits for the target server, and the script holds the keyspace",
             );
         }
         if spec.has(flag::WRITE) && run.read_only {
