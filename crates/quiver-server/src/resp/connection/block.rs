@@ -1,6 +1,6 @@
 //! Blocking commands (BLPOP and the other blocking pops, XREAD/XREADGROUP BLOCK,
 //! WAIT): the connection parks until a key gets data, its deadline, CLIENT UNBLOCK, a
-//! kill, the client's disconnection or the shutdown.
+//! kill, the client's disconnection or the shutdown. And MIGRATE's wait for its target.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,6 +16,7 @@ use super::{Connection, End, Flow, READ_CHUNK_BYTES, sleep_or_forever};
 use crate::clock::unix_ms;
 use crate::resp::clients::{UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
 use crate::resp::command::Command;
+use crate::resp::command::keys::migrate::{self, PendingMigrate};
 use crate::resp::table::CommandSpec;
 use crate::serve::shutdown::Shutdown;
 
@@ -102,5 +103,37 @@ impl Connection {
         self.handle.blocked.store(false, Ordering::Release);
         self.shared.cache.unblock(db, &keys, &notify);
         result
+    }
+}
+
+impl Connection {
+    /// Awaits MIGRATE's transfer (until a kill or the shutdown), then finishes it.
+    pub(super) async fn migrate(
+        &mut self,
+        pending: PendingMigrate,
+        shutdown: &Shutdown,
+        output: &mut BytesMut,
+    ) -> Result<(), End> {
+        let run = pending.run();
+        tokio::pin!(run);
+        let mut woken = false;
+        let (pending, transfer) = loop {
+            tokio::select! {
+                done = &mut run => break done,
+                () = shutdown.wait() => return Err(End::Closed),
+                () = self.handle.kill.notified() => {
+                    if self.handle.killed.load(Ordering::Acquire) {
+                        return Err(End::Closed);
+                    }
+                    woken = true;
+                }
+            }
+        };
+        if woken {
+            // Not a kill (an inbox or an ACL change): looked at after.
+            self.handle.kill.notify_one();
+        }
+        migrate::finish(self, pending, transfer, output);
+        Ok(())
     }
 }

@@ -308,26 +308,7 @@ impl Connection {
                     }
                     Flow::Migrate(pending) => {
                         let (silent, before) = (self.silent, output.len());
-                        let run = pending.run();
-                        tokio::pin!(run);
-                        let mut woken = false;
-                        let (pending, transfer) = loop {
-                            tokio::select! {
-                                done = &mut run => break done,
-                                () = shutdown.wait() => return Err(End::Closed),
-                                () = self.handle.kill.notified() => {
-                                    if self.handle.killed.load(Ordering::Acquire) {
-                                        return Err(End::Closed);
-                                    }
-                                    woken = true;
-                                }
-                            }
-                        };
-                        if woken {
-                            // Not a kill (an inbox or an ACL change): looked at after.
-                            self.handle.kill.notify_one();
-                        }
-                        super::command::keys::migrate::finish(self, pending, transfer, &mut output);
+                        self.migrate(*pending, shutdown, &mut output).await?;
                         if let Some(spec) = command {
                             self.count_late_reply(spec, &output[before..]);
                         }
