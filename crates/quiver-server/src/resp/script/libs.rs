@@ -65,6 +65,31 @@ pub(super) fn check_number(lua: &Lua, args: &[Value], position: usize) -> mlua::
     })
 }
 
+/// Lua's `luaL_checklstring`: argument `position` (from 1) as a string, a number made
+/// one included.
+fn check_string(lua: &Lua, args: &[Value], position: usize) -> mlua::Result<mlua::String> {
+    let value = args.get(position - 1);
+    let text = match value {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(number @ (Value::Integer(_) | Value::Number(_))) => {
+            lua.coerce_string(number.clone())?
+        }
+        _ => None,
+    };
+    text.ok_or_else(|| {
+        let why = format!("string expected, got {}", type_of(value));
+        bad_argument(lua, position, &why)
+    })
+}
+
+/// Lua's `luaL_optinteger`: argument `position` as an integer, `default` when absent.
+fn opt_integer(lua: &Lua, args: &[Value], position: usize, default: i64) -> mlua::Result<i64> {
+    match args.get(position - 1) {
+        None | Some(Value::Nil) => Ok(default),
+        Some(_) => Ok(check_number(lua, args, position)? as i64),
+    }
+}
+
 /// Argument `position` as LuaBitOp reads it.
 fn bit_arg(lua: &Lua, args: &[Value], position: usize) -> mlua::Result<i32> {
     check_number(lua, args, position).map(tobit)
@@ -165,23 +190,31 @@ fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
             lua.create_string(out)
         })?,
     )?;
+    // The arguments are checked in lua-cmsgpack's order: the limit and offset, then the
+    // data.
+    let unpack = |f: fn(&Lua, &[Value]) -> mlua::Result<MultiValue>| {
+        lua.create_function(move |lua, args: MultiValue| {
+            f(lua, &args.into_iter().collect::<Vec<_>>())
+        })
+    };
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, data: mlua::String| msgpack_unpack(lua, &data.as_bytes(), 0, 0))?,
+        unpack(|lua, args| msgpack_unpack(lua, &check_string(lua, args, 1)?.as_bytes(), 0, 0))?,
     )?;
     t.raw_set(
         "unpack_one",
-        lua.create_function(|lua, (data, offset): (mlua::String, Option<i64>)| {
-            msgpack_unpack(lua, &data.as_bytes(), 1, offset.unwrap_or(0))
+        unpack(|lua, args| {
+            let offset = opt_integer(lua, args, 2, 0)?;
+            msgpack_unpack(lua, &check_string(lua, args, 1)?.as_bytes(), 1, offset)
         })?,
     )?;
     t.raw_set(
         "unpack_limit",
-        lua.create_function(
-            |lua, (data, limit, offset): (mlua::String, i64, Option<i64>)| {
-                msgpack_unpack(lua, &data.as_bytes(), limit, offset.unwrap_or(0))
-            },
-        )?,
+        unpack(|lua, args| {
+            let limit = check_number(lua, args, 2)? as i64;
+            let offset = opt_integer(lua, args, 3, 0)?;
+            msgpack_unpack(lua, &check_string(lua, args, 1)?.as_bytes(), limit, offset)
+        })?,
     )?;
     Ok(t)
 }
@@ -426,30 +459,34 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set(
         "pack",
-        lua.create_function(|lua, (format, values): (mlua::String, MultiValue)| {
+        lua.create_function(|lua, args: MultiValue| {
+            let mut args: Vec<Value> = args.into_iter().collect();
+            let format = check_string(lua, &args, 1)?;
+            // struct.c pushes a nil after the arguments: the first one missing reads as
+            // nil, as it says.
+            args.push(Value::Nil);
+            let mut position = 1;
             let mut out = Vec::new();
-            let mut values = values.into_iter();
-            let mut next = |what: &str| -> mlua::Result<Value> {
-                values.next().ok_or_else(|| {
-                    mlua::Error::runtime(format!(
-                        "bad argument to 'pack' ({what} expected, got no value)"
-                    ))
-                })
-            };
             for item in Format::new(&format.as_bytes(), "pack") {
                 let (op, size, align) = item?;
                 pad_to(&mut out, align);
                 match op {
                     Op::Pad => out.push(0),
                     Op::Int { little, .. } => {
-                        let n = number(&next("number")?)?;
+                        let n = {
+                            position += 1;
+                            check_number(lua, &args, position)?
+                        };
                         let bits = if n < 0.0 { n as i64 as u64 } else { n as u64 };
                         let bytes =
                             (0..size).map(|i| if i < 8 { (bits >> (8 * i)) as u8 } else { 0 });
                         put_ordered(&mut out, bytes.collect(), little);
                     }
                     Op::Float { little } => {
-                        let n = number(&next("number")?)?;
+                        let n = {
+                            position += 1;
+                            check_number(lua, &args, position)?
+                        };
                         let bytes = if size == 4 {
                             (n as f32).to_bits().to_le_bytes().to_vec()
                         } else {
@@ -458,7 +495,10 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
                         put_ordered(&mut out, bytes, little);
                     }
                     Op::Chars => {
-                        let text = text(lua, next("string")?)?;
+                        let text = {
+                            position += 1;
+                            check_string(lua, &args, position)?.as_bytes().to_vec()
+                        };
                         let take = if size == 0 { text.len() } else { size };
                         if text.len() < take {
                             return Err(mlua::Error::runtime(
@@ -468,7 +508,10 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
                         out.extend_from_slice(&text[..take]);
                     }
                     Op::ZeroTerminated => {
-                        let text = text(lua, next("string")?)?;
+                        let text = {
+                            position += 1;
+                            check_string(lua, &args, position)?.as_bytes().to_vec()
+                        };
                         if text.contains(&0) {
                             return Err(mlua::Error::runtime(
                                 "bad argument to 'pack' (string contains zeros)",
@@ -484,9 +527,12 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, (format, data, start): (mlua::String, mlua::String, Option<i64>)| {
+        lua.create_function(|lua, args: MultiValue| {
+            let args: Vec<Value> = args.into_iter().collect();
+            let format = check_string(lua, &args, 1)?;
+            let data = check_string(lua, &args, 2)?;
             let data = data.as_bytes();
-            let start = start.unwrap_or(1);
+            let start = opt_integer(lua, &args, 3, 1)?;
             if start < 1 {
                 return Err(mlua::Error::runtime("bad argument #3 to 'unpack' (offset must be 1 or greater)"));
             }
@@ -569,7 +615,8 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.raw_set(
         "size",
-        lua.create_function(|_, format: mlua::String| {
+        lua.create_function(|lua, args: MultiValue| {
+            let format = check_string(lua, &args.into_iter().collect::<Vec<_>>(), 1)?;
             let mut len = 0usize;
             for item in Format::new(&format.as_bytes(), "size") {
                 let (op, size, align) = item?;
@@ -746,30 +793,4 @@ fn put_ordered(out: &mut Vec<u8>, mut bytes: Vec<u8>, little: bool) {
         bytes.reverse();
     }
     out.extend_from_slice(&bytes);
-}
-
-fn number(value: &Value) -> mlua::Result<f64> {
-    match value {
-        Value::Integer(n) => Ok(*n as f64),
-        Value::Number(n) => Ok(*n),
-        Value::String(s) => std::str::from_utf8(&s.as_bytes())
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .ok_or_else(|| {
-                mlua::Error::runtime("bad argument to 'pack' (number expected, got string)")
-            }),
-        other => Err(mlua::Error::runtime(format!(
-            "bad argument to 'pack' (number expected, got {})",
-            other.type_name()
-        ))),
-    }
-}
-
-fn text(lua: &Lua, value: Value) -> mlua::Result<Vec<u8>> {
-    match lua.coerce_string(value)? {
-        Some(s) => Ok(s.as_bytes().to_vec()),
-        None => Err(mlua::Error::runtime(
-            "bad argument to 'pack' (string expected)",
-        )),
-    }
 }
