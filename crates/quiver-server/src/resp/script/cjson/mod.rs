@@ -2,7 +2,8 @@
 //! error texts (its tokenizer, its `strtod` numbers, `Expected value but found T_END at
 //! character 1`), and its settings functions (`encode_sparse_array`, `encode_max_depth`,
 //! `decode_max_depth`, `encode_number_precision`, `encode_keep_buffer`,
-//! `encode_invalid_numbers`, `decode_invalid_numbers`), which last until SCRIPT FLUSH.
+//! `encode_invalid_numbers`, `decode_invalid_numbers`), which last until SCRIPT FLUSH;
+//! `cjson.new()` makes another with settings of its own.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -71,6 +72,13 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
     let settings = Settings(Arc::new(Mutex::new(DEFAULTS)));
     let t = lua.create_table()?;
     t.raw_set("null", Value::NULL)?;
+    t.raw_set("_NAME", "cjson")?;
+    t.raw_set("_VERSION", "2.1.0")?;
+    // Another `cjson` with settings of its own.
+    t.raw_set(
+        "new",
+        lua.create_function(|lua, ()| library(lua).map(|(table, _)| table))?,
+    )?;
     let s = settings.clone();
     t.raw_set(
         "encode",
