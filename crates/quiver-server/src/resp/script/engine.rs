@@ -97,12 +97,22 @@ impl Engine {
             self.scripts.get_key_value(sha)?
         };
         Some(Target {
-            function: self.vm.lua.registry_value(function).ok()?,
+            function: self.stored(function)?,
             name,
             flags: *flags,
             declared: *declared,
             is_function: false,
         })
+    }
+
+    /// A script's or function's Lua function from the registry; a failure (a bug) is
+    /// logged, and the call answers as if it were not there.
+    fn stored(&self, key: &RegistryKey) -> Option<Function> {
+        self.vm
+            .lua
+            .registry_value(key)
+            .inspect_err(|error| tracing::error!(%error, "a stored script could not be read"))
+            .ok()
     }
 
     pub(super) fn exists(&self, sha: &[u8]) -> bool {
@@ -134,7 +144,7 @@ impl Engine {
     pub(super) fn function(&self, name: &[u8]) -> Option<Target<'_>> {
         let (function, name, flags) = self.functions.find(name)?;
         Some(Target {
-            function: self.vm.lua.registry_value(function).ok()?,
+            function: self.stored(function)?,
             name,
             flags,
             declared: true,
