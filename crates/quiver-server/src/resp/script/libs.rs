@@ -67,7 +67,11 @@ pub(super) fn check_number(lua: &Lua, args: &[Value], position: usize) -> mlua::
 
 /// Lua's `luaL_checklstring`: argument `position` (from 1) as a string, a number made
 /// one included.
-fn check_string(lua: &Lua, args: &[Value], position: usize) -> mlua::Result<mlua::String> {
+pub(super) fn check_string(
+    lua: &Lua,
+    args: &[Value],
+    position: usize,
+) -> mlua::Result<mlua::String> {
     let value = args.get(position - 1);
     let text = match value {
         Some(Value::String(text)) => Some(text.clone()),

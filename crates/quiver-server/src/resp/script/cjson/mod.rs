@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
-use super::libs::{bad_argument, check_number, type_of};
+use super::libs::{bad_argument, check_number, check_string, type_of};
 
 mod decode;
 mod number;
@@ -83,8 +83,7 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
     t.raw_set(
         "encode",
         lua.create_function(move |lua, args: MultiValue| {
-            let [value] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
-                .map_err(|_| bad_argument(lua, 1, "expected 1 argument"))?;
+            let value = only_argument(lua, args)?;
             let mut out = Vec::new();
             encode(lua, &s.get(), &value, &mut out)?;
             lua.create_string(out)
@@ -94,20 +93,8 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
     t.raw_set(
         "decode",
         lua.create_function(move |lua, args: MultiValue| {
-            let [value] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
-                .map_err(|_| bad_argument(lua, 1, "expected 1 argument"))?;
-            let text = match &value {
-                Value::String(text) => text.as_bytes().to_vec(),
-                Value::Integer(_) | Value::Number(_) => lua
-                    .coerce_string(value.clone())?
-                    .map(|s| s.as_bytes().to_vec())
-                    .unwrap_or_default(),
-                other => {
-                    let got = format!("string expected, got {}", type_of(Some(other)));
-                    return Err(bad_argument(lua, 1, &got));
-                }
-            };
-            decode(lua, &s.get(), &text)
+            let text = check_string(lua, &[only_argument(lua, args)?], 1)?;
+            decode(lua, &s.get(), &text.as_bytes())
         })?,
     )?;
     // The settings functions: each takes at most so many arguments, sets what it is
@@ -167,6 +154,13 @@ pub(super) fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
         },
     )?;
     Ok((t, settings))
+}
+
+/// The one argument `encode` and `decode` take, or lua-cjson's error.
+fn only_argument(lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
+    let [value] = <[Value; 1]>::try_from(args.into_iter().collect::<Vec<_>>())
+        .map_err(|_| bad_argument(lua, 1, "expected 1 argument"))?;
+    Ok(value)
 }
 
 /// A settings function of `cjson`: `apply` gets the settings and at most `most`
