@@ -200,10 +200,7 @@ pub async fn serve_resp(
         }
     };
     let over_limit = |stream, _limit| {
-        shared
-            .stats
-            .rejected_connections
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.stats.refused_connection();
         refuse(stream)
     };
     listener

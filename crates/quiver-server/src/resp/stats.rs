@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use crate::resp::latency::histogram;
-use crate::resp::table::{self, CommandSpec};
+use crate::resp::table::{self, CommandSpec, Group};
 
 /// Most error codes counted apart; errors of further codes are counted under
 /// [`OVERFLOW_CODE`] (as Valkey does; Redis 7.0 has no bound).
@@ -120,6 +120,11 @@ impl CommandStats {
         self.writes_processed.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a connection refused (`maxclients`, protected mode).
+    pub fn refused_connection(&self) {
+        self.rejected_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Takes a sample of the totals (every [`SAMPLE_EVERY`]).
     pub fn sample(&self, now: std::time::Instant) {
         let totals = [
@@ -168,6 +173,16 @@ impl CommandStats {
                 .latency
                 .get_or_init(|| (0..histogram::LEN).map(|_| AtomicU64::new(0)).collect());
             histogram::record(counts, elapsed);
+        }
+    }
+
+    /// Counts a call of `spec` that ran for `elapsed` and wrote `reply`: [`Self::record`],
+    /// and its error. A scripting command's errors are counted where it runs instead (a
+    /// script's may be nested in its reply, or counted already as its commands').
+    pub fn replied(&self, spec: &CommandSpec, elapsed: Duration, reply: &[u8]) {
+        self.record(spec, elapsed, reply.first() == Some(&b'-'));
+        if spec.group != Group::Scripting {
+            self.error(reply);
         }
     }
 

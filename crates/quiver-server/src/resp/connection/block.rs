@@ -110,16 +110,14 @@ impl Connection {
     /// Awaits MIGRATE's transfer (until a kill or the shutdown), then finishes it.
     pub(super) async fn migrate(
         &mut self,
-        pending: PendingMigrate,
+        mut pending: PendingMigrate,
         shutdown: &Shutdown,
         output: &mut BytesMut,
     ) -> Result<(), End> {
-        let run = pending.run();
-        tokio::pin!(run);
         let mut woken = false;
-        let (pending, transfer) = loop {
+        let transfer = loop {
             tokio::select! {
-                done = &mut run => break done,
+                done = &mut pending.transfer => break done,
                 () = shutdown.wait() => return Err(End::Closed),
                 () = self.handle.kill.notified() => {
                     if self.handle.killed.load(Ordering::Acquire) {

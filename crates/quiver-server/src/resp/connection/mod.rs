@@ -89,10 +89,7 @@ pub(super) async fn serve(
     seat: Seat,
 ) {
     if shared.refuses(peer.ip()) {
-        shared
-            .stats
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
+        shared.stats.refused_connection();
         let _ = stream.write_all(PROTECTED_MODE_REPLY).await;
         drop(guard);
         return;
@@ -644,13 +641,7 @@ impl Connection {
         self.shared
             .latency
             .command(spec.has(flag::FAST), elapsed, self.now_ms / 1000);
-        let failed = out.get(before) == Some(&b'-');
-        self.shared.stats.record(spec, elapsed, failed);
-        // Scripting commands count their errors where they run (a script's may be
-        // nested in its reply, or counted already as its command's).
-        if failed && spec.group != Group::Scripting {
-            self.shared.stats.error(&out[before..]);
-        }
+        self.shared.stats.replied(spec, elapsed, &out[before..]);
         flow
     }
 

@@ -105,16 +105,8 @@ pub(in crate::resp) struct PendingMigrate {
     /// Replies that come before the keys' (AUTH, SELECT).
     head: usize,
     copy: bool,
-    transfer: std::pin::Pin<Box<dyn Future<Output = Transfer> + Send>>,
-}
-
-impl PendingMigrate {
-    /// Awaits the transfer; its outcome goes to [`finish`] with this.
-    pub(in crate::resp) async fn run(mut self) -> (Self, Transfer) {
-        let transfer =
-            std::mem::replace(&mut self.transfer, Box::pin(async { Transfer::default() }));
-        (self, transfer.await)
-    }
+    /// The exchange with the target, which the connection awaits.
+    pub(in crate::resp) transfer: std::pin::Pin<Box<dyn Future<Output = Transfer> + Send>>,
 }
 
 impl Drop for PendingMigrate {

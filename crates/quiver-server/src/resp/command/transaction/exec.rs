@@ -163,8 +163,6 @@ fn run(
         };
         // Each command is counted as a client's would be (INFO commandstats, errorstats).
         let (started, reply) = (Instant::now(), out.len());
-        // Scripting commands count their errors where they run.
-        let counts_errors = !matches!(command, Command::Scripting(_));
         if let Flow::Close = run_one(
             conn,
             command,
@@ -175,11 +173,9 @@ fn run(
         ) {
             flow = Flow::Close;
         }
-        let failed = out.get(reply) == Some(&b'-');
-        conn.shared.stats.record(spec, started.elapsed(), failed);
-        if counts_errors {
-            conn.shared.stats.error(&out[reply..]);
-        }
+        conn.shared
+            .stats
+            .replied(spec, started.elapsed(), &out[reply..]);
     }
     flow
 }
