@@ -5,21 +5,14 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use crate::support::{Server, Started, connect, raw_exchange, read_up_to, redis_connection};
+use crate::support::{
+    Server, Started, connect, error_text, raw_exchange, read_up_to, redis_connection,
+};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::start(dir.path(), extra);
     (dir, server)
-}
-
-fn error_text<T: std::fmt::Debug>(result: RedisResult<T>) -> String {
-    let error = result.expect_err("the server should answer an error");
-    format!(
-        "{} {}",
-        error.code().unwrap_or("?"),
-        error.detail().unwrap_or_default()
-    )
 }
 
 #[test]

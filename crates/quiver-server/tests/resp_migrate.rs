@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use redis::RedisResult;
 
-use crate::support::{Server, redis_connection};
+use crate::support::{Server, error_text, redis_connection};
 
 fn start(extra: &[&str]) -> (tempfile::TempDir, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -35,15 +35,6 @@ fn migrate(
         .arg(5000)
         .arg(options)
         .query(con)
-}
-
-fn error_text(result: RedisResult<String>) -> String {
-    let error = result.expect_err("an error");
-    format!(
-        "{} {}",
-        error.code().unwrap_or("?"),
-        error.detail().unwrap_or_default()
-    )
 }
 
 #[test]

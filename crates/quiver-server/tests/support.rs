@@ -190,6 +190,16 @@ pub fn info_field(con: &mut redis::Connection, section: &str, field: &str) -> St
         .to_owned()
 }
 
+/// The error a command answered, as `CODE detail`.
+pub fn error_text<T: std::fmt::Debug>(result: redis::RedisResult<T>) -> String {
+    let error = result.expect_err("the server should answer an error");
+    format!(
+        "{} {}",
+        error.code().unwrap_or("?"),
+        error.detail().unwrap_or_default()
+    )
+}
+
 pub fn redis_connection(server: &Server) -> redis::Connection {
     let client = redis::Client::open(format!("redis://{}/", server.resp)).expect("redis url");
     client
