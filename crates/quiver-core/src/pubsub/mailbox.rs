@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::Notify;
 
 use crate::streams::{Batch, lock};
@@ -104,7 +104,7 @@ impl fmt::Display for Closed {
 }
 
 /// The messages of one publish to one channel, shared by every subscriber it reaches and
-/// encoded once per transport encoding (see [`Published::encoded`]).
+/// encoded once per transport encoding (see [`Published::write_encoded`]).
 pub struct Published {
     channel: Bytes,
     payload: Payload,
@@ -169,10 +169,25 @@ impl Published {
         one.into_iter().chain(batch.into_iter().flatten())
     }
 
-    /// The encoding in `slot` (below [`PUBLISHED_SLOTS`]), made by `encode` on first use
-    /// and shared by every subscriber afterwards.
-    pub fn encoded(&self, slot: usize, encode: impl FnOnce(&Published) -> Bytes) -> Bytes {
-        self.encodings[slot].get_or_init(|| encode(self)).clone()
+    /// Appends the encoding in `slot` (below [`PUBLISHED_SLOTS`]) to `out`. While another
+    /// subscriber still holds the message, `encode` makes it once, into a buffer of its own
+    /// that every subscriber copies afterwards; the last holder with none made encodes
+    /// straight into `out`, as nobody else can need it.
+    pub fn write_encoded(
+        self: &Arc<Self>,
+        slot: usize,
+        out: &mut BytesMut,
+        encode: impl FnOnce(&Published, &mut BytesMut),
+    ) {
+        let cell = &self.encodings[slot];
+        if cell.get().is_none() && Arc::strong_count(self) == 1 {
+            return encode(self, out);
+        }
+        out.extend_from_slice(cell.get_or_init(|| {
+            let mut own = BytesMut::with_capacity(self.bytes(None) as usize);
+            encode(self, &mut own);
+            own.freeze()
+        }));
     }
 
     /// What it counts for against a subscriber's output limits.

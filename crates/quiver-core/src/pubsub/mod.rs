@@ -790,4 +790,39 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn an_encoding_is_shared_while_held_twice_and_written_in_place_by_the_last_holder() {
+        fn encode(
+            calls: &std::cell::Cell<u32>,
+        ) -> impl FnOnce(&Published, &mut bytes::BytesMut) + '_ {
+            move |p, out| {
+                calls.set(calls.get() + 1);
+                out.extend_from_slice(p.channel());
+                for payload in p.payloads() {
+                    out.extend_from_slice(payload);
+                }
+            }
+        }
+        let calls = std::cell::Cell::new(0);
+        let published = Arc::new(Published::one(
+            Bytes::from_static(b"ch:"),
+            Bytes::from_static(b"hello"),
+            false,
+        ));
+        let other = Arc::clone(&published);
+        let (mut first, mut second) = (bytes::BytesMut::from(&b">"[..]), bytes::BytesMut::new());
+        published.write_encoded(0, &mut first, encode(&calls));
+        other.write_encoded(0, &mut second, encode(&calls));
+        assert_eq!(
+            (&first[..], &second[..], calls.get()),
+            (&b">ch:hello"[..], &b"ch:hello"[..], 1)
+        );
+        // The other slot, with one holder left: encoded into the output, never kept.
+        drop(other);
+        let mut out = bytes::BytesMut::new();
+        published.write_encoded(1, &mut out, encode(&calls));
+        published.write_encoded(1, &mut out, encode(&calls));
+        assert_eq!((&out[..], calls.get()), (&b"ch:helloch:hello"[..], 3));
+    }
 }

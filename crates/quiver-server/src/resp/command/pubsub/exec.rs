@@ -236,7 +236,7 @@ fn confirm(
     write::write_integer(out, i64::try_from(count).unwrap_or(i64::MAX));
 }
 
-/// The encoding slot of a protocol in [`Published::encoded`].
+/// The encoding slot of a protocol in [`Published::write_encoded`].
 fn slot(protocol: Protocol) -> usize {
     match protocol {
         Protocol::Resp2 => 0,
@@ -260,8 +260,7 @@ pub(in crate::resp) fn write_entries(
                 pattern: None,
                 published,
             } => {
-                let encoded = published.encoded(slot(protocol), |p| encode(p, protocol));
-                out.extend_from_slice(&encoded);
+                published.write_encoded(slot(protocol), out, |p, out| encode(p, protocol, out));
             }
             Entry::Message {
                 pattern: Some(pattern),
@@ -310,18 +309,16 @@ pub(in crate::resp) fn write_entries(
     }
 }
 
-fn encode(published: &Published, protocol: Protocol) -> Bytes {
+fn encode(published: &Published, protocol: Protocol, out: &mut BytesMut) {
     let word: &[u8] = if published.is_shard() {
         b"smessage"
     } else {
         b"message"
     };
-    let mut out = BytesMut::new();
     for payload in published.payloads() {
-        write::write_push_len(&mut out, protocol, 3);
-        write::write_bulk(&mut out, word);
-        write::write_bulk(&mut out, published.channel());
-        write::write_bulk(&mut out, payload);
+        write::write_push_len(out, protocol, 3);
+        write::write_bulk(out, word);
+        write::write_bulk(out, published.channel());
+        write::write_bulk(out, payload);
     }
-    out.freeze()
 }
