@@ -13,6 +13,7 @@ use quiver_server::native::{NativeSettings, NativeShared, serve_native};
 use quiver_server::quic::{Identity, QuicListener, serve_quic};
 use quiver_server::serve::listener::Listener;
 use quiver_server::serve::shutdown::Shutdown;
+use quiver_server::serve::threads::ConnectionThreads;
 
 /// Native listeners on 127.0.0.1 port 0; they stop when this is dropped.
 pub struct Server {
@@ -58,7 +59,8 @@ impl Server {
             shutdown: shutdown.clone(),
         };
         tokio::spawn(serve_quic(quic, Arc::clone(&shared), shutdown.clone()));
-        tokio::spawn(serve_native(listener, shared, shutdown));
+        let threads = ConnectionThreads::start("native-io").expect("connection threads");
+        tokio::spawn(serve_native(listener, shared, Arc::new(threads), shutdown));
         server
     }
 

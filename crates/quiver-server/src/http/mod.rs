@@ -7,7 +7,6 @@ pub mod gateway;
 mod metrics;
 mod ops;
 pub(crate) mod process;
-pub mod threads;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +25,7 @@ use tower::ServiceExt;
 use crate::serve::listener::{ConnectionGuard, Listener};
 use crate::serve::shutdown::Shutdown;
 use crate::serve::state::ServerState;
+use crate::serve::threads::ConnectionThreads;
 
 /// How the listener's connections are served.
 #[derive(Debug, Clone, Copy)]
@@ -58,10 +58,9 @@ pub async fn serve_http(
     state: Arc<ServerState>,
     limits: HttpLimits,
     shutdown: Shutdown,
-) -> Option<threads::HttpThreads> {
+) -> Option<ConnectionThreads> {
     let router = router(Arc::clone(&state));
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let threads = match threads::HttpThreads::start(cores) {
+    let threads = match ConnectionThreads::start("http-io") {
         Ok(threads) => threads,
         Err(error) => {
             tracing::error!(%error, "the HTTP connection threads could not start");
