@@ -320,6 +320,51 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
 }
 
 #[test]
+fn changes_larger_than_a_log_batch_are_journaled_in_parts() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(data.path(), &aof_args("always"));
+    let mut con = redis_connection(&server);
+    // One value over the log's 16 MiB batch limit, and a pipeline whose changes add up
+    // to more than one batch.
+    let big: Vec<u8> = (0..17u32 << 20).map(|i| (i % 251) as u8).collect();
+    let _: () = redis::cmd("SET")
+        .arg("big")
+        .arg(&big[..])
+        .query(&mut con)
+        .unwrap();
+    let appended: u64 = redis::cmd("APPEND")
+        .arg("big")
+        .arg("!")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(appended, big.len() as u64 + 1);
+    let chunk = vec![b'v'; 1 << 20];
+    let mut pipe = redis::pipe();
+    for i in 0..20 {
+        pipe.cmd("SET")
+            .arg(format!("mid{i}"))
+            .arg(&chunk[..])
+            .ignore();
+    }
+    pipe.query::<()>(&mut con).unwrap();
+    assert_eq!(
+        info_field(&mut con, "persistence", "aof_last_write_status"),
+        "ok"
+    );
+    server.signal("KILL");
+    drop(server);
+
+    let server = Server::start(data.path(), &aof_args("always"));
+    let mut con = redis_connection(&server);
+    let back: Vec<u8> = redis::cmd("GET").arg("big").query(&mut con).unwrap();
+    assert_eq!(back.len(), big.len() + 1);
+    assert!(back.starts_with(&big) && back.ends_with(b"!"));
+    assert_eq!(redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(), 21);
+    let mid: Vec<u8> = redis::cmd("GET").arg("mid19").query(&mut con).unwrap();
+    assert_eq!(mid, chunk);
+}
+
+#[test]
 fn a_torn_tail_is_cut_and_damage_inside_stops_start_up() {
     let data = tempfile::tempdir().expect("temp dir");
     let server = Server::start(data.path(), &aof_args("always"));

@@ -77,14 +77,21 @@ impl Journal {
         }
     }
 
-    /// Appends the pending records to the log as one batch; the offset after them.
+    /// Appends the pending records to the log, in as few batches as the log's batch limit
+    /// allows, a record larger than [`PART_BYTES`] as parts (see [`split`]); the offset
+    /// after them.
     pub(super) fn drain(&self) -> u64 {
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         if !pending.is_empty() && !self.failed.load(Ordering::Acquire) {
-            let values: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
-            match self.log.append_batch(&values) {
-                Ok(range) => self.appended.store(range.end, Ordering::Release),
-                Err(e) => self.fail("append", e),
+            let parts = split(&pending);
+            for batch in batches(&parts) {
+                match self.log.append_batch(&batch) {
+                    Ok(range) => self.appended.store(range.end, Ordering::Release),
+                    Err(e) => {
+                        self.fail("append", e);
+                        break;
+                    }
+                }
             }
         }
         pending.clear();
@@ -200,4 +207,143 @@ pub(super) fn spawn_syncer(journal: &Arc<Journal>, fsync: Arc<AtomicU8>) {
         .syncer
         .lock()
         .unwrap_or_else(PoisonError::into_inner) = handle;
+}
+
+/// The largest record appended whole; a larger one is appended as parts of at most this
+/// many bytes each (and its tag), so every batch stays within the log's limit.
+pub(super) const PART_BYTES: usize = 4 << 20;
+/// A part of a record too large for one log record: the record is the bytes of the parts
+/// from here up to and including the next [`TAG_LAST_PART`].
+pub(super) const TAG_PART: u8 = b'P';
+/// The last part of a record appended as parts.
+pub(super) const TAG_LAST_PART: u8 = b'E';
+
+/// The log records of `records`: each record as it is, or as parts when it is larger than
+/// [`PART_BYTES`].
+fn split(records: &[Vec<u8>]) -> Vec<std::borrow::Cow<'_, [u8]>> {
+    let mut out = Vec::with_capacity(records.len());
+    for record in records {
+        if record.len() <= PART_BYTES {
+            out.push(std::borrow::Cow::Borrowed(record.as_slice()));
+            continue;
+        }
+        let mut chunks = record.chunks(PART_BYTES).peekable();
+        while let Some(chunk) = chunks.next() {
+            let tag = if chunks.peek().is_some() {
+                TAG_PART
+            } else {
+                TAG_LAST_PART
+            };
+            let mut part = Vec::with_capacity(chunk.len() + 1);
+            part.push(tag);
+            part.extend_from_slice(chunk);
+            out.push(std::borrow::Cow::Owned(part));
+        }
+    }
+    out
+}
+
+/// `records` cut into consecutive batches within the log's batch limit.
+fn batches<'a>(records: &'a [std::borrow::Cow<'a, [u8]>]) -> Vec<Vec<&'a [u8]>> {
+    let limit = quiver_log::format::MAX_BATCH_PLAIN_BYTES;
+    let mut out: Vec<Vec<&[u8]>> = Vec::new();
+    let mut bytes = limit;
+    for record in records {
+        let len = quiver_log::format::record::encoded_len(record, &[]);
+        if bytes + len > limit {
+            out.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += len;
+        out.last_mut().expect("pushed above").push(record);
+    }
+    out
+}
+
+/// Joins records appended as parts back together while a log is read.
+#[derive(Debug, Default)]
+pub(super) struct Parts {
+    record: Vec<u8>,
+    open: bool,
+}
+
+impl Parts {
+    /// The record `value` completes, if any: `value` itself, or with [`TAG_LAST_PART`]
+    /// the parts joined; none for a [`TAG_PART`]. Parts that another record follows are
+    /// those of an append cut short by an error (never acknowledged) and are dropped; a
+    /// last part without the parts before it is damage.
+    pub(super) fn join<'a>(
+        &mut self,
+        value: &'a [u8],
+    ) -> Result<Option<std::borrow::Cow<'a, [u8]>>, String> {
+        match value.first() {
+            Some(&TAG_PART) => {
+                self.open = true;
+                self.record.extend_from_slice(&value[1..]);
+                Ok(None)
+            }
+            Some(&TAG_LAST_PART) if self.open => {
+                self.open = false;
+                self.record.extend_from_slice(&value[1..]);
+                Ok(Some(std::borrow::Cow::Owned(std::mem::take(
+                    &mut self.record,
+                ))))
+            }
+            Some(&TAG_LAST_PART) => Err("the last part of a record without its first".into()),
+            _ => {
+                if std::mem::take(&mut self.open) {
+                    tracing::warn!(
+                        bytes = self.record.len(),
+                        "append-only log: the parts of a record whose append was cut short are skipped"
+                    );
+                    self.record.clear();
+                }
+                Ok(Some(std::borrow::Cow::Borrowed(value)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_records_go_as_parts_in_batches_within_the_limit_and_join_back() {
+        let records = vec![
+            vec![b'W'; 10],
+            (0..PART_BYTES * 4 + 5)
+                .map(|i| i as u8)
+                .collect::<Vec<u8>>(),
+            vec![b'D'; PART_BYTES],
+        ];
+        let logged = split(&records);
+        assert_eq!(logged.len(), 1 + 5 + 1);
+        let cut = batches(&logged);
+        assert!(cut.len() > 1);
+        for batch in &cut {
+            let plain: usize = batch
+                .iter()
+                .map(|r| quiver_log::format::record::encoded_len(r, &[]))
+                .sum();
+            assert!(plain <= quiver_log::format::MAX_BATCH_PLAIN_BYTES);
+        }
+        let mut parts = Parts::default();
+        let joined: Vec<Vec<u8>> = cut
+            .iter()
+            .flatten()
+            .filter_map(|r| parts.join(r).unwrap().map(|r| r.into_owned()))
+            .collect();
+        assert_eq!(joined, records);
+    }
+
+    #[test]
+    fn parts_of_a_cut_short_append_are_skipped_and_a_lone_last_part_is_damage() {
+        let mut parts = Parts::default();
+        assert_eq!(parts.join(b"Pabc").unwrap(), None);
+        assert_eq!(parts.join(b"Wkey").unwrap().as_deref(), Some(&b"Wkey"[..]));
+        assert_eq!(parts.join(b"Pxy").unwrap(), None);
+        assert_eq!(parts.join(b"Ez").unwrap().as_deref(), Some(&b"xyz"[..]));
+        assert!(parts.join(b"Ez").is_err());
+    }
 }

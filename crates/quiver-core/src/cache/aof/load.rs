@@ -86,6 +86,7 @@ impl Cache {
         }
         // A log that ends before the base's offset lost nothing the base needs; a new
         // base is written before anything is appended.
+        let mut parts = journal::Parts::default();
         for record in journal.log.iter(from.min(end)) {
             let record = match record {
                 Ok(record) => record,
@@ -101,7 +102,18 @@ impl Cache {
                     });
                 }
             };
-            match self.keyspace.replay_journal(&record.value, now_ms) {
+            let whole = match parts.join(&record.value) {
+                Ok(Some(whole)) => whole,
+                Ok(None) => {
+                    load.records += 1;
+                    continue;
+                }
+                Err(reason) => {
+                    damaged(&mut load, record.offset, reason)?;
+                    break;
+                }
+            };
+            match self.keyspace.replay_journal(&whole, now_ms) {
                 Ok(Replayed::Keys) => {}
                 Ok(Replayed::Libraries(libraries)) => load.libraries = libraries,
                 Err(e) => {

@@ -485,9 +485,10 @@ impl Cache {
             last_rewrite_time_s: s.last_rewrite_time_s,
             current_rewrite_time_s: s.started.map_or(-1, |t| t.elapsed().as_secs() as i64),
             last_rewrite_ok: s.last_rewrite_ok,
-            last_write_ok: !journal
-                .as_ref()
-                .is_some_and(|j| j.failed.load(Ordering::Acquire)),
+            // Writes stay refused after a failure until a new base covers memory.
+            last_write_ok: !journal.as_ref().is_some_and(|j| {
+                j.failed.load(Ordering::Acquire) || j.refusing.load(Ordering::Acquire)
+            }),
             current_size: s.base_file_bytes + journal.as_ref().map_or(0, |j| j.log.size_bytes()),
             base_size: s.base_size,
             rewrites: s.rewrites,
