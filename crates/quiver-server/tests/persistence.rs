@@ -372,6 +372,39 @@ fn bgsave_and_shutdown_keep_the_keys_across_restarts() {
     assert_eq!(redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(), 5001);
 }
 
+/// Function libraries survive a stop by SIGTERM (its final snapshot) and a move to the
+/// append-only file (the base written at start-up), then a kill -9.
+#[test]
+fn function_libraries_survive_sigterm_and_the_first_append_only_base() {
+    let library = "#!lua name=keep\nredis.register_function('eight', function() return 8 end)";
+    let eight = |con: &mut Connection| -> i64 {
+        redis::cmd("FCALL").arg("eight").arg(0).query(con).unwrap()
+    };
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(data.path(), &[]);
+    let mut con = redis_connection(&server);
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(library)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
+    server.signal("TERM");
+    server.wait_exit(Duration::from_secs(30)).expect("stopped");
+
+    let mut server = Server::start(data.path(), &["--cache-appendonly", "true"]);
+    let mut con = redis_connection(&server);
+    assert_eq!(eight(&mut con), 8);
+    server.signal("KILL");
+    server.wait_exit(Duration::from_secs(10)).expect("killed");
+
+    let server = Server::start(data.path(), &["--cache-appendonly", "true"]);
+    let mut con = redis_connection(&server);
+    assert_eq!(eight(&mut con), 8);
+    let value: String = redis::cmd("GET").arg("k").query(&mut con).unwrap();
+    assert_eq!(value, "v");
+}
+
 /// While a BGSAVE runs, a client overwrites, deletes and adds keys all over each shard; the
 /// file holds every key that was there when it began, exactly once (loading fails on a
 /// key written twice), each as it was or as a write made it, and none that was never

@@ -137,6 +137,15 @@ fn load_cache_snapshot(
                 ))
             })?;
     }
+    // Weak: the cache must not keep the RESP state (which holds the cache) alive. Set
+    // before the start-up base below, which writes the libraries too.
+    let records = Arc::downgrade(shared);
+    persistence.set_records(Arc::new(move || {
+        records
+            .upgrade()
+            .map(|s| s.scripts.library_records())
+            .unwrap_or_default()
+    }));
     if aof {
         let start = |now| {
             cache.start_aof(false, now)?;
@@ -148,14 +157,6 @@ fn load_cache_snapshot(
         };
         start(crate::clock::unix_ms).map_err(|error: AofError| failed(error.to_string()))?;
     }
-    // Weak: the cache must not keep the RESP state (which holds the cache) alive.
-    let shared = Arc::downgrade(shared);
-    persistence.set_records(Arc::new(move || {
-        shared
-            .upgrade()
-            .map(|s| s.scripts.library_records())
-            .unwrap_or_default()
-    }));
     Ok(())
 }
 
@@ -242,10 +243,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     // After the Redis parameters, which may name other snapshot rules or file.
     load_cache_snapshot(&cache, &resp_shared, &config)?;
-    let resp_scripts_busy = {
-        let shared = Arc::downgrade(&resp_shared);
-        move || shared.upgrade().is_some_and(|s| s.scripts.busy())
-    };
+    // Kept until the final snapshot, which writes the function libraries it holds.
+    let resp_state = Arc::clone(&resp_shared);
     let state = Arc::new(ServerState {
         started: Instant::now(),
         profile: config.profile,
@@ -328,7 +327,8 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
     // Whatever native connection outlived the drain ends here, before the stores close.
     drop(native_threads);
-    save_cache_at_shutdown(&cache, &resp_scripts_busy).await;
+    save_cache_at_shutdown(&cache, &|| resp_state.scripts.busy()).await;
+    drop(resp_state);
     // The append-only log: what was journaled is synced, the log closed.
     let closing = Arc::clone(&cache);
     let _ = tokio::task::spawn_blocking(move || closing.close_aof()).await;
