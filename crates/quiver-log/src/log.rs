@@ -453,6 +453,8 @@ impl Log {
 
     /// Reads committed records from `from`: at most `max_records`, and stops once
     /// `max_bytes` of values are reached (at least one record is returned if any exists).
+    /// A read error is returned when no record before it was read; otherwise those records
+    /// are, and the error comes with the next read from where they end.
     pub fn read(
         &self,
         from: u64,
@@ -460,8 +462,11 @@ impl Log {
         max_bytes: usize,
     ) -> Result<Vec<Record>, ReadError> {
         let mut out = Vec::new();
-        Cursor::new(from).fill(&self.inner.shared, max_records, max_bytes, &mut out)?;
-        Ok(out)
+        let filled = Cursor::new(from).fill(&self.inner.shared, max_records, max_bytes, &mut out);
+        match filled {
+            Err(e) if out.is_empty() => Err(e),
+            _ => Ok(out),
+        }
     }
 
     /// Iterates committed records from `from` to the committed end at the time of each

@@ -220,12 +220,15 @@ fn push_records(
     Ok(p)
 }
 
-/// Iterates committed records without blocking; ends at the committed end.
+/// Iterates committed records without blocking; ends at the committed end. A read error
+/// comes after every record read before it, and ends the iteration.
 #[derive(Debug)]
 pub struct LogIter {
     shared: Arc<Shared>,
     cursor: Cursor,
     pending: VecDeque<Record>,
+    /// The error to return once `pending` is empty; then nothing more.
+    error: Option<ReadError>,
     failed: bool,
 }
 
@@ -235,6 +238,7 @@ impl LogIter {
             shared,
             cursor: Cursor::new(from),
             pending: VecDeque::new(),
+            error: None,
             failed: false,
         }
     }
@@ -248,7 +252,7 @@ impl Iterator for LogIter {
             return Some(Ok(r));
         }
         if self.failed {
-            return None;
+            return self.error.take().map(Err);
         }
         let mut out = Vec::new();
         if let Err(e) = self
@@ -256,10 +260,13 @@ impl Iterator for LogIter {
             .fill(&self.shared, REFILL_RECORDS, REFILL_BYTES, &mut out)
         {
             self.failed = true;
-            return Some(Err(e));
+            self.error = Some(e);
         }
         self.pending.extend(out);
-        self.pending.pop_front().map(Ok)
+        match self.pending.pop_front() {
+            Some(r) => Some(Ok(r)),
+            None => self.error.take().map(Err),
+        }
     }
 }
 
@@ -329,10 +336,15 @@ impl Tail {
             return Ok(None);
         }
         let mut out = Vec::new();
-        self.cursor
-            .fill(&self.shared, REFILL_RECORDS, REFILL_BYTES, &mut out)?;
+        let filled = self
+            .cursor
+            .fill(&self.shared, REFILL_RECORDS, REFILL_BYTES, &mut out);
         self.pending.extend(out);
-        Ok(self.pending.pop_front())
+        // The records before an error first; the error comes again at the next refill.
+        match (self.pending.pop_front(), filled) {
+            (Some(r), _) => Ok(Some(r)),
+            (None, filled) => filled.map(|()| None),
+        }
     }
 }
 

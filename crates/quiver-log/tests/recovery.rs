@@ -492,3 +492,48 @@ fn sealed_segments_of_a_sync_log_end_with_their_data() {
         assert_ne!(last[0], 0, "{name} ends with its last record, not zeros");
     }
 }
+
+/// Damage that open does not look at (before the last index point of a segment) shows up
+/// when it is read: every record before it is handed out first, then the error.
+#[test]
+fn records_before_damage_found_by_a_read_are_handed_out_before_the_error() {
+    let s = FaultyStorage::new();
+    let cfg = LogConfig {
+        segment_max_bytes: 1 << 20,
+        ..small(Durability::Os)
+    };
+    let log = open(&s, cfg.clone()).unwrap();
+    for i in 0..200 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    let seg = "00000000000000000000.log";
+    let len = s.file_len(seg).unwrap();
+    assert!(s.flip_bit(seg, len / 2, 3));
+    let log = open(&s, cfg).unwrap();
+    let mut read = Vec::new();
+    let mut error = None;
+    for item in log.iter(0) {
+        match item {
+            Ok(record) => read.push(record.offset),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let error = error.expect("the damage is reported");
+    assert!(error.to_string().contains(seg), "{error}");
+    assert!(read.len() > 50, "{} records before the damage", read.len());
+    assert_eq!(read, (0..read.len() as u64).collect::<Vec<_>>());
+    // A bounded read too: the records first, the error at the next read from there.
+    let first = log.read(0, 10_000, usize::MAX).unwrap();
+    assert_eq!(first.len(), read.len());
+    assert!(log.read(read.len() as u64, 10_000, usize::MAX).is_err());
+    let mut tail = log.tail(0);
+    for offset in 0..read.len() as u64 {
+        let record = tail.next_timeout(std::time::Duration::ZERO).unwrap();
+        assert_eq!(record.map(|r| r.offset), Some(offset));
+    }
+    assert!(tail.next_timeout(std::time::Duration::ZERO).is_err());
+}
