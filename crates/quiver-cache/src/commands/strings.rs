@@ -35,6 +35,15 @@ pub enum SetExpiry {
     AtMs(u64),
 }
 
+impl SetExpiry {
+    /// `ttl_ms` milliseconds after `now_ms`; `None` when that time does not fit Redis's
+    /// signed 64-bit milliseconds (as `SET … PX` refuses it).
+    pub fn after(now_ms: u64, ttl_ms: u64) -> Option<SetExpiry> {
+        let at = now_ms.checked_add(ttl_ms)?;
+        (at <= i64::MAX as u64).then_some(SetExpiry::AtMs(at))
+    }
+}
+
 /// SET's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SetOptions {

@@ -41,10 +41,10 @@ pub use quiver_cache::{
     ChangeOrigin, ClaimOptions, ConfigError, Db, Delivered, ENTRY_OVERHEAD_BYTES, Event,
     EventClasses, EvictionPolicy, ExpireCondition, FieldAction, GeoFound, GeoQuery, GeoSort,
     GeoStore, GeoView, GetExExpiry, GroupRead, GroupStart, HllDebug, HllDebugReply, Lcs, LcsMatch,
-    LexBound, ListEnd, OpError, Overflow, ScoreBound, SetCondition, SetExpiry, SetOptions,
-    SortOptions, SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim, StreamTrimTo,
-    Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions, ZAddReply,
-    ZRangeBy, ZRangeSpec, ZSetOp, glob_match, lcs,
+    LexBound, ListEnd, MAX_STRING_BYTES, OpError, Overflow, ScoreBound, SetCondition, SetExpiry,
+    SetOptions, SortOptions, SortOutput, Stats, StreamAddId, StreamFields, StreamId, StreamTrim,
+    StreamTrimTo, Transaction, ValueType, WatchedKey, ZAddCompare, ZAddCondition, ZAddOptions,
+    ZAddReply, ZRangeBy, ZRangeSpec, ZSetOp, glob_match, lcs,
 };
 
 use blocking::Waiters;

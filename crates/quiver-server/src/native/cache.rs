@@ -32,7 +32,17 @@ pub fn set(cache: &Cache, request_id: u32, request: &CacheSet) -> Outgoing {
     let now_ms = unix_ms();
     let expiry = match request.ttl_ms {
         0 => SetExpiry::Clear,
-        ttl_ms => SetExpiry::AtMs(now_ms.saturating_add(ttl_ms)),
+        ttl_ms => match SetExpiry::after(now_ms, ttl_ms) {
+            Some(expiry) => expiry,
+            None => {
+                let message = format!(
+                    "ttl {ttl_ms} ms is too large: the expiry time must fit in 63 bits of unix milliseconds (at most {} ms from now)",
+                    i64::MAX as u64 - now_ms
+                );
+                let frame = ErrorFrame::new(ErrorCode::INVALID_ARGUMENT, &message);
+                return Outgoing::encode(request_id, &frame);
+            }
+        },
     };
     let options = SetOptions {
         expiry,

@@ -428,6 +428,17 @@ async fn cache(http: &mut Http, tag: &str) {
     );
     let zero_ttl = http.send("PUT", "/v1/cache/0/k?ttl_ms=0", &[], "v").await;
     assert_eq!(zero_ttl.status, 400);
+    // An expiry past 63 bits of milliseconds is refused (as SET … PX is), never stored.
+    for ttl in ["9223372036854775807", "18446744073709551615"] {
+        let path = format!("/v1/cache/0/far?ttl_ms={ttl}");
+        let refused = http.send("PUT", &path, &[], "v").await;
+        assert_eq!(
+            (refused.status, refused.error_code().as_str()),
+            (400, "invalid_ttl")
+        );
+        assert_eq!(refused.json()["value"], ttl);
+    }
+    assert_eq!(http.get("/v1/cache/0/far").await.status, 404);
 }
 
 async fn errors(http: &mut Http) {

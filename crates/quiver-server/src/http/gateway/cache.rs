@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use quiver_core::cache::{Cache, OpError, SetExpiry, SetOptions};
+use quiver_core::cache::{Cache, MAX_STRING_BYTES, OpError, SetExpiry, SetOptions};
 use serde_json::json;
 
 use super::streams::{parse_query, percent_decode};
@@ -157,9 +157,28 @@ async fn put(
             )
             .value("0"));
         }
-        Some(ttl) => SetExpiry::AtMs(now.saturating_add(ttl)),
+        Some(ttl) => SetExpiry::after(now, ttl).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_ttl",
+                format!(
+                    "ttl_ms is too large: the expiry time must fit in 63 bits of unix milliseconds (at most {} from now)",
+                    i64::MAX as u64 - now
+                ),
+            )
+            .value(ttl.to_string())
+        })?,
     };
     let value = read_body(gateway, headers, body).await?;
+    if value.len() > MAX_STRING_BYTES {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "value_too_large",
+            format!(
+                "a cache value holds at most {MAX_STRING_BYTES} bytes (512 MiB, as Redis's strings)"
+            ),
+        )
+        .value(value.len().to_string()));
+    }
     check_writable(cache)?;
     let options = SetOptions {
         expiry,
