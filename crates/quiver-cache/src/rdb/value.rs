@@ -518,14 +518,14 @@ fn read_stream(input: &mut Input<'_>, v2: bool) -> Result<StreamValue> {
             let (ms, seq) = input.raw_id()?;
             let delivered_ms = input.u64_le()?;
             let deliveries = input.length()?;
-            group.pending.insert(
-                StreamId { ms, seq },
-                Pending {
-                    consumer: Bytes::new(),
-                    delivered_ms,
-                    deliveries,
-                },
-            );
+            let pending = Pending {
+                consumer: Bytes::new(),
+                delivered_ms,
+                deliveries,
+            };
+            if group.pending.insert(StreamId { ms, seq }, pending).is_some() {
+                return Err(bad("a group with a duplicate pending entry"));
+            }
         }
         for _ in 0..input.count(10)? {
             let cname = Bytes::from(input.string()?.into_owned());
@@ -540,10 +540,15 @@ fn read_stream(input: &mut Input<'_>, v2: bool) -> Result<StreamValue> {
                     .pending
                     .get_mut(&id)
                     .ok_or_else(|| bad("a consumer's pending entry missing from its group"))?;
+                if !pending.consumer.is_empty() {
+                    return Err(bad("a pending entry owned by two consumers"));
+                }
                 pending.consumer = cname.clone();
                 consumer.pending.insert(id);
             }
-            group.consumers.insert(cname, consumer);
+            if group.consumers.insert(cname, consumer).is_some() {
+                return Err(bad("a group with a duplicate consumer"));
+            }
         }
         if group.pending.values().any(|p| p.consumer.is_empty()) {
             return Err(bad("a pending entry without a consumer"));
@@ -768,4 +773,53 @@ fn insert_loaded(k: &mut KeyCtx<'_>, loaded: Loaded, access: Option<u32>) {
     let access = access.unwrap_or_else(|| crate::evict::initial_access(&k.clock));
     let entry = loaded.into_entry(k.key, access);
     k.idx = Some(k.s.insert(k.db, k.hash, entry));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream with one group whose pending entry 1-0 consumer `a` owns; `corrupt`
+    /// changes the group before it is written.
+    fn written(corrupt: impl FnOnce(&mut Group)) -> Vec<u8> {
+        let mut stream = StreamValue::default();
+        for seq in 0..2 {
+            stream.append(StreamId { ms: 1, seq }, Fields::new(&[b"f", b"v"]));
+        }
+        stream.last_id = StreamId { ms: 1, seq: 1 };
+        let id = StreamId { ms: 1, seq: 0 };
+        let mut group = Group {
+            last_delivered: stream.last_id,
+            ..Group::default()
+        };
+        group.pending.insert(
+            id,
+            Pending {
+                consumer: Bytes::from_static(b"a"),
+                delivered_ms: 1,
+                deliveries: 1,
+            },
+        );
+        let mut owner = Consumer::default();
+        owner.pending.insert(id);
+        group.consumers.insert(Bytes::from_static(b"a"), owner);
+        corrupt(&mut group);
+        stream.groups_mut().insert(Bytes::from_static(b"g"), group);
+        let mut out = Vec::new();
+        write_stream(&mut out, &stream);
+        out
+    }
+
+    #[test]
+    fn a_pending_entry_two_consumers_own_is_refused() {
+        let whole = written(|_| {});
+        assert!(read_stream(&mut Input::new(&whole), true).is_ok());
+        let twice = written(|group| {
+            let mut other = Consumer::default();
+            other.pending.insert(StreamId { ms: 1, seq: 0 });
+            group.consumers.insert(Bytes::from_static(b"b"), other);
+        });
+        let error = read_stream(&mut Input::new(&twice), true).unwrap_err();
+        assert!(error.to_string().contains("owned by two consumers"), "{error}");
+    }
 }
