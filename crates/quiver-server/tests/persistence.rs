@@ -373,9 +373,10 @@ fn bgsave_and_shutdown_keep_the_keys_across_restarts() {
 }
 
 /// Function libraries survive a stop by SIGTERM (its final snapshot) and a move to the
-/// append-only file (the base written at start-up), then a kill -9.
+/// append-only file (the base written at start-up), then a kill -9; start-up removes the
+/// temporary files of saves cut short.
 #[test]
-fn function_libraries_survive_sigterm_and_the_first_append_only_base() {
+fn libraries_survive_sigterm_and_the_first_append_only_base_and_stale_temp_files_go() {
     let library = "#!lua name=keep\nredis.register_function('eight', function() return 8 end)";
     let eight = |con: &mut Connection| -> i64 {
         redis::cmd("FCALL").arg("eight").arg(0).query(con).unwrap()
@@ -391,8 +392,16 @@ fn function_libraries_survive_sigterm_and_the_first_append_only_base() {
     let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
     server.signal("TERM");
     server.wait_exit(Duration::from_secs(30)).expect("stopped");
+    // The temporary file of a save cut short is removed at start-up; one of a process
+    // still running (this test's) is left alone.
+    let cache_dir = data.path().join("cache");
+    let stale = cache_dir.join("temp-4194300-1-0.rdb");
+    let live = cache_dir.join(format!("temp-{}-1-0.rdb", std::process::id()));
+    std::fs::write(&stale, b"cut short").unwrap();
+    std::fs::write(&live, b"in progress").unwrap();
 
     let mut server = Server::start(data.path(), &["--cache-appendonly", "true"]);
+    assert!(!stale.exists() && live.exists());
     let mut con = redis_connection(&server);
     assert_eq!(eight(&mut con), 8);
     server.signal("KILL");

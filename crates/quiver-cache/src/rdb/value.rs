@@ -523,7 +523,11 @@ fn read_stream(input: &mut Input<'_>, v2: bool) -> Result<StreamValue> {
                 delivered_ms,
                 deliveries,
             };
-            if group.pending.insert(StreamId { ms, seq }, pending).is_some() {
+            if group
+                .pending
+                .insert(StreamId { ms, seq }, pending)
+                .is_some()
+            {
                 return Err(bad("a group with a duplicate pending entry"));
             }
         }
@@ -820,6 +824,9 @@ mod tests {
             group.consumers.insert(Bytes::from_static(b"b"), other);
         });
         let error = read_stream(&mut Input::new(&twice), true).unwrap_err();
-        assert!(error.to_string().contains("owned by two consumers"), "{error}");
+        assert!(
+            error.to_string().contains("owned by two consumers"),
+            "{error}"
+        );
     }
 }

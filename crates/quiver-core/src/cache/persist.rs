@@ -509,8 +509,11 @@ pub(super) fn write_file(
         path: path.to_owned(),
         source,
     };
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
-    let temp = dir.join(format!("temp-{}-{now_ms}.rdb", std::process::id()));
+    // Unique even for two saves of one millisecond.
+    let save = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = dir.join(format!("temp-{}-{now_ms}-{save}.rdb", std::process::id()));
     let result = (|| {
         let mut file = io::BufWriter::with_capacity(1 << 20, File::create(&temp)?);
         let version = env!("CARGO_PKG_VERSION");
@@ -545,6 +548,37 @@ pub(super) fn write_file(
         let _ = fs::remove_file(&temp);
     }
     result.map_err(io_error)
+}
+
+/// Removes the temporary files of saves that a stop or a crash cut short from `dir`, at
+/// start-up, before any save of this process: `temp-<pid>-….rdb` files of any process
+/// that is not running (another process sharing the directory keeps its own).
+pub(super) fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("temp-")?.strip_suffix(".rdb"))
+            .and_then(|rest| rest.split('-').next()?.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != own && Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        match fs::remove_file(entry.path()) {
+            Ok(()) => {
+                tracing::info!(path = %entry.path().display(), "removed the temporary file of a save cut short")
+            }
+            Err(error) => {
+                tracing::warn!(path = %entry.path().display(), %error, "could not remove the temporary file of a save cut short")
+            }
+        }
+    }
 }
 
 #[cfg(test)]

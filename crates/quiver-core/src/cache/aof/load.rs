@@ -26,6 +26,8 @@ impl Cache {
     pub fn load_persisted(&self, aof: bool, now_ms: u64) -> Result<AofLoad, AofError> {
         let mut load = AofLoad::default();
         let dir = self.aof_dir();
+        crate::cache::persist::remove_stale_temp_files(&self.persistence.dir());
+        crate::cache::persist::remove_stale_temp_files(&dir);
         let base = match aof {
             true => self.load_rdb(&dir.join(BASE_FILE), now_ms)?,
             false => None,
