@@ -129,6 +129,43 @@ async fn unacked_messages_come_back_after_the_ack_wait_and_late_acks_are_refused
     assert_eq!((info.redelivered, info.pending), (3, 0));
 }
 
+/// A `buffered` log keeps its newest records in memory: a group reads them anyway, its
+/// dead letters are stored, and the counts include them.
+#[tokio::test]
+async fn a_group_of_a_buffered_stream_gets_what_the_log_still_buffers() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path());
+    let stream = name("acme/jobs/buffered");
+    broker
+        .create_stream(&stream, durable(Durability::Buffered))
+        .unwrap()
+        .publish(numbered(0, 3), Ack::Committed, None)
+        .await
+        .unwrap();
+    let mut worker = join(&broker, stream.as_str(), "w", config(50, 2, 10));
+    assert_eq!(offsets(&next_batch(&mut worker).await), [0, 1, 2]);
+    worker.ack(&stream, &[0, 1]).unwrap();
+    let info = broker.group_info(&stream, "workers").unwrap();
+    assert_eq!((info.acked, info.pending, info.end), (2, 1, 3), "{info:?}");
+    // Not acknowledged within the ack wait twice: stored in the dead-letter stream.
+    assert_eq!(offsets(&next_batch(&mut worker).await), [2]);
+    let dead = name("acme/jobs/buffered.dead");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let info = broker.group_info(&stream, "workers").unwrap();
+        if info.dead_lettered == 1 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{info:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let stored = broker
+        .describe(&dead)
+        .and_then(|i| i.durable)
+        .map(|d| d.stored_messages);
+    assert_eq!(stored, Some(1));
+}
+
 #[tokio::test]
 async fn nacks_dead_letters_and_resets() {
     let dir = tempfile::tempdir().unwrap();

@@ -155,7 +155,8 @@ impl Durable {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let c = &self.counters;
         let first = self.first_offset();
-        let end = self.log.committed_offset();
+        // Appended, with what a `buffered` log still holds in memory.
+        let end = self.log.next_offset();
         DurableStats {
             durability: self.config.durability,
             first_offset: first,

@@ -349,9 +349,24 @@ async fn deliver(stream: &Arc<Stream>, group: &Arc<Group>, work: Vec<(MemberId, 
     }
 }
 
+/// Makes the records below `end` readable: a `buffered` log keeps its newest records in
+/// memory until its buffer fills, so a group that needs them writes the buffer out (as a
+/// subscriber reading history does).
+fn readable(log: &quiver_log::Log, end: u64) -> Result<(), ReadError> {
+    if log.committed_offset() >= end {
+        return Ok(());
+    }
+    log.flush().map_err(|e| ReadError::Io {
+        file: "the stream's log".to_string(),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
 /// The messages of one assignment, in offset order (redeliveries first).
 fn read_assignment(stream: &Stream, assignment: &Assignment) -> Result<Vec<GroupEvent>, ReadError> {
     let log = &stream.durable.as_ref().expect("durable").log;
+    let again_end = assignment.again.iter().map(|&(o, _)| o + 1).max();
+    readable(log, again_end.unwrap_or(0).max(assignment.fresh.end))?;
     let mut out = Vec::with_capacity(assignment.len());
     for &(offset, deliveries) in &assignment.again {
         if let Some(record) = log.read(offset, 1, usize::MAX)?.into_iter().next() {
@@ -418,17 +433,23 @@ async fn dead_letter(
     deliveries: u32,
 ) -> bool {
     let reader = Arc::clone(stream);
-    let record = tokio::task::spawn_blocking(move || {
+    let read = tokio::task::spawn_blocking(move || {
         let log = &reader.durable.as_ref().expect("durable").log;
+        readable(log, offset + 1)?;
         log.read(offset, 1, usize::MAX)
     })
     .await;
-    let Some(record) = record
-        .ok()
-        .and_then(Result::ok)
-        .and_then(|r| r.into_iter().next())
-    else {
+    let record = match read {
+        Ok(Ok(records)) => records.into_iter().next(),
         // Gone (retention): nothing to keep.
+        Ok(Err(ReadError::Truncated { .. })) => return true,
+        Ok(Err(error)) => {
+            tracing::warn!(stream = %stream.name, group = %group.name, offset, %error, "a message for the dead-letter stream could not be read; it stays pending");
+            return false;
+        }
+        Err(_) => return false,
+    };
+    let Some(record) = record else {
         return true;
     };
     let Event {
@@ -447,15 +468,23 @@ async fn dead_letter(
     add(DEAD_GROUP_HEADER, group.name.clone());
     add(DELIVERY_COUNT_HEADER, deliveries.to_string());
     let message = Message { payload, headers };
-    let Ok(target) = registry.dead_letter_stream(&group.dead_letter, stream) else {
-        return false;
+    let failed = |error: &dyn std::fmt::Display| {
+        tracing::warn!(stream = %stream.name, group = %group.name, target = %group.dead_letter, offset, %error, "a message could not be dead-lettered; it stays pending");
+        false
     };
-    crate::streams::publish::publish_internal(
+    let target = match registry.dead_letter_stream(&group.dead_letter, stream) {
+        Ok(target) => target,
+        Err(error) => return failed(&error),
+    };
+    match crate::streams::publish::publish_internal(
         &target,
         vec![message],
         Ack::Committed,
         &registry.clock,
     )
     .await
-    .is_ok()
+    {
+        Ok(_) => true,
+        Err(error) => failed(&error),
+    }
 }

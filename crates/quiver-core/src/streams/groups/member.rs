@@ -440,7 +440,8 @@ pub(crate) fn info(stream: &Stream, group: &Group) -> GroupInfo {
         .durable
         .as_ref()
         .expect("groups live on durable streams");
-    let end = durable.log.committed_offset();
+    // Appended, with what a `buffered` log still holds in memory.
+    let end = durable.log.next_offset();
     let state = group.state();
     let pending = state.pending() as u64;
     let undelivered = end.saturating_sub(state.next());
