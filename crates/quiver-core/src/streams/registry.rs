@@ -339,7 +339,7 @@ impl Registry {
                     def.name.clone(),
                     snapshot.group.clone(),
                     dead_letter,
-                    GroupState::restore(&snapshot),
+                    GroupState::restore(&snapshot, durable.log.next_offset()),
                 );
                 groups.insert(snapshot.group.clone(), group);
             }

@@ -186,7 +186,7 @@ fn apply(state: &mut GroupState, model: &mut Model, op: &Op) -> Result<(), TestC
         Op::Restart => {
             let stream = StreamName::new("a/b/c").unwrap();
             let snapshot = state.snapshot(&stream, "g");
-            *state = GroupState::restore(&snapshot);
+            *state = GroupState::restore(&snapshot, u64::MAX);
             for &m in &model.members {
                 state.join(m, format!("m{m}"), MAX_IN_FLIGHT, false);
             }

@@ -116,14 +116,27 @@ impl GroupState {
         }
     }
 
-    /// The state a snapshot describes; every pending message is ready (no member holds
-    /// anything after a restart).
-    pub(crate) fn restore(snapshot: &GroupSnapshot) -> Self {
-        let mut state = Self::new(snapshot.config.clone(), snapshot.next);
+    /// The state a snapshot describes over a log that ends at `end`; every pending
+    /// message is ready (no member holds anything after a restart). A log that recovery
+    /// cut below the group's position (a salvage, or a power loss before the records
+    /// reached the disk) gives its offsets to new messages: the group goes on from the
+    /// log's end, and its pending messages past it are gone.
+    pub(crate) fn restore(snapshot: &GroupSnapshot, end: u64) -> Self {
+        let next = snapshot.next.min(end);
+        let mut state = Self::new(snapshot.config.clone(), next);
         state.acked = snapshot.acked;
         state.redelivered = snapshot.redelivered;
         state.dead_lettered = snapshot.dead_lettered;
-        for &(offset, deliveries) in &snapshot.pending {
+        if next < snapshot.next {
+            tracing::warn!(
+                stream = %snapshot.stream,
+                group = %snapshot.group,
+                position = snapshot.next,
+                end,
+                "the stream's log ends before the group's position: the group goes on from the log's end"
+            );
+        }
+        for &(offset, deliveries) in snapshot.pending.iter().filter(|(o, _)| *o < end) {
             state.pending.insert(
                 offset,
                 Pending {
@@ -134,7 +147,7 @@ impl GroupState {
             );
             state.ready.insert(offset);
         }
-        state.dirty = false;
+        state.dirty = next < snapshot.next;
         state
     }
 
@@ -533,7 +546,10 @@ mod tests {
         group.ack(1, &[1]).unwrap();
         let snapshot = group.snapshot(&stream, "g");
         assert_eq!(snapshot.pending, [(0, 1), (2, 1), (3, 1)]);
-        let mut restored = GroupState::restore(&snapshot);
+        // Over a log recovery cut to 3 records: on from 3, pending 3 gone.
+        let cut = GroupState::restore(&snapshot, 3);
+        assert_eq!((cut.next(), cut.ready(), cut.dirty), (3, 2, true));
+        let mut restored = GroupState::restore(&snapshot, 10);
         assert_eq!(
             (restored.next(), restored.floor(), restored.ready()),
             (4, 0, 3)
