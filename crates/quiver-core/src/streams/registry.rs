@@ -437,14 +437,22 @@ impl Registry {
     }
 
     /// Joins `member` to its group on every durable stream its pattern matches (now and
-    /// later). An exact name that does not exist yet is created by the durable rules.
+    /// later). An exact name that does not exist yet is created when a durable rule
+    /// matches it; otherwise the join fails and creates nothing.
     pub(crate) fn join_group(&self, member: &Arc<MemberShared>) -> Result<(), GroupError> {
         if let PatternKind::Exact(name) = member.pattern.kind() {
-            let stream = self
-                .stream_or_create(name)
-                .map_err(|_| GroupError::NoStream {
-                    stream: name.clone(),
-                })?;
+            let ruled = self
+                .store
+                .as_ref()
+                .is_some_and(|store| store.config.rule_for(name).is_some());
+            let no_stream = || GroupError::NoStream {
+                stream: name.clone(),
+            };
+            let stream = match self.stream(name) {
+                Some(stream) => stream,
+                None if ruled => self.stream_or_create(name).map_err(|_| no_stream())?,
+                None => return Err(no_stream()),
+            };
             if stream.durable.is_none() {
                 return Err(GroupError::NotDurable {
                     stream: name.clone(),

@@ -166,6 +166,35 @@ async fn a_group_of_a_buffered_stream_gets_what_the_log_still_buffers() {
     assert_eq!(stored, Some(1));
 }
 
+/// A join on a stream that does not exist creates it only when a durable rule matches.
+#[tokio::test]
+async fn a_join_creates_only_what_a_durable_rule_makes_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = super::open_with(dir.path(), |s| {
+        s.rules = vec![quiver_core::streams::durable::DurableRule {
+            pattern: Pattern::new("acme/ruled/>").unwrap(),
+            config: quiver_core::streams::durable::DurableConfig::default(),
+        }]
+    });
+    let join = |pattern: &str| {
+        broker.join_group(
+            Pattern::new(pattern).unwrap(),
+            "workers",
+            JoinOptions {
+                member: "m".to_owned(),
+                create: Some(config(1000, 0, 10)),
+                ..JoinOptions::default()
+            },
+        )
+    };
+    let refused = join("acme/free/x").unwrap_err();
+    assert!(matches!(refused, GroupError::NoStream { .. }), "{refused}");
+    assert!(broker.describe(&name("acme/free/x")).is_none());
+    join("acme/ruled/x").unwrap();
+    let created = broker.describe(&name("acme/ruled/x")).expect("created");
+    assert!(created.durable.is_some());
+}
+
 #[tokio::test]
 async fn nacks_dead_letters_and_resets() {
     let dir = tempfile::tempdir().unwrap();

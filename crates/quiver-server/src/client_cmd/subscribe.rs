@@ -74,8 +74,11 @@ pub async fn run(client: &Client, out: &mut Out, args: SubscribeArgs) -> Result<
         let options = GroupOptions::default().member(member).start(start);
         match client.join_group(&args.pattern, group, options).await {
             Ok(consumer) => return consume(out, consumer, args.count).await,
-            // A live stream has no consumer groups: share it as a queue group instead.
-            Err(RequestError::Server { code, .. }) if code == ErrorCode::UNSUPPORTED => {
+            // A live stream (or one not published to yet, which no durable rule makes
+            // durable) has no consumer groups: share it as a queue group instead.
+            Err(RequestError::Server { code, .. })
+                if code == ErrorCode::UNSUPPORTED || code == ErrorCode::NOT_FOUND =>
+            {
                 if args.from.is_some_and(|from| from != StartPosition::Latest) {
                     return Err(CommandError::Input(format!(
                         "{} is a live stream: its queue group {group} can only start at latest",
