@@ -51,8 +51,11 @@ pub struct Receipt {
     /// Messages taken (consecutive sequence numbers from `first_sequence`).
     pub count: u64,
     /// Messages of the call not stored because a message with the same id was (durable
-    /// streams with de-duplication). When every message was one, `first_sequence` and
-    /// `count` describe the earlier messages; otherwise they describe the new ones.
+    /// streams with de-duplication), before or earlier in the call. When every message was
+    /// one, `first_sequence` is the offset of the first message's original and `count`
+    /// how many of the call's messages, from the first, have originals that follow it one
+    /// after the other (all of them when the same call is retried); otherwise they
+    /// describe the new ones.
     pub duplicates: u64,
 }
 

@@ -297,6 +297,40 @@ async fn retried_message_ids_are_stored_once_even_across_a_restart() {
     assert_eq!((retry.first_sequence, retry.duplicates), (2, 1));
     let stats = broker.describe(&stream).unwrap().durable.unwrap();
     assert_eq!(stats.next_offset, 3, "three distinct messages stored");
+    // An id twice in one call: stored once.
+    let twice = broker
+        .publish(
+            &stream,
+            vec![with_id("p-4", 3), with_id("p-4", 3)],
+            Ack::Committed,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (twice.first_sequence, twice.count, twice.duplicates),
+        (3, 1, 1)
+    );
+    // Repeats whose originals do not follow each other: only the first is named.
+    let scattered = broker
+        .publish(
+            &stream,
+            vec![with_id("p-2", 1), with_id("p-4", 3)],
+            Ack::Committed,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            scattered.first_sequence,
+            scattered.count,
+            scattered.duplicates
+        ),
+        (1, 1, 2)
+    );
+    let stats = broker.describe(&stream).unwrap().durable.unwrap();
+    assert_eq!(stats.next_offset, 4);
 }
 
 #[tokio::test]

@@ -202,6 +202,23 @@ async fn publish_and_read(http: &mut Http, tag: &str) {
         (Some(2), Some(3)),
         "offsets follow on from the first publishes: nothing of the refused batch was taken"
     );
+    // Quiver-Msg-Id names one message: a batch carries one per line.
+    let one_id = http
+        .send(
+            "POST",
+            &messages,
+            &[
+                ("content-type", "application/x-ndjson"),
+                ("quiver-msg-id", "batch-1"),
+            ],
+            "{\"payload\":\"a\"}\n",
+        )
+        .await;
+    assert_eq!(
+        (one_id.status, one_id.error_code().as_str()),
+        (400, "invalid_header")
+    );
+    assert_eq!(one_id.json()["value"], "batch-1");
     // De-duplication needs a window; this stream has none, so both are stored.
     let bad_ack = http
         .send("POST", &format!("{messages}?ack=maybe"), &[], "x")

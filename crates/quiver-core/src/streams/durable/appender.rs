@@ -83,21 +83,26 @@ pub(crate) fn take(
         });
     }
     let sent = messages.len() as u64;
-    let (fresh, duplicates) = durable.dedupe.filter(messages, unix_ms);
+    let (fresh, duplicates) = durable.dedupe.filter(messages, unix_ms, next);
     let dups = duplicates.len() as u64;
     if fresh.is_empty() {
-        let first = *duplicates
-            .iter()
-            .min()
-            .expect("every message was a duplicate");
+        let first = duplicates[0];
         let last = *duplicates
             .iter()
             .max()
             .expect("every message was a duplicate");
+        // The originals of the first messages that follow each other from `first` (all
+        // of them when the same call is retried).
+        let run = duplicates
+            .iter()
+            .zip(first..)
+            .take_while(|(offset, expected)| **offset == *expected)
+            .count() as u64;
+        debug_assert!(run >= 1 && run <= sent);
         return Ok(Taken {
             receipt: Receipt {
                 first_sequence: first,
-                count: sent,
+                count: run,
                 duplicates: dups,
             },
             commit_end: last + 1,

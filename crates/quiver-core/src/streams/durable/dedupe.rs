@@ -20,7 +20,7 @@ pub(crate) struct Dedupe {
 }
 
 /// The id of a message, if it carries one.
-pub(crate) fn message_id(headers: &[Header]) -> Option<&Bytes> {
+pub fn message_id(headers: &[Header]) -> Option<&Bytes> {
     headers
         .iter()
         .find(|h| h.key.eq_ignore_ascii_case(MSG_ID_HEADER.as_bytes()) && !h.value.is_empty())
@@ -51,12 +51,14 @@ impl Dedupe {
         }
     }
 
-    /// Splits `messages` into those to store and, for each duplicate, the offset its id
-    /// was stored at. The order of the fresh ones is kept.
+    /// Splits `messages` into those to store (from offset `first` on) and, for each
+    /// duplicate, in the order of `messages`, the offset of the message with its id: one
+    /// stored before, or an earlier one of `messages`. The order of the fresh ones is kept.
     pub(crate) fn filter(
         &mut self,
         messages: Vec<Message>,
         now_ms: u64,
+        first: u64,
     ) -> (Vec<Message>, Vec<u64>) {
         if !self.enabled() {
             return (messages, Vec::new());
@@ -64,11 +66,18 @@ impl Dedupe {
         self.expire(now_ms);
         let mut fresh = Vec::with_capacity(messages.len());
         let mut duplicates = Vec::new();
+        let mut in_call: HashMap<Bytes, u64> = HashMap::new();
         for message in messages {
-            let seen = message_id(&message.headers).and_then(|id| self.ids.get(id));
-            match seen {
-                Some(&offset) => duplicates.push(offset),
-                None => fresh.push(message),
+            let id = message_id(&message.headers).filter(|id| id.len() <= MAX_MSG_ID_BYTES);
+            let seen = id.and_then(|id| self.ids.get(id).or_else(|| in_call.get(id)));
+            match (seen, id) {
+                (Some(&offset), _) => duplicates.push(offset),
+                (None, id) => {
+                    if let Some(id) = id {
+                        in_call.insert(id.clone(), first + fresh.len() as u64);
+                    }
+                    fresh.push(message);
+                }
             }
         }
         (fresh, duplicates)
@@ -89,7 +98,9 @@ impl Dedupe {
         let Some(id) = id.filter(|id| id.len() <= MAX_MSG_ID_BYTES) else {
             return;
         };
-        if self.ids.insert(id.clone(), offset).is_none() {
+        // The first message with an id keeps it.
+        if let std::collections::hash_map::Entry::Vacant(vacant) = self.ids.entry(id.clone()) {
+            vacant.insert(offset);
             self.order.push_back((at_ms, id.clone()));
         }
         if self.order.len() > MAX_DEDUPE_IDS {
@@ -122,18 +133,26 @@ mod tests {
     fn repeats_within_the_window_are_dropped() {
         let mut dedupe = Dedupe::new(1000);
         let batch = vec![with_id("a"), with_id("b"), Message::new("no id")];
-        let (fresh, dups) = dedupe.filter(batch, 10);
+        let (fresh, dups) = dedupe.filter(batch, 10, 100);
         assert_eq!((fresh.len(), dups.len()), (3, 0));
         dedupe.record(&fresh, 100, 10);
-        let (fresh, dups) = dedupe.filter(vec![with_id("b"), with_id("c")], 500);
+        let (fresh, dups) = dedupe.filter(vec![with_id("b"), with_id("c")], 500, 103);
         assert_eq!(dups, [101]);
         assert_eq!(fresh.len(), 1);
         dedupe.record(&fresh, 103, 500);
         // "a" and "b" were stored at 10: forgotten once the window passes.
-        let (fresh, dups) = dedupe.filter(vec![with_id("a"), with_id("c")], 1200);
+        let (fresh, dups) = dedupe.filter(vec![with_id("a"), with_id("c")], 1200, 104);
         assert_eq!((fresh.len(), dups.clone()), (1, vec![103]));
         assert_eq!(dedupe.len(), 1);
         let mut off = Dedupe::new(0);
-        assert_eq!(off.filter(vec![with_id("a"), with_id("a")], 0).0.len(), 2);
+        assert_eq!(
+            off.filter(vec![with_id("a"), with_id("a")], 0, 0).0.len(),
+            2
+        );
+        // Twice in one call: stored once, the second acknowledged with the first's offset.
+        let mut dedupe = Dedupe::new(1000);
+        let batch = vec![with_id("x"), with_id("y"), with_id("x"), with_id("y")];
+        let (fresh, dups) = dedupe.filter(batch, 10, 7);
+        assert_eq!((fresh.len(), dups), (2, vec![7, 8]));
     }
 }

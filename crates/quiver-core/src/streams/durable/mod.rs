@@ -38,6 +38,7 @@ pub use config::{
     MAX_DEDUPE_WINDOW, MAX_INTERVAL_MS, MAX_MSG_ID_BYTES, MAX_SEGMENT_BYTES, MIN_SEGMENT_BYTES,
     MSG_ID_HEADER, Retention, StorageConfig, durability_name, parse_durability,
 };
+pub use dedupe::message_id;
 pub use history::{HistoryError, Page};
 pub use quiver_log::{Durability, RecoveryMode};
 pub(crate) use store::Store;

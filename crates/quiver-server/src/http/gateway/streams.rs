@@ -471,6 +471,13 @@ fn message_headers(headers: &HeaderMap) -> Result<Vec<core::Header>, ApiError> {
 /// `{"payload": <string or JSON>, "payload_base64": "...", "headers": {"k": "v"}}`. The
 /// whole batch is checked before anything is published.
 pub fn parse_batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Message>, ApiError> {
+    if let Some(id) = core::durable::message_id(common) {
+        return Err(ApiError::bad_request(
+            "invalid_header",
+            "Quiver-Msg-Id names one message: give each line of a batch its own, in its headers",
+        )
+        .value(String::from_utf8_lossy(id)));
+    }
     let mut messages = Vec::new();
     for (index, line) in body.split(|b| *b == b'\n').enumerate() {
         let line_no = index + 1;
@@ -514,6 +521,9 @@ pub fn parse_batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Mes
                     let Value::String(value) = value else {
                         return Err(bad(format!("header {key:?} must be a string")));
                     };
+                    // A line's header replaces the request's of the same name (so a
+                    // line's own Quiver-Msg-Id is its id).
+                    headers.retain(|h| !h.key.eq_ignore_ascii_case(key.as_bytes()));
                     headers.push(core::Header {
                         key: Bytes::copy_from_slice(key.as_bytes()),
                         value: Bytes::copy_from_slice(value.as_bytes()),
