@@ -540,9 +540,8 @@ impl Broker {
             group: group.to_owned(),
         });
         if let Some(store) = &self.shared.registry.store {
-            store
-                .catalog
-                .remove_group(stream, group)
+            found
+                .remove_file(&store.catalog)
                 .map_err(|error| GroupError::Storage {
                     stream: stream.clone(),
                     group: group.to_owned(),

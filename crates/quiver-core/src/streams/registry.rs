@@ -426,10 +426,12 @@ impl Registry {
                 stream: name.clone(),
             };
             let groups = std::mem::take(&mut *crate::streams::lock(&durable.groups));
-            for (group, handle) in groups {
+            for handle in groups.into_values() {
                 handle.stop(&reason);
-                if let Some(store) = &self.store {
-                    let _ = store.catalog.remove_group(name, &group);
+                if let Some(store) = &self.store
+                    && let Err(error) = handle.remove_file(&store.catalog)
+                {
+                    tracing::warn!(stream = %name, group = %handle.name, %error, "the deleted stream's group file could not be removed");
                 }
             }
         }

@@ -343,13 +343,22 @@ async fn a_pattern_member_joins_streams_created_later() {
     let mut streams: Vec<StreamName> = member.streams();
     streams.sort();
     assert_eq!(streams.len(), 2);
-    let err = broker
-        .join_group(
-            Pattern::new("acme/live/x").unwrap(),
-            "g",
-            JoinOptions::default(),
-        )
-        .unwrap_err();
+    let live = || {
+        broker
+            .join_group(
+                Pattern::new("acme/live/x").unwrap(),
+                "g",
+                JoinOptions::default(),
+            )
+            .unwrap_err()
+    };
+    let err = live();
+    assert!(matches!(err, GroupError::NoStream { .. }), "{err}");
+    broker
+        .publish(&name("acme/live/x"), numbered(0, 1), Ack::Accepted, None)
+        .await
+        .unwrap();
+    let err = live();
     assert!(matches!(err, GroupError::NotDurable { .. }), "{err}");
     let err = broker
         .join_group(

@@ -58,6 +58,18 @@ pub(crate) struct Group {
     sinks: Mutex<Sinks>,
     wake: Notify,
     stopped: AtomicBool,
+    /// Snapshots taken for the catalog, numbered in the order of their contents.
+    snapshots: std::sync::atomic::AtomicU64,
+    /// The group's file: held while it is written or removed, so writers never overlap,
+    /// an older snapshot never replaces a newer one, and nothing writes it once removed.
+    file: Mutex<GroupFile>,
+}
+
+#[derive(Debug, Default)]
+struct GroupFile {
+    /// The number of the snapshot the file holds.
+    written: u64,
+    removed: bool,
 }
 
 impl Group {
@@ -75,7 +87,44 @@ impl Group {
             sinks: Mutex::default(),
             wake: Notify::new(),
             stopped: AtomicBool::new(false),
+            snapshots: std::sync::atomic::AtomicU64::new(0),
+            file: Mutex::default(),
         })
+    }
+
+    /// The state to write to the catalog now, numbered (see [`Group::write`]).
+    pub(crate) fn snapshot(&self) -> (u64, crate::catalog::GroupSnapshot) {
+        let mut state = self.state();
+        state.dirty = false;
+        let number = self.snapshots.fetch_add(1, Ordering::AcqRel) + 1;
+        (number, state.snapshot(&self.stream, &self.name))
+    }
+
+    /// Writes snapshot `number` to `catalog`, unless a newer one is there already or the
+    /// group's file was removed.
+    pub(crate) fn write(
+        &self,
+        catalog: &crate::catalog::Catalog,
+        number: u64,
+        snapshot: &crate::catalog::GroupSnapshot,
+    ) -> Result<(), crate::catalog::CatalogError> {
+        let mut file = lock(&self.file);
+        if file.removed || number <= file.written {
+            return Ok(());
+        }
+        catalog.put_group(snapshot)?;
+        file.written = number;
+        Ok(())
+    }
+
+    /// Removes the group's file from `catalog`; nothing writes it afterwards.
+    pub(crate) fn remove_file(
+        &self,
+        catalog: &crate::catalog::Catalog,
+    ) -> Result<(), crate::catalog::CatalogError> {
+        let mut file = lock(&self.file);
+        file.removed = true;
+        catalog.remove_group(&self.stream, &self.name)
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, GroupState> {
@@ -286,16 +335,12 @@ pub(crate) async fn save(registry: &Arc<Registry>, group: &Arc<Group>) {
     let Some(_) = &registry.store else {
         return;
     };
-    let snapshot = {
-        let mut state = group.state();
-        state.dirty = false;
-        state.snapshot(&group.stream, &group.name)
-    };
+    let (number, snapshot) = group.snapshot();
     let registry = Arc::clone(registry);
-    let group = Arc::clone(group);
+    let writer = Arc::clone(group);
     let written = tokio::task::spawn_blocking(move || {
         let store = registry.store.as_ref().expect("checked above");
-        store.catalog.put_group(&snapshot)
+        writer.write(&store.catalog, number, &snapshot)
     })
     .await;
     if !matches!(written, Ok(Ok(()))) {

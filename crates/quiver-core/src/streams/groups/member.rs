@@ -382,14 +382,9 @@ pub(crate) fn save_now(registry: &Registry, group: &Group) -> Result<(), GroupEr
     let Some(store) = &registry.store else {
         return Ok(());
     };
-    let snapshot = {
-        let mut state = group.state();
-        state.dirty = false;
-        state.snapshot(&group.stream, &group.name)
-    };
-    store
-        .catalog
-        .put_group(&snapshot)
+    let (number, snapshot) = group.snapshot();
+    group
+        .write(&store.catalog, number, &snapshot)
         .map_err(|error| GroupError::Storage {
             stream: group.stream.clone(),
             group: group.name.clone(),
