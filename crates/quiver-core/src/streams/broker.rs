@@ -457,6 +457,12 @@ impl Broker {
         options: JoinOptions,
     ) -> Result<GroupMember, GroupError> {
         validate_group_name(group)?;
+        if let Some(max_in_flight) = options
+            .max_in_flight
+            .filter(|n| !(1..=groups::MAX_IN_FLIGHT).contains(n))
+        {
+            return Err(GroupError::MemberInFlight { max_in_flight });
+        }
         let registry = &self.shared.registry;
         let (member, shared) =
             GroupMember::new(Arc::clone(registry), pattern, group.to_owned(), options);

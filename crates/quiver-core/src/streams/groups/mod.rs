@@ -178,6 +178,11 @@ pub enum GroupError {
         offset: u64,
         end: u64,
     },
+    /// A member's own max in flight of zero or past [`MAX_IN_FLIGHT`].
+    #[error(
+        "a member's max in flight {max_in_flight} is out of range; expected 1 to {MAX_IN_FLIGHT}"
+    )]
+    MemberInFlight { max_in_flight: u32 },
     /// A group setting outside what is allowed.
     #[error("group {group} of {stream}: {source}")]
     Config {
