@@ -319,6 +319,40 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
     assert_eq!(info_field(&mut con, "persistence", "aof_enabled"), "1");
 }
 
+/// Off and on again at run time: the files of the first period stay until the new base
+/// replaces them, so a crash right after `appendonly yes` loses nothing they held.
+#[test]
+fn turning_it_off_and_on_keeps_the_old_files_until_the_new_base() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(data.path(), &aof_args("always"));
+    let mut con = redis_connection(&server);
+    for start in (0..200_000).step_by(20_000) {
+        set_keys(&mut con, start..start + 20_000);
+    }
+    for value in ["no", "yes"] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("appendonly")
+            .arg(value)
+            .query(&mut con)
+            .unwrap();
+    }
+    let _: () = redis::cmd("SET")
+        .arg("after")
+        .arg("1")
+        .query(&mut con)
+        .unwrap();
+    server.signal("KILL");
+    drop(server);
+
+    let server = Server::start(data.path(), &aof_args("always"));
+    let mut con = redis_connection(&server);
+    assert_eq!(
+        redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(),
+        200_001
+    );
+}
+
 #[test]
 fn changes_larger_than_a_log_batch_are_journaled_in_parts() {
     let data = tempfile::tempdir().expect("temp dir");

@@ -329,19 +329,35 @@ impl Cache {
                 message: e.to_string(),
             }
         };
-        if write_base {
-            // Turned on at run time: what an earlier period left is stale.
-            let log_dir = dir.join(LOG_DIR);
+        // Turned on at run time, over the files of an earlier period: they stay, and the
+        // journal goes on at the end of their log, until the base written below replaces
+        // them (a crash before that finds them as they were, with the new records after).
+        // Without a log, an old base names offsets a new log would reuse: it goes.
+        let log_dir = dir.join(LOG_DIR);
+        let base = dir.join(BASE_FILE);
+        let remove_stale = || -> Result<(), AofError> {
             if log_dir.is_dir() {
                 fs::remove_dir_all(&log_dir).map_err(io(&log_dir))?;
             }
-            let base = dir.join(BASE_FILE);
             if base.exists() {
                 fs::remove_file(&base).map_err(io(&base))?;
             }
+            Ok(())
+        };
+        if write_base && !log_dir.is_dir() {
+            remove_stale()?;
         }
         fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let journal = Journal::open(&dir.join(LOG_DIR), self.aof.recover.load(Ordering::Relaxed))?;
+        let recover = self.aof.recover.load(Ordering::Relaxed);
+        let journal = match Journal::open(&log_dir, recover) {
+            Ok(journal) => journal,
+            Err(error) if write_base => {
+                tracing::warn!(%error, "the append-only log of an earlier period does not open: it is replaced");
+                remove_stale()?;
+                Journal::open(&log_dir, recover)?
+            }
+            Err(error) => return Err(error),
+        };
         spawn_syncer(&journal, Arc::clone(&self.aof.fsync));
         {
             let _order = self.lock_delivery();
