@@ -37,6 +37,6 @@ fuzz_target!(|data: &[u8]| {
     if loader.feed(&ks, &file[..cut], NOW_MS).is_ok()
         && loader.feed(&ks, &file[cut..], NOW_MS).is_ok()
     {
-        let _ = loader.finish();
+        let _ = loader.finish(&ks, NOW_MS);
     }
 });

@@ -462,12 +462,13 @@ pub(super) fn load_file(
                 source,
             })?;
     }
-    let report = loader
-        .finish()
-        .map_err(|source| LoadSnapshotError::Format {
-            path: path.clone(),
-            source,
-        })?;
+    let report =
+        loader
+            .finish(&cache.keyspace, now_ms)
+            .map_err(|source| LoadSnapshotError::Format {
+                path: path.clone(),
+                source,
+            })?;
     let mut s = cache.persistence.state();
     s.changes_at_save = cache.keyspace.changes();
     s.info.loaded_keys = report.keys;
