@@ -97,16 +97,8 @@ fn quicklist_nodes(list: &ListValue) -> Vec<Vec<u8>> {
     let mut nodes = Vec::new();
     let mut node = ListpackWriter::new();
     for item in list.items().iter() {
-        let len = item.len();
-        let overhead = if len < 254 { 1 } else { 5 }
-            + if len < 64 {
-                1
-            } else if len < 16_384 {
-                2
-            } else {
-                5
-            };
-        if node.len() > 0 && node.bytes() + len + overhead > QUICKLIST_NODE_BYTES {
+        // Redis's estimate of what an item adds (SIZE_ESTIMATE_OVERHEAD).
+        if node.len() > 0 && node.bytes() + item.len() + 8 > QUICKLIST_NODE_BYTES {
             nodes.push(std::mem::replace(&mut node, ListpackWriter::new()).finish());
         }
         node.push(item);
