@@ -280,6 +280,18 @@ async fn groups(http: &mut Http, tag: &str) {
     // Fetches that expect messages wait for them: under load the group's dispatcher may
     // lease them later than a fetch without `wait_ms` waits.
     let group = format!("/v1/streams/acme/{tag}/orders/groups/billing");
+    // A misspelt field is refused, not ignored.
+    let typo = http
+        .post_json(
+            &format!("{group}/fetch"),
+            json!({"consumer": "c1", "maxx": 2}),
+        )
+        .await;
+    assert_eq!(
+        (typo.status, typo.error_code().as_str()),
+        (400, "unknown_field")
+    );
+    assert_eq!(typo.json()["value"], "maxx");
     let fetched = http
         .post_json(
             &format!("{group}/fetch"),
@@ -445,6 +457,11 @@ async fn cache(http: &mut Http, tag: &str) {
     );
     let zero_ttl = http.send("PUT", "/v1/cache/0/k?ttl_ms=0", &[], "v").await;
     assert_eq!(zero_ttl.status, 400);
+    let typo = http.send("PUT", "/v1/cache/0/k?ttl=5000", &[], "v").await;
+    assert_eq!(
+        (typo.status, typo.error_code().as_str()),
+        (400, "invalid_query")
+    );
     // An expiry past 63 bits of milliseconds is refused (as SET … PX is), never stored.
     for ttl in ["9223372036854775807", "18446744073709551615"] {
         let path = format!("/v1/cache/0/far?ttl_ms={ttl}");

@@ -113,6 +113,7 @@ fn get(cache: &Cache, db: usize, key: &[u8]) -> ApiResult {
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PutQuery {
     ttl_ms: Option<u64>,
 }

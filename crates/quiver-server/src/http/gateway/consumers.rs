@@ -226,6 +226,14 @@ pub async fn route(
         )));
     }
     let fields = json_body(gateway, headers, body).await?;
+    match action {
+        GroupAction::Fetch => {
+            json::only(&fields, &["consumer", "max", "wait_ms", "start"], "a fetch")?
+        }
+        GroupAction::Ack => json::only(&fields, &["consumer", "offsets"], "an ack")?,
+        GroupAction::Nack => json::only(&fields, &["consumer", "offsets", "delay_ms"], "a nack")?,
+        GroupAction::Describe => {}
+    }
     let consumer = match json::string(&fields, "consumer")? {
         None => DEFAULT_CONSUMER.to_owned(),
         Some(text) if !text.is_empty() && text.chars().count() <= MAX_CONSUMER_NAME => {

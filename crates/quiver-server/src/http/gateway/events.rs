@@ -40,6 +40,7 @@ const DELIVERIES_PER_WAKE: usize = 64;
 const MAX_RESUME_STREAMS: usize = 64;
 
 #[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct EventsQuery {
     from: Option<String>,
 }

@@ -110,6 +110,21 @@ pub fn number(
     }
 }
 
+/// Refuses a field of `fields` that is not one of `known` (`what` names the object).
+pub fn only(fields: &Map<String, Value>, known: &[&str], what: &str) -> Result<(), ApiError> {
+    match fields.keys().find(|k| !known.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(unknown) => Err(ApiError::bad_request(
+            "unknown_field",
+            format!(
+                "{what} has no field {unknown:?}; its fields are {}",
+                known.join(", ")
+            ),
+        )
+        .value(truncated(unknown))),
+    }
+}
+
 /// Field `name` of `object` as a string, if present.
 pub fn string<'a>(object: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, ApiError> {
     match object.get(name) {

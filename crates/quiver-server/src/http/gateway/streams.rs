@@ -195,6 +195,7 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ListQuery {
     prefix: Option<String>,
     after: Option<String>,
@@ -298,16 +299,7 @@ fn settings(fields: &Map<String, Value>) -> Result<StreamSettings, ApiError> {
         "dedupe_window_ms",
         "policy",
     ];
-    if let Some(unknown) = fields.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(ApiError::bad_request(
-            "unknown_field",
-            format!(
-                "a stream has no setting {unknown:?}; the settings are {}",
-                KNOWN.join(", ")
-            ),
-        )
-        .value(unknown.clone()));
-    }
+    json::only(fields, &KNOWN, "a stream's settings")?;
     let invalid = |field: &str, message: String, value: &str| {
         ApiError::bad_request("invalid_settings", format!("{field}: {message}")).value(value)
     };
@@ -356,6 +348,7 @@ async fn delete(gateway: &Gateway, name: &str) -> ApiResult {
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PublishQuery {
     ack: Option<String>,
 }
@@ -501,6 +494,13 @@ pub fn parse_batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Mes
             )
             .value(format!("line {line_no}")));
         }
+        const LINE_FIELDS: [&str; 3] = ["payload", "payload_base64", "headers"];
+        if let Some(unknown) = fields.keys().find(|k| !LINE_FIELDS.contains(&k.as_str())) {
+            return Err(bad(format!(
+                "a line has no field {unknown:?}; its fields are {}",
+                LINE_FIELDS.join(", ")
+            )));
+        }
         let payload = match (fields.get("payload"), fields.get("payload_base64")) {
             (Some(Value::String(text)), None) => Bytes::copy_from_slice(text.as_bytes()),
             (Some(value), None) => Bytes::from(value.to_string()),
@@ -563,6 +563,7 @@ pub fn publish_error(error: &PublishError) -> ApiError {
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ReadQuery {
     from: Option<String>,
     limit: Option<u64>,
