@@ -571,6 +571,20 @@ async fn a_configured_token_guards_the_data_routes() {
         (missing.status, missing.error_code().as_str()),
         (401, "unauthorized")
     );
+    assert_eq!(missing.header("www-authenticate"), Some("Bearer"));
+    // Another scheme: named, its credential never echoed.
+    let basic = http
+        .send(
+            "GET",
+            "/v1/streams",
+            &[("authorization", "Basic czNjcmV0")],
+            "",
+        )
+        .await;
+    assert_eq!(
+        (basic.status, basic.json()["value"].as_str()),
+        (401, Some("Basic"))
+    );
     let wrong = http
         .send(
             "GET",
@@ -587,11 +601,11 @@ async fn a_configured_token_guards_the_data_routes() {
         .send(
             "GET",
             "/v1/streams",
-            &[("authorization", "Bearer s3cret")],
+            &[("authorization", "BEARER s3cret")],
             "",
         )
         .await;
-    assert_eq!(right.status, 200);
+    assert_eq!(right.status, 200, "the scheme's case does not matter");
     assert_eq!(
         http.get("/health").await.status,
         200,

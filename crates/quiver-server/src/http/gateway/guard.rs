@@ -84,14 +84,15 @@ pub async fn guard(State(shared): State<Shared>, request: Request, next: Next) -
 
 /// Checks the bearer token a request carries against `expected`, when one is set.
 fn check_token(expected: Option<&str>, headers: &HeaderMap) -> Result<(), ApiError> {
-    let given = headers
+    let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
         .map(str::trim);
+    // The scheme is matched without regard to case (RFC 9110).
+    let given = authorization
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     let Some(expected) = expected else {
         return Ok(());
     };
@@ -108,8 +109,12 @@ fn check_token(expected: Option<&str>, headers: &HeaderMap) -> Result<(), ApiErr
                 "unauthorized",
                 "this server needs `Authorization: Bearer <token>` (native.auth_token)",
             );
+            // The scheme given, never what follows it (a credential).
             error.value = headers.get(header::AUTHORIZATION).map(|v| {
                 String::from_utf8_lossy(v.as_bytes())
+                    .split(' ')
+                    .next()
+                    .unwrap_or_default()
                     .chars()
                     .take(16)
                     .collect()
