@@ -42,6 +42,18 @@ pub fn router(state: Arc<ServerState>) -> Router {
     ops::router(Arc::clone(&state))
         .merge(gateway::router(state))
         .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
+}
+
+/// A method a route does not answer, as JSON (axum adds the `Allow` header).
+async fn wrong_method(method: axum::http::Method) -> axum::response::Response {
+    gateway::ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not answer this method; the Allow header lists those it does",
+    )
+    .value(method.as_str())
+    .into_response()
 }
 
 async fn unknown_route(uri: axum::http::Uri) -> axum::response::Response {

@@ -414,7 +414,7 @@ async fn groups(http: &mut Http, tag: &str) {
         (409, "not_durable")
     );
     let wrong = http.get(&format!("{group}/fetch")).await;
-    assert_eq!(wrong.status, 405);
+    assert_eq!((wrong.status, wrong.header("allow")), (405, Some("POST")));
 }
 
 async fn cache(http: &mut Http, tag: &str) {
@@ -488,7 +488,18 @@ async fn errors(http: &mut Http) {
     );
     assert_eq!(bad_name.json()["value"], "Acme!/x/y");
     let method = http.send("PATCH", "/v1/streams/acme/a/b", &[], "").await;
-    assert_eq!(method.status, 405);
+    assert_eq!(
+        (method.status, method.error_code().as_str()),
+        (405, "method_not_allowed")
+    );
+    assert_eq!(method.header("allow"), Some("GET, HEAD, PUT, DELETE"));
+    // A 405 of a fixed route is JSON too, with its Allow header.
+    let posted = http.send("POST", "/health", &[], "").await;
+    assert_eq!(
+        (posted.status, posted.error_code().as_str()),
+        (405, "method_not_allowed")
+    );
+    assert!(posted.header("allow").is_some_and(|a| a.contains("GET")));
     let openapi = http.get("/v1/openapi.json").await;
     assert_eq!(openapi.status, 200);
     assert_eq!(openapi.json()["openapi"], "3.1.0");

@@ -33,12 +33,7 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
                 put(&shared.gateway, db, &key, query, &parts.headers, body).await
             }
             Method::DELETE => delete(&shared.gateway, db, &key).await,
-            ref other => Err(ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "this route answers GET, PUT and DELETE",
-            )
-            .value(other.as_str())),
+            ref other => Err(ApiError::wrong_method(other, "GET, HEAD, PUT, DELETE")),
         },
         Err(error) => Err(error),
     };

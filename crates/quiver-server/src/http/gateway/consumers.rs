@@ -208,12 +208,12 @@ pub async fn route(
         Method::POST
     };
     if method != expected && !(action == GroupAction::Describe && method == Method::HEAD) {
-        return Err(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            format!("this route answers {expected}"),
-        )
-        .value(method.as_str()));
+        let allow = if action == GroupAction::Describe {
+            "GET, HEAD"
+        } else {
+            "POST"
+        };
+        return Err(ApiError::wrong_method(method, allow));
     }
     if action == GroupAction::Describe {
         let info = gateway

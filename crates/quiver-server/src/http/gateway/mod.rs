@@ -133,6 +133,8 @@ pub struct ApiError {
     pub value: Option<String>,
     /// Seconds for `Retry-After` (503 and 429).
     pub retry_after: Option<u64>,
+    /// The methods a route answers, for `Allow` (405).
+    pub allow: Option<&'static str>,
 }
 
 impl ApiError {
@@ -143,6 +145,7 @@ impl ApiError {
             message: message.into(),
             value: None,
             retry_after: None,
+            allow: None,
         }
     }
 
@@ -167,6 +170,18 @@ impl ApiError {
         self
     }
 
+    /// 405 for `method` on a route that answers `allow` (an `Allow` header value).
+    pub fn wrong_method(method: &axum::http::Method, allow: &'static str) -> Self {
+        let mut error = Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!("this route answers {allow}"),
+        )
+        .value(method.as_str());
+        error.allow = Some(allow);
+        error
+    }
+
     pub fn retry_after(mut self, secs: u64) -> Self {
         self.retry_after = Some(secs);
         self
@@ -184,6 +199,11 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if let Some(allow) = self.allow {
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
         }
         if self.status == StatusCode::UNAUTHORIZED {
             response

@@ -129,15 +129,6 @@ fn not_found(name: &str) -> ApiError {
     ApiError::not_found("stream_not_found", format!("stream {name} does not exist")).value(name)
 }
 
-fn wrong_method(method: &Method, allowed: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
-        format!("this route answers {allowed}"),
-    )
-    .value(method.as_str())
-}
-
 /// Every route under `/v1/streams/`.
 pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
     let gateway = &shared.gateway;
@@ -161,16 +152,22 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
             create(gateway, &name, &parts.headers, body).await
         }
         (StreamRoute::Stream(name), &Method::DELETE) => delete(gateway, &name).await,
-        (StreamRoute::Stream(_), method) => Err(wrong_method(method, "GET, PUT and DELETE")),
+        (StreamRoute::Stream(_), method) => {
+            Err(ApiError::wrong_method(method, "GET, HEAD, PUT, DELETE"))
+        }
         (StreamRoute::Messages(name), &Method::POST) => {
             publish(gateway, &name, query, &parts.headers, body).await
         }
-        (StreamRoute::Messages(name), &Method::GET) => read(gateway, &name, query).await,
-        (StreamRoute::Messages(_), method) => Err(wrong_method(method, "GET and POST")),
+        (StreamRoute::Messages(name), &Method::GET | &Method::HEAD) => {
+            read(gateway, &name, query).await
+        }
+        (StreamRoute::Messages(_), method) => {
+            Err(ApiError::wrong_method(method, "GET, HEAD, POST"))
+        }
         (StreamRoute::Events(pattern), &Method::GET) => {
             events::subscribe(&shared, &pattern, query, &parts.headers)
         }
-        (StreamRoute::Events(_), method) => Err(wrong_method(method, "GET")),
+        (StreamRoute::Events(_), method) => Err(ApiError::wrong_method(method, "GET")),
         (
             StreamRoute::Group {
                 stream,
