@@ -43,12 +43,12 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
 /// The database and key a path names.
 fn target(cache: &Cache, rest: &str) -> Result<(usize, Vec<u8>), ApiError> {
     let (db, key) = rest.split_once('/').ok_or_else(|| {
-        ApiError::not_found("not_found", "a cache route is /v1/cache/{db}/{key}").value(rest)
+        ApiError::not_found("no_route", "a cache route is /v1/cache/{db}/{key}").value(rest)
     })?;
     let databases = cache.databases();
-    let db = db
-        .parse::<usize>()
-        .ok()
+    let db = Some(db)
+        .filter(|db| !db.is_empty() && db.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|db| db.parse::<usize>().ok())
         .filter(|db| *db < databases)
         .ok_or_else(|| {
             ApiError::bad_request(

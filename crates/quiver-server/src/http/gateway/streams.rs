@@ -107,8 +107,11 @@ pub fn percent_decode(text: &str) -> Option<Vec<u8>> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            let hex = bytes.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -658,6 +661,14 @@ pub fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, Api
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_escape_is_two_hex_digits() {
+        assert_eq!(percent_decode("a%2Fb%ff").as_deref(), Some(&b"a/b\xff"[..]));
+        for bad in ["%+1x", "%-1", "%1", "%g0", "% 1"] {
+            assert_eq!(percent_decode(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn routes_are_read_off_the_end_of_the_path() {
