@@ -184,6 +184,26 @@ async fn a_resume_point_out_of_retention_gets_a_resync_event() {
     let rest = events.take(3).await;
     assert_eq!(rest[0].0.as_deref(), Some("acme/sse/short@7"));
 
+    // A resume point past the end (the stream was made again): a resync, then what
+    // comes next.
+    let mut ahead_conn = Http::connect(server.http, Version::H1).await;
+    let mut ahead = Events::new(
+        ahead_conn
+            .start(
+                "GET",
+                "/v1/streams/acme/sse/short/events",
+                &[("last-event-id", "acme/sse/short@50")],
+                "",
+            )
+            .await,
+    );
+    let resync = ahead.next().await.unwrap();
+    assert_eq!(resync.1, "resync");
+    assert!(resync.2.contains(r#""end":10"#), "{}", resync.2);
+    publish(&mut http, "acme/sse/short", "m10").await;
+    let next = ahead.next().await.unwrap();
+    assert_eq!(next.0.as_deref(), Some("acme/sse/short@10"));
+
     let bad = http
         .send(
             "GET",

@@ -56,10 +56,36 @@ pub fn subscribe(shared: &Shared, pattern: &str, query: &str, headers: &HeaderMa
         Some(text) => start_at(text)?,
         None => StartAt::Latest,
     };
-    let resume = match headers.get("last-event-id") {
-        Some(value) => parse_last_event_id(value.to_str().unwrap_or_default())?,
+    let mut resume = match headers.get("last-event-id") {
+        Some(value) => parse_last_event_id(value.to_str().map_err(|_| {
+            ApiError::bad_request(
+                "invalid_last_event_id",
+                "Last-Event-ID is stream@offset in visible ASCII, as the event ids are",
+            )
+            .value(super::json::truncated(&String::from_utf8_lossy(
+                value.as_bytes(),
+            )))
+        })?)?,
         None => Vec::new(),
     };
+    // A resume point past a stream's end (the stream was made again, or lost a tail it
+    // had not synced): delivery goes on from the end, and a `resync` says so first.
+    let mut initial = BytesMut::new();
+    for (name, offset) in &mut resume {
+        let end = gateway
+            .broker
+            .describe(name)
+            .and_then(|info| info.durable)
+            .map(|durable| durable.next_offset);
+        if let Some(end) = end.filter(|end| *offset > *end) {
+            notice(
+                &mut initial,
+                "resync",
+                &json!({ "missed": 0, "stream": name.as_str(), "resume": *offset, "end": end }),
+            );
+            *offset = end;
+        }
+    }
     let slot = gateway.event_slots.take().ok_or_else(|| {
         ApiError::unavailable(
             "too_many_event_streams",
@@ -87,6 +113,7 @@ pub fn subscribe(shared: &Shared, pattern: &str, query: &str, headers: &HeaderMa
         resumed,
         delivered: false,
         started: false,
+        initial: initial.freeze(),
         done: false,
         deliveries: Vec::with_capacity(DELIVERIES_PER_WAKE),
     };
@@ -152,6 +179,8 @@ struct Streaming {
     /// A message was sent.
     delivered: bool,
     started: bool,
+    /// Sent after `retry:` (resume points moved back to a stream's end).
+    initial: Bytes,
     done: bool,
     deliveries: Vec<Delivery>,
 }
@@ -164,7 +193,9 @@ impl Streaming {
         }
         if !self.started {
             self.started = true;
-            return Some(Bytes::from(format!("retry: {RETRY_MS}\n\n")));
+            let mut first = BytesMut::from(format!("retry: {RETRY_MS}\n\n").as_bytes());
+            first.extend_from_slice(&self.initial);
+            return Some(first.freeze());
         }
         let received = match self.heartbeat {
             Some(every) => {
