@@ -13,7 +13,6 @@ use quiver_server::native::{NativeSettings, NativeShared, serve_native};
 use quiver_server::quic::{Identity, QuicListener, serve_quic};
 use quiver_server::serve::listener::Listener;
 use quiver_server::serve::shutdown::Shutdown;
-use quiver_server::serve::threads::ConnectionThreads;
 
 /// Native listeners on 127.0.0.1 port 0; they stop when this is dropped.
 pub struct Server {
@@ -59,8 +58,7 @@ impl Server {
             shutdown: shutdown.clone(),
         };
         tokio::spawn(serve_quic(quic, Arc::clone(&shared), shutdown.clone()));
-        let threads = ConnectionThreads::start("native-io").expect("connection threads");
-        tokio::spawn(serve_native(listener, shared, Arc::new(threads), shutdown));
+        tokio::spawn(serve_native(listener, shared, shutdown));
         server
     }
 

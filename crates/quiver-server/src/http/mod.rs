@@ -7,6 +7,7 @@ pub mod gateway;
 mod metrics;
 mod ops;
 pub(crate) mod process;
+pub mod threads;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,7 +26,6 @@ use tower::ServiceExt;
 use crate::serve::listener::{ConnectionGuard, Listener};
 use crate::serve::shutdown::Shutdown;
 use crate::serve::state::ServerState;
-use crate::serve::threads::ConnectionThreads;
 
 /// How the listener's connections are served.
 #[derive(Debug, Clone, Copy)]
@@ -70,9 +70,10 @@ pub async fn serve_http(
     state: Arc<ServerState>,
     limits: HttpLimits,
     shutdown: Shutdown,
-) -> Option<ConnectionThreads> {
+) -> Option<threads::HttpThreads> {
     let router = router(Arc::clone(&state));
-    let threads = match ConnectionThreads::start("http-io") {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let threads = match threads::HttpThreads::start(cores) {
         Ok(threads) => threads,
         Err(error) => {
             tracing::error!(%error, "the HTTP connection threads could not start");

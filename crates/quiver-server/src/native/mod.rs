@@ -34,7 +34,6 @@ use tokio::net::TcpStream;
 
 use crate::serve::listener::Listener;
 use crate::serve::shutdown::Shutdown;
-use crate::serve::threads::ConnectionThreads;
 
 /// What every native connection shares.
 #[derive(Debug)]
@@ -54,21 +53,11 @@ pub struct NativeSettings {
     pub auth_token: Option<Bytes>,
 }
 
-/// Serves native connections on `listener`, each on one of `threads`, until `shutdown`;
-/// connections then say Goodbye and close.
-pub async fn serve_native(
-    listener: Listener,
-    shared: Arc<NativeShared>,
-    threads: Arc<ConnectionThreads>,
-    shutdown: Shutdown,
-) {
-    let handle = |stream: TcpStream, peer, guard| {
-        let (shared, shutdown) = (Arc::clone(&shared), shutdown.clone());
-        let serve = move |stream| connection::serve(stream, peer, guard, shared, shutdown);
-        if let Err(error) = threads.adopt(stream, serve) {
-            tracing::warn!(%peer, %error, "native connection dropped: not movable to a connection thread");
-        }
-        std::future::ready(())
+/// Serves native connections on `listener` until `shutdown`; connections then say
+/// Goodbye and close.
+pub async fn serve_native(listener: Listener, shared: Arc<NativeShared>, shutdown: Shutdown) {
+    let handle = |stream, peer, guard| {
+        connection::serve(stream, peer, guard, Arc::clone(&shared), shutdown.clone())
     };
     listener.run(shutdown.clone(), handle, refuse).await;
 }

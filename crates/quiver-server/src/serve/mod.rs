@@ -6,7 +6,6 @@ pub mod data_dir;
 pub mod listener;
 pub mod shutdown;
 pub mod state;
-pub mod threads;
 
 use std::io;
 use std::net::SocketAddr;
@@ -193,8 +192,6 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     let broker = open_broker(&config, data_dir.path())?;
     let flusher = tokio::spawn(broker.clone().run_flusher());
     let retention = tokio::spawn(broker.clone().run_retention());
-    let native_threads =
-        Arc::new(threads::ConnectionThreads::start("native-io").map_err(ServeError::Threads)?);
     let native_shared = Arc::new(native::NativeShared {
         broker: broker.clone(),
         cache: Arc::clone(&cache),
@@ -295,7 +292,6 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             tokio::spawn(native::serve_native(
                 native_listener,
                 Arc::clone(&native_shared),
-                Arc::clone(&native_threads),
                 shutdown.clone(),
             )),
         ]
@@ -325,8 +321,6 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
-    // Whatever native connection outlived the drain ends here, before the stores close.
-    drop(native_threads);
     save_cache_at_shutdown(&cache, &|| resp_state.scripts.busy()).await;
     drop(resp_state);
     // The append-only log: what was journaled is synced, the log closed.
@@ -544,7 +538,7 @@ struct Tasks {
     /// The durable streams' retention.
     retention: tokio::task::JoinHandle<()>,
     /// The HTTP listener; it returns its connection threads, dropped after the drain.
-    ops: tokio::task::JoinHandle<Option<threads::ConnectionThreads>>,
+    ops: tokio::task::JoinHandle<Option<http::threads::HttpThreads>>,
 }
 
 /// The drain: `/ready` turns 503, the broker flushes and ends subscriptions,

@@ -25,7 +25,6 @@ use quiver_server::native::{NativeSettings, NativeShared, serve_native};
 use quiver_server::quic::{Identity, QuicListener, serve_quic};
 use quiver_server::serve::listener::Listener;
 use quiver_server::serve::shutdown::Shutdown;
-use quiver_server::serve::threads::ConnectionThreads;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Longest any single wait in these tests may take before the test fails.
@@ -219,13 +218,7 @@ impl NativeServer {
         let quic_addr = quic.stats().addr;
         let fingerprint = quic.fingerprint().to_owned();
         tokio::spawn(serve_quic(quic, Arc::clone(&shared), shutdown.clone()));
-        let threads = ConnectionThreads::start("native-io").expect("connection threads");
-        tokio::spawn(serve_native(
-            listener,
-            shared,
-            Arc::new(threads),
-            shutdown.clone(),
-        ));
+        tokio::spawn(serve_native(listener, shared, shutdown.clone()));
         NativeServer {
             addr,
             quic_addr,

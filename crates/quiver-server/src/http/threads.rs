@@ -1,11 +1,10 @@
-//! Connection threads of the HTTP and native listeners: one single-threaded runtime per
-//! core, each connection served start to end on the one with the fewest connections.
+//! The HTTP listener's connection threads: one single-threaded runtime per core, each
+//! connection served start to end on the one with the fewest connections.
 //!
-//! Measured against tokio's work-stealing runtime on 2 cores (docs/benchmarks.md, "HTTP
-//! gateway" and "Native connection threads"): a request served where its connection lives
-//! costs no cross-thread wake-up and no stealing; `/health` answers about 1.4 times as many
-//! requests a second, and native fan-out of single-message publishes delivers up to 1.3
-//! times as many messages.
+//! Measured against tokio's work-stealing runtime on 2 cores with `wrk -t2 -c100`
+//! (docs/benchmarks.md, "HTTP gateway"): a request served where its connection lives
+//! costs no cross-thread wake-up and no stealing, and `/health` answers about 1.4 times as
+//! many requests a second.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +20,7 @@ const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// The connection threads; stopping them (on drop) ends every connection left, so the
 /// server drops them once the drain is over, before the stores close.
 #[derive(Debug)]
-pub struct ConnectionThreads {
+pub struct HttpThreads {
     threads: Vec<(Handle, Arc<AtomicUsize>)>,
     joins: Vec<std::thread::JoinHandle<()>>,
     stop: Shutdown,
@@ -36,20 +35,19 @@ impl Drop for Seat {
     }
 }
 
-impl ConnectionThreads {
-    /// One thread per core the process may run on, named `<name>-<n>`.
-    pub fn start(name: &str) -> std::io::Result<ConnectionThreads> {
-        let count = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+impl HttpThreads {
+    /// `count` threads named `http-io-<n>`.
+    pub fn start(count: usize) -> std::io::Result<HttpThreads> {
         let stop = Shutdown::new();
         let mut joins = Vec::new();
-        let threads = (0..count)
+        let threads = (0..count.max(1))
             .map(|index| {
                 let runtime = Builder::new_current_thread().enable_all().build()?;
                 let handle = runtime.handle().clone();
                 let stop = stop.clone();
                 joins.push(
                     std::thread::Builder::new()
-                        .name(format!("{name}-{index}"))
+                        .name(format!("http-io-{index}"))
                         .spawn(move || {
                             runtime.block_on(stop.wait());
                             runtime.shutdown_timeout(SHUTDOWN_WAIT);
@@ -58,7 +56,7 @@ impl ConnectionThreads {
                 Ok((handle, Arc::new(AtomicUsize::new(0))))
             })
             .collect::<std::io::Result<Vec<_>>>()?;
-        Ok(ConnectionThreads {
+        Ok(HttpThreads {
             threads,
             joins,
             stop,
@@ -84,14 +82,14 @@ impl ConnectionThreads {
             let _seat = seat;
             match TcpStream::from_std(stream) {
                 Ok(stream) => serve(stream).await,
-                Err(error) => tracing::warn!(%error, "could not register a connection"),
+                Err(error) => tracing::warn!(%error, "could not register an HTTP connection"),
             }
         });
         Ok(())
     }
 }
 
-impl Drop for ConnectionThreads {
+impl Drop for HttpThreads {
     /// Ends every connection left and waits for the threads (a blocking task they started
     /// gets [`SHUTDOWN_WAIT`]).
     fn drop(&mut self) {
