@@ -125,7 +125,14 @@ pub fn classify(method: &Method, path: &str) -> &'static str {
     let (last, second, third) = (words.next(), words.next(), words.next());
     // Levels before the route's words: a suffix counts when a whole name is before it.
     let levels = rest.split('/').count();
+    // In parse_route's order: group routes first.
     match (last, second, third) {
+        (Some("fetch" | "ack" | "nack"), _, Some("groups")) if levels > 5 => match last {
+            Some("fetch") => "group_fetch",
+            Some("ack") => "group_ack",
+            _ => "group_nack",
+        },
+        (_, Some("groups"), _) if levels > 4 => "group_describe",
         (Some("messages"), _, _) if levels > 3 => {
             if method == Method::POST {
                 "publish"
@@ -134,12 +141,6 @@ pub fn classify(method: &Method, path: &str) -> &'static str {
             }
         }
         (Some("events"), _, _) if levels >= 3 => "events",
-        (Some("fetch" | "ack" | "nack"), _, Some("groups")) if levels > 5 => match last {
-            Some("fetch") => "group_fetch",
-            Some("ack") => "group_ack",
-            _ => "group_nack",
-        },
-        (_, Some("groups"), _) if levels > 4 => "group_describe",
         _ => by_method("stream_describe", "stream_create", "stream_delete"),
     }
 }

@@ -53,37 +53,34 @@ pub enum GroupAction {
 
 /// Reads the route off the end of `rest` (the path after `/v1/streams/`, still
 /// percent-encoded). A suffix counts only when what is before it is a whole name (three
-/// levels or more), so `a/b/messages` is the stream of that name.
+/// levels or more), so `a/b/messages` is the stream of that name. Route words are whole
+/// path segments, read before their escapes are decoded: `%2F` joins two levels into one
+/// segment, so `a/b/c%2Fgroups/messages` reads the stream `a/b/c/groups`, where
+/// `a/b/c/groups/messages` describes group `messages` (group routes come first).
 pub fn parse_route(rest: &str) -> Option<StreamRoute> {
-    let decoded = percent_decode(rest.trim_end_matches('/'))?;
-    let text = String::from_utf8(decoded).ok()?;
-    let levels: Vec<&str> = text.split('/').collect();
-    let name = |n: usize| (n >= core::MIN_NAME_LEVELS).then(|| levels[..n].join("/"));
-    let n = levels.len();
-    let last = levels[n - 1];
-    if n >= 2 {
-        match (last, name(n - 1)) {
-            ("messages", Some(stream)) => return Some(StreamRoute::Messages(stream)),
-            ("events", Some(pattern)) => return Some(StreamRoute::Events(pattern)),
-            // `tenant/>`: a pattern may be shorter than a name.
-            ("events", None) if n >= 3 && levels[n - 2] == ">" => {
-                return Some(StreamRoute::Events(levels[..n - 1].join("/")));
-            }
-            _ => {}
-        }
-    }
+    let segments: Vec<String> = rest
+        .trim_end_matches('/')
+        .split('/')
+        .map(|s| percent_decode(s).and_then(|bytes| String::from_utf8(bytes).ok()))
+        .collect::<Option<_>>()?;
+    let n = segments.len();
+    let name = |k: usize| {
+        let joined = segments[..k].join("/");
+        (joined.split('/').count() >= core::MIN_NAME_LEVELS).then_some(joined)
+    };
+    let word = |i: usize| segments[i].as_str();
     if n >= 3
-        && levels[n - 2] == "groups"
+        && word(n - 2) == "groups"
         && let Some(stream) = name(n - 2)
     {
         return Some(StreamRoute::Group {
             stream,
-            group: last.to_owned(),
+            group: segments[n - 1].clone(),
             action: GroupAction::Describe,
         });
     }
-    if n >= 4 && levels[n - 3] == "groups" {
-        let action = match last {
+    if n >= 4 && word(n - 3) == "groups" {
+        let action = match word(n - 1) {
             "fetch" => Some(GroupAction::Fetch),
             "ack" => Some(GroupAction::Ack),
             "nack" => Some(GroupAction::Nack),
@@ -92,12 +89,23 @@ pub fn parse_route(rest: &str) -> Option<StreamRoute> {
         if let (Some(action), Some(stream)) = (action, name(n - 3)) {
             return Some(StreamRoute::Group {
                 stream,
-                group: levels[n - 2].to_owned(),
+                group: segments[n - 2].clone(),
                 action,
             });
         }
     }
-    Some(StreamRoute::Stream(text))
+    if n >= 2 {
+        match (word(n - 1), name(n - 1)) {
+            ("messages", Some(stream)) => return Some(StreamRoute::Messages(stream)),
+            ("events", Some(pattern)) => return Some(StreamRoute::Events(pattern)),
+            // `tenant/>`: a pattern may be shorter than a name.
+            ("events", None) if n >= 3 && word(n - 2) == ">" => {
+                return Some(StreamRoute::Events(segments[..n - 1].join("/")));
+            }
+            _ => {}
+        }
+    }
+    Some(StreamRoute::Stream(segments.join("/")))
 }
 
 /// Decodes `%XX` escapes; `None` when one is malformed.
@@ -704,6 +712,23 @@ mod tests {
             })
         );
         assert_eq!(parse_route("a/b/%zz"), None, "a malformed escape");
+        // A group may be called `messages`; an escaped `/` reaches the stream instead.
+        assert_eq!(
+            parse_route("a/b/c/groups/messages"),
+            Some(StreamRoute::Group {
+                stream: "a/b/c".into(),
+                group: "messages".into(),
+                action: GroupAction::Describe
+            })
+        );
+        assert_eq!(
+            parse_route("a/b/c%2Fgroups/messages"),
+            Some(StreamRoute::Messages("a/b/c/groups".into()))
+        );
+        assert_eq!(
+            parse_route("a/b/groups/events"),
+            Some(StreamRoute::Events("a/b/groups".into()))
+        );
     }
 
     #[test]
