@@ -283,6 +283,12 @@ fn stream_options(matches: &ArgMatches) -> Result<StreamOptions, String> {
         .get_one::<String>("durability")
         .expect("has a default");
     let mut options = if durability == "live" {
+        if matches.value_source("dedupe-window") == Some(clap::parser::ValueSource::CommandLine) {
+            return Err(
+                "--dedupe-window applies to durable streams; a live stream stores nothing to compare with"
+                    .to_owned(),
+            );
+        }
         StreamOptions::live()
     } else {
         let storage = parse_storage(durability).map_err(|e| format!("--durability: {e}"))?;
@@ -301,6 +307,9 @@ fn stream_options(matches: &ArgMatches) -> Result<StreamOptions, String> {
         options = options.max_bytes(bytes);
     }
     if let Some(count) = matches.get_one::<u64>("max-messages") {
+        if *count == 0 {
+            return Err("--max-messages 0 keeps no message; give a count above 0, or leave it out for no bound".to_owned());
+        }
         options = options.max_messages(*count);
     }
     if matches.get_flag("keep-unacked") {
