@@ -78,7 +78,11 @@ impl Catalog {
 
     /// Every stream definition, in file-name order.
     pub(crate) fn streams(&self) -> Result<Vec<StreamDef>, CatalogError> {
-        load(&*self.streams, STREAM_SUFFIX, StreamDef::decode)
+        load(
+            &*self.streams,
+            |name| name.ends_with(STREAM_SUFFIX),
+            StreamDef::decode,
+        )
     }
 
     /// Writes `def` atomically.
@@ -98,7 +102,12 @@ impl Catalog {
     /// Every group snapshot of `stream`.
     pub(crate) fn groups(&self, stream: &StreamName) -> Result<Vec<GroupSnapshot>, CatalogError> {
         let prefix = format!("{}@", file_stem(stream));
-        let all = load(&*self.groups, GROUP_SUFFIX, GroupSnapshot::decode)?;
+        // Only this stream's files are read (start-up asks once per stream).
+        let all = load(
+            &*self.groups,
+            |name| name.starts_with(&prefix) && name.ends_with(GROUP_SUFFIX),
+            GroupSnapshot::decode,
+        )?;
         Ok(all
             .into_iter()
             .filter(|snapshot| {
@@ -151,14 +160,14 @@ fn remove(storage: &dyn Storage, file: &str) -> Result<(), CatalogError> {
 /// ignored (the rename never happened, so the previous version is whole).
 fn load<T>(
     storage: &dyn Storage,
-    suffix: &str,
+    wanted: impl Fn(&str) -> bool,
     decode: fn(&[u8]) -> Result<T, String>,
 ) -> Result<Vec<T>, CatalogError> {
     let mut names = storage.list().map_err(|source| CatalogError::Io {
         file: storage.describe(),
         source,
     })?;
-    names.retain(|name| name.ends_with(suffix));
+    names.retain(|name| wanted(name));
     names.sort();
     let mut out = Vec::with_capacity(names.len());
     for name in names {
