@@ -220,7 +220,7 @@ impl Broker {
     /// removed from disk (disk I/O). Handles on it refuse publishes from now on.
     pub fn delete_stream(&self, name: &StreamName) -> Result<(), DeleteStreamError> {
         let registry = &self.shared.registry;
-        let stream = registry.remove(name)?;
+        let (stream, groups) = registry.remove(name)?;
         let Some(store) = &registry.store else {
             return Ok(());
         };
@@ -228,16 +228,22 @@ impl Broker {
             stream: name.clone(),
             message,
         };
-        if let Some(durable) = &stream.durable {
-            durable::stop(&stream, "the stream was deleted", APPEND_DRAIN_TIMEOUT);
-            let _ = durable.log.close();
-            store.remove(name).map_err(|e| failed(e.to_string()))
-        } else {
-            store
+        let Some(durable) = &stream.durable else {
+            return store
                 .catalog
                 .remove_stream(name)
-                .map_err(|e| failed(e.to_string()))
+                .map_err(|e| failed(e.to_string()));
+        };
+        durable::stop(&stream, "the stream was deleted", APPEND_DRAIN_TIMEOUT);
+        let _ = durable.log.close();
+        // The definition first: from then on the stream does not exist, groups or not.
+        store.remove(name).map_err(|e| failed(e.to_string()))?;
+        for group in groups {
+            group
+                .remove_file(&store.catalog)
+                .map_err(|e| failed(e.to_string()))?;
         }
+        Ok(())
     }
 
     /// A handle on `name`, creating the stream if needed (durable when a durable rule

@@ -407,9 +407,13 @@ impl Registry {
         ))
     }
 
-    /// Removes stream `name` from the registry and ends or detaches its subscriptions.
-    /// The caller removes its stored data.
-    pub(crate) fn remove(&self, name: &StreamName) -> Result<Arc<Stream>, DeleteStreamError> {
+    /// Removes stream `name` from the registry and ends or detaches its subscriptions and
+    /// its groups, which it returns. The caller removes the stored data: the definition
+    /// first, then the groups' files (see docs/catalog-format.md).
+    pub(crate) fn remove(
+        &self,
+        name: &StreamName,
+    ) -> Result<(Arc<Stream>, Vec<Arc<Group>>), DeleteStreamError> {
         let mut index = write(&self.index);
         let stream = index
             .streams
@@ -426,16 +430,13 @@ impl Registry {
                 stream: name.clone(),
             };
             let groups = std::mem::take(&mut *crate::streams::lock(&durable.groups));
-            for handle in groups.into_values() {
+            let groups: Vec<Arc<Group>> = groups.into_values().collect();
+            for handle in &groups {
                 handle.stop(&reason);
-                if let Some(store) = &self.store
-                    && let Err(error) = handle.remove_file(&store.catalog)
-                {
-                    tracing::warn!(stream = %name, group = %handle.name, %error, "the deleted stream's group file could not be removed");
-                }
             }
+            return Ok((stream, groups));
         }
-        Ok(stream)
+        Ok((stream, Vec::new()))
     }
 
     /// Joins `member` to its group on every durable stream its pattern matches (now and

@@ -207,7 +207,7 @@ impl Group {
         self.wake.notify_one();
     }
 
-    fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::Acquire)
     }
 

@@ -127,7 +127,7 @@ impl GroupMember {
 
     /// The streams this member receives from now.
     pub fn streams(&self) -> Vec<StreamName> {
-        lock(&self.acker.shared.joined)
+        joined(&self.acker.shared)
             .iter()
             .map(|(stream, _)| stream.name.clone())
             .collect()
@@ -242,7 +242,7 @@ impl GroupAcker {
 }
 
 fn group_for(member: &MemberShared, stream: &StreamName) -> Result<Arc<Group>, GroupError> {
-    lock(&member.joined)
+    joined(member)
         .iter()
         .find(|(s, _)| &s.name == stream)
         .map(|(_, group)| Arc::clone(group))
@@ -250,6 +250,14 @@ fn group_for(member: &MemberShared, stream: &StreamName) -> Result<Arc<Group>, G
             stream: stream.clone(),
             group: member.group.clone(),
         })
+}
+
+/// The member's streams and groups, without the groups deleted since it joined them (a
+/// pattern member keeps receiving from its other streams).
+fn joined(member: &MemberShared) -> std::sync::MutexGuard<'_, Vec<(Arc<Stream>, Arc<Group>)>> {
+    let mut joined = lock(&member.joined);
+    joined.retain(|(_, group)| !group.is_stopped());
+    joined
 }
 
 fn refused(member: &MemberShared, stream: &StreamName, refusal: Refusal) -> GroupError {
