@@ -74,8 +74,15 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
         return None;
     }
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
     if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
+        || !(1..=month_days).contains(&day)
         || hour > 23
         || minute > 59
         || second > 60
@@ -105,8 +112,17 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
                 b'-' => -1,
                 _ => return None,
             };
-            let hours: i64 = zone.get(1..3)?.parse().ok()?;
-            let minutes: i64 = zone.get(4..6)?.parse().ok()?;
+            let part = |range: std::ops::Range<usize>| -> Option<i64> {
+                let digits = zone.get(range)?;
+                digits
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| digits.parse().ok())?
+            };
+            let (hours, minutes) = (part(1..3)?, part(4..6)?);
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
             sign * (hours * 60 + minutes)
         }
         _ => return None,
@@ -166,6 +182,14 @@ mod tests {
             Some(500)
         );
         assert!(parse_rfc3339("2026-13-01T00:00:00Z").is_none());
+        assert!(parse_rfc3339("2026-02-31T21:00:00Z").is_none());
+        assert!(
+            parse_rfc3339("2028-02-29T21:00:00Z").is_some(),
+            "a leap day"
+        );
+        assert!(parse_rfc3339("2026-02-29T21:00:00Z").is_none());
+        assert!(parse_rfc3339("2026-11-23T21:00:00+99:99").is_none());
+        assert!(parse_rfc3339("2026-11-23T21:00:00+-1:00").is_none());
         assert!(parse_rfc3339("yesterday").is_none());
         let now = 10_000_000;
         assert_eq!(parse_position("earliest", now), Ok(StartPosition::Earliest));

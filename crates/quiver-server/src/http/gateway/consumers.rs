@@ -236,13 +236,19 @@ pub async fn route(
     }
     let consumer = match json::string(&fields, "consumer")? {
         None => DEFAULT_CONSUMER.to_owned(),
-        Some(text) if !text.is_empty() && text.chars().count() <= MAX_CONSUMER_NAME => {
+        Some(text)
+            if !text.is_empty()
+                && text.chars().count() <= MAX_CONSUMER_NAME
+                && !text.chars().any(char::is_control) =>
+        {
             text.to_owned()
         }
         Some(text) => {
             return Err(ApiError::bad_request(
                 "invalid_consumer",
-                format!("a consumer name has 1 to {MAX_CONSUMER_NAME} characters"),
+                format!(
+                    "a consumer name has 1 to {MAX_CONSUMER_NAME} characters, none of them a control character"
+                ),
             )
             .value(json::truncated(text)));
         }
@@ -260,7 +266,7 @@ async fn fetch(gateway: &Gateway, key: &Key, fields: &Map<String, Value>) -> Api
     let max_wait = u64::try_from(MAX_WAIT.as_millis()).unwrap_or(u64::MAX);
     let wait = Duration::from_millis(json::number(fields, "wait_ms", 0, 0, max_wait)?);
     let start = match json::string(fields, "start")? {
-        Some(text) => start_at(text)?,
+        Some(text) => start_at("start", text)?,
         None => StartAt::Earliest,
     };
     let consumers = &gateway.consumers;

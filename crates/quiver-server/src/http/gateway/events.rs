@@ -53,7 +53,7 @@ pub fn subscribe(shared: &Shared, pattern: &str, query: &str, headers: &HeaderMa
     })?;
     let query: EventsQuery = parse_query(query)?;
     let start = match &query.from {
-        Some(text) => start_at(text)?,
+        Some(text) => start_at("from", text)?,
         None => StartAt::Latest,
     };
     let mut resume = match headers.get("last-event-id") {

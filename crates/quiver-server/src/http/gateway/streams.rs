@@ -583,7 +583,7 @@ async fn read(gateway: &Gateway, name: &str, query: &str) -> ApiResult {
     let query: ReadQuery = parse_query(query)?;
     let start = match &query.from {
         None => StartAt::Earliest,
-        Some(text) => start_at(text)?,
+        Some(text) => start_at("from", text)?,
     };
     let limit = match query.limit {
         None => 100,
@@ -644,7 +644,7 @@ async fn read(gateway: &Gateway, name: &str, query: &str) -> ApiResult {
 
 /// A start position as the API takes it: `earliest`, `latest`, an offset, an RFC 3339
 /// time or how long ago.
-pub fn start_at(text: &str) -> Result<StartAt, ApiError> {
+pub fn start_at(field: &str, text: &str) -> Result<StartAt, ApiError> {
     use quiver_client::StartPosition;
     match parse_position(text, now_ms()) {
         Ok(StartPosition::Earliest) => Ok(StartAt::Earliest),
@@ -653,7 +653,7 @@ pub fn start_at(text: &str) -> Result<StartAt, ApiError> {
         Ok(StartPosition::TimestampMs(ms)) => Ok(StartAt::TimestampMs(ms)),
         Err(_) => Err(ApiError::bad_request(
             "invalid_position",
-            format!("from must be {POSITION_HELP}"),
+            format!("{field} must be {POSITION_HELP}"),
         )
         .value(text)),
     }
