@@ -214,6 +214,22 @@ fn failures_have_their_exit_status_and_say_why() {
     );
     assert_eq!(bad_value.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_value.stderr).contains("fsync"));
+    for (args, says) in [
+        (&["--max-messages", "0"][..], "--max-messages 0"),
+        (
+            &["--durability", "live", "--dedupe-window", "5m"][..],
+            "--dedupe-window",
+        ),
+    ] {
+        let mut all = vec!["stream", "create", "a/b/c"];
+        all.extend_from_slice(args);
+        let refused = quiver(&server, &all, "");
+        assert_eq!(refused.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains(says),
+            "{args:?}"
+        );
+    }
     let unreachable = quiver_at("quiver://127.0.0.1:1", &["stream", "ls"], "");
     assert_eq!(unreachable.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&unreachable.stderr).contains("quiver serve"));

@@ -343,6 +343,15 @@ async fn a_pattern_member_joins_streams_created_later() {
     let mut streams: Vec<StreamName> = member.streams();
     streams.sort();
     assert_eq!(streams.len(), 2);
+    // The group deleted on one stream: the pattern member keeps the other.
+    broker
+        .delete_group(&name("acme/shards/s1"), "workers")
+        .unwrap();
+    assert_eq!(member.streams(), [name("acme/shards/s2")]);
+    assert!(matches!(
+        member.ack(&name("acme/shards/s1"), &[0]).unwrap_err(),
+        GroupError::NotMember { .. }
+    ));
     let live = || {
         broker
             .join_group(
