@@ -838,10 +838,11 @@ mod tests {
             .map(|i| format!("item-{i}").into_bytes())
             .collect();
         let items: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
-        let mut db = ks.db(0).unwrap();
-        db.push(b"big", &items, ListEnd::Right, false, NOW).unwrap();
-        db.set(b"small", b"v", SetOptions::default(), NOW).unwrap();
-        drop(db);
+        {
+            let mut db = ks.db(0).unwrap();
+            db.push(b"big", &items, ListEnd::Right, false, NOW).unwrap();
+            db.set(b"small", b"v", SetOptions::default(), NOW).unwrap();
+        }
         let mut file = Vec::new();
         ks.write_snapshot(NOW, (&[], &[]), Consistency::PerShard, &mut |c: &[u8]| {
             file.extend_from_slice(c);
