@@ -41,6 +41,15 @@ fn log_dir(data: &Path) -> PathBuf {
     data.join("cache/appendonlydir/log")
 }
 
+/// Kills `server` with SIGKILL and starts a new one on `data` with `args`.
+fn killed_and_restarted(server: Server, data: &Path, args: &[&str]) -> (Server, Connection) {
+    server.signal("KILL");
+    drop(server);
+    let server = Server::start(data, args);
+    let con = redis_connection(&server);
+    (server, con)
+}
+
 /// SET k{i} i for every i of `keys`, in one pipeline.
 fn set_keys(con: &mut Connection, keys: std::ops::Range<u32>) {
     let mut pipe = redis::pipe();
@@ -299,11 +308,7 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
         .arg("1")
         .query(&mut con)
         .unwrap();
-    server.signal("KILL");
-    drop(server);
-
-    let server = Server::start(data.path(), &aof_args("everysec"));
-    let mut con = redis_connection(&server);
+    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("everysec"));
     assert_eq!(
         redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(),
         1000 + 48 + 2
@@ -342,11 +347,7 @@ fn turning_it_off_and_on_keeps_the_old_files_until_the_new_base() {
         .arg("1")
         .query(&mut con)
         .unwrap();
-    server.signal("KILL");
-    drop(server);
-
-    let server = Server::start(data.path(), &aof_args("always"));
-    let mut con = redis_connection(&server);
+    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
     assert_eq!(
         redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(),
         200_001
@@ -385,11 +386,7 @@ fn changes_larger_than_a_log_batch_are_journaled_in_parts() {
         info_field(&mut con, "persistence", "aof_last_write_status"),
         "ok"
     );
-    server.signal("KILL");
-    drop(server);
-
-    let server = Server::start(data.path(), &aof_args("always"));
-    let mut con = redis_connection(&server);
+    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
     let back: Vec<u8> = redis::cmd("GET").arg("big").query(&mut con).unwrap();
     assert_eq!(back.len(), big.len() + 1);
     assert!(back.starts_with(&big) && back.ends_with(b"!"));
@@ -471,10 +468,7 @@ fn a_torn_tail_is_cut_and_damage_inside_stops_start_up() {
     );
     // Journaling goes on after the recovery, from a new base.
     let _: () = redis::cmd("SET").arg("new").arg(1).query(&mut con).unwrap();
-    server.signal("KILL");
-    drop(server);
-    let server = Server::start(data.path(), &aof_args("always"));
-    let mut con = redis_connection(&server);
+    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
     assert_eq!(
         redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(),
         kept + 1
@@ -592,11 +586,7 @@ fn a_failed_append_refuses_writes_until_a_rewrite_succeeds() {
         .arg(1)
         .query(&mut con)
         .unwrap();
-    server.signal("KILL");
-    drop(server);
-
-    let server = Server::start(data.path(), &aof_args("always"));
-    let mut con = redis_connection(&server);
+    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
     for i in 0..acknowledged {
         let exists: i64 = redis::cmd("EXISTS")
             .arg(format!("big{i}"))
