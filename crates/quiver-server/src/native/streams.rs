@@ -428,17 +428,27 @@ impl Delivering {
     }
 }
 
-/// Whether any of events `start..end` carries a header.
+/// Whether any of events `start..end` carries a header the wire can carry.
 fn has_headers(batch: &Batch, start: usize, end: usize) -> bool {
     batch.events()[start..end]
         .iter()
-        .any(|event| !event.headers.is_empty())
+        .any(|event| event.headers.iter().any(fits_wire))
+}
+
+/// Whether a header fits the wire's grammar (a UTF-8 key of 1 to 255 bytes, a value of
+/// at most 4096 bytes). Other transports' messages (HTTP, dead letters) may carry others.
+fn fits_wire(header: &core::Header) -> bool {
+    use quiver_wire::limits::{MAX_HEADER_KEY_LEN, MAX_HEADER_VALUE_LEN};
+    !header.key.is_empty()
+        && header.key.len() <= MAX_HEADER_KEY_LEN
+        && header.value.len() <= MAX_HEADER_VALUE_LEN
+        && std::str::from_utf8(&header.key).is_ok()
 }
 
 /// Encodes events `start..end` of `batch` as an event batch body, with headers when
-/// `headers` (then at least one event has one). Empty when the batch cannot be encoded: its
-/// stream name or every header is outside the wire's grammar (the broker's size limits
-/// are within the wire's, and batches published over the wire always fit).
+/// `headers` (then at least one event has one the wire can carry). Empty when the batch
+/// cannot be encoded: its stream name is outside the wire's grammar (the broker's size
+/// limits are within the wire's).
 fn encode_body(batch: &Batch, start: usize, end: usize, headers: bool) -> Bytes {
     let Ok(stream) = StreamName::new(batch.stream().as_str()) else {
         return Bytes::new();
@@ -465,21 +475,25 @@ fn encode_body(batch: &Batch, start: usize, end: usize, headers: bool) -> Bytes 
     }
 }
 
-/// A broker event's headers in wire form; headers the wire cannot carry (a key that is
-/// not UTF-8, over the limits) are left out of the delivery as a whole.
+/// A broker event's headers in wire form: each header the wire cannot carry (see
+/// [`fits_wire`]) is left out, and so is every one past the wire's 32; the event is
+/// delivered with the rest.
 pub(crate) fn wire_headers(headers: &[core::Header]) -> Headers {
     if headers.is_empty() {
         return Headers::new();
     }
-    let pairs: Option<Vec<(&str, &[u8])>> = headers
+    let pairs: Vec<(&str, &[u8])> = headers
         .iter()
-        .map(|h| Some((std::str::from_utf8(&h.key).ok()?, &h.value[..])))
+        .filter(|h| fits_wire(h))
+        .take(quiver_wire::limits::MAX_HEADER_COUNT)
+        .filter_map(|h| Some((std::str::from_utf8(&h.key).ok()?, &h.value[..])))
         .collect();
-    match pairs.map(Headers::from_pairs) {
-        Some(Ok(headers)) => headers,
-        _ => {
-            tracing::warn!("event headers outside the wire's limits were not delivered");
-            Headers::new()
-        }
+    if pairs.len() < headers.len() {
+        tracing::warn!(
+            headers = headers.len(),
+            delivered = pairs.len(),
+            "event headers outside the wire's limits were left out of a delivery"
+        );
     }
+    Headers::from_pairs(pairs).unwrap_or_default()
 }

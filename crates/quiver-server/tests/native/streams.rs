@@ -213,6 +213,39 @@ async fn headers_are_delivered_and_unsubscribe_stops_deliveries(transport: Trans
         }
         other => panic!("unexpected {other:?}"),
     }
+    // Headers another transport allowed and the wire cannot carry (a key over 255 bytes,
+    // more than 32) are left out; the message still arrives, with the others.
+    let mut headers = vec![quiver_core::streams::Header {
+        key: vec![b'k'; 300].into(),
+        value: "long key".into(),
+    }];
+    headers.extend((0..40).map(|i| quiver_core::streams::Header {
+        key: format!("h{i}").into(),
+        value: "v".into(),
+    }));
+    let message = quiver_core::streams::Message {
+        payload: "many".into(),
+        headers,
+    };
+    let name = quiver_core::streams::StreamName::new("acme/h/s").unwrap();
+    server
+        .broker
+        .publish(
+            &name,
+            vec![message],
+            quiver_core::streams::Ack::Accepted,
+            None,
+        )
+        .await
+        .expect("publish with many headers");
+    match next(&mut sub).await {
+        SubscriptionEvent::Event(event) => {
+            assert_eq!(&event.payload[..], b"many");
+            assert_eq!(event.headers.len(), 32);
+            assert_eq!(event.headers[0].0, "h0");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
     sub.unsubscribe().await.expect("unsubscribe");
     client.publish("acme/h/s", "after").await.expect("publish");
     client.ping().await.expect("ping");
