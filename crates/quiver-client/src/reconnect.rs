@@ -25,11 +25,15 @@ pub(crate) enum Request {
 
 impl Request {
     /// The request to send on `connection`: a Subscribe resumes the durable streams it
-    /// received from after their last event (when the server keeps durable streams).
+    /// received from after their last event (when the server keeps durable streams). A
+    /// queue group's member does not: a queue group starts at the live end, and its
+    /// other members had what was published meanwhile.
     fn again(&self, resume: Option<&Resume>, connection: &Connection) -> Request {
         let durable = connection.granted.contains(Capabilities::DURABLE);
         match (self, resume) {
-            (Request::Subscribe(subscribe), Some(resume)) if durable => {
+            (Request::Subscribe(subscribe), Some(resume))
+                if durable && subscribe.group.is_none() =>
+            {
                 Request::Subscribe(Subscribe {
                     resume: resume.entries(),
                     ..subscribe.clone()

@@ -250,9 +250,70 @@ async fn a_subscription_and_a_member_resume_after_a_restart(transport: Transport
     second.stop();
 }
 
+/// A queue group's member on a durable stream is made again after a restart, at the
+/// live end (a queue group does not resume), and publishes with ids the stream already
+/// has are acknowledged to a Publisher as stored.
+async fn a_queue_member_comes_back_and_repeats_count_as_published(transport: Transport) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = NativeServer::durable(transport, dir.path()).await;
+    let (addrs, identity) = first.place();
+    let client = first.client().await;
+    client
+        .create_stream(
+            "acme/feed/jobs",
+            StreamOptions::durable(Storage::Os).dedupe_window(Duration::from_secs(60)),
+        )
+        .await
+        .expect("create");
+    let mut queued = client
+        .subscribe(
+            "acme/feed/jobs",
+            SubscribeOptions::default().queue_group("q"),
+        )
+        .await
+        .expect("subscribe");
+    client
+        .publish_committed("acme/feed/jobs", "j0")
+        .await
+        .expect("publish");
+    assert_eq!(payloads(&mut queued, 1).await, ["j0"]);
+    first.stop();
+    drop(first);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !client.is_closed() {
+        assert!(tokio::time::Instant::now() < deadline, "the client notices");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = NativeServer::durable_at(transport, addrs, identity, dir.path()).await;
+    assert_eq!(next(&mut queued).await, SubscriptionEvent::Resubscribed);
+    client
+        .publish_committed("acme/feed/jobs", "j1")
+        .await
+        .expect("publish after the restart");
+    assert_eq!(payloads(&mut queued, 1).await, ["j1"]);
+
+    let publisher = client
+        .publisher("acme/feed/jobs", Default::default())
+        .expect("publisher");
+    for ids in [["a", "b"], ["b", "c"]] {
+        for id in ids {
+            publisher
+                .publish_with_headers(&[("Quiver-Msg-Id", id.as_bytes())], id)
+                .await
+                .expect("queued");
+        }
+        publisher
+            .flush()
+            .await
+            .expect("a repeat counts as published");
+    }
+    second.stop();
+}
+
 over_both!(
     streams_are_created_described_listed_and_deleted,
     committed_publishes_and_subscriptions_from_the_past,
     groups_share_ack_nack_and_report,
     a_subscription_and_a_member_resume_after_a_restart,
+    a_queue_member_comes_back_and_repeats_count_as_published,
 );
