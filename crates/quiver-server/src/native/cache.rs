@@ -21,6 +21,15 @@ pub fn get(cache: &Cache, request_id: u32, request: &CacheGet) -> Outgoing {
     // A read may expire the key.
     cache.after_command();
     match result {
+        Ok(Some(value)) if value.len() > quiver_wire::limits::MAX_CACHE_VALUE_LEN => {
+            let message = format!(
+                "the value is {} bytes, over the native protocol's {} (MAX_CACHE_VALUE_LEN); read it over RESP or HTTP",
+                value.len(),
+                quiver_wire::limits::MAX_CACHE_VALUE_LEN
+            );
+            let frame = ErrorFrame::new(ErrorCode::LIMIT_EXCEEDED, &message);
+            Outgoing::encode(request_id, &frame)
+        }
         Ok(Some(value)) => Outgoing::encode(request_id, &CacheValue { value }),
         Ok(None) => Outgoing::encode(request_id, &CacheNotFound),
         Err(error) => Outgoing::encode(request_id, &op_error(&error)),
