@@ -104,10 +104,22 @@ pub async fn run<R, W, D>(
             Ok(_) => {}
         }
         loop {
+            // The replies to the publishes before a Goodbye or a closing error go first:
+            // nothing follows those.
             let flow = match quiver_wire::decode_next(&mut buf) {
                 Ok(None) => break,
-                Ok(Some(envelope)) => connection.handle(envelope).await,
-                Err(error) => connection.bad_frame(&error, peer).await,
+                Ok(Some(envelope)) => {
+                    if matches!(envelope.frame, Frame::Goodbye(_)) {
+                        connection.send_publish_replies().await;
+                    }
+                    connection.handle(envelope).await
+                }
+                Err(error) => {
+                    if error.closes_connection() {
+                        connection.send_publish_replies().await;
+                    }
+                    connection.bad_frame(&error, peer).await
+                }
             };
             if flow == Flow::Close {
                 connection.send_publish_replies().await;

@@ -161,7 +161,32 @@ async fn a_wrong_auth_token_is_refused_and_closed(transport: Transport) {
     assert!(refused.to_string().contains("AUTH_FAILED"), "{refused}");
 }
 
+/// A publish and a Goodbye in one write: the publish's ack comes before the Goodbye,
+/// after which nothing is sent.
+async fn replies_come_before_the_goodbye(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
+    let mut bytes = hello(b"");
+    let publish = quiver_wire::Publish {
+        stream: quiver_wire::StreamName::new("acme/g/s").expect("name"),
+        ack: quiver_wire::AckMode::Accepted,
+        headers: quiver_wire::Headers::new(),
+        payload: Bytes::from_static(b"last"),
+    };
+    quiver_wire::encode(20, &publish, &mut bytes).expect("publish encodes");
+    let goodbye = quiver_wire::Goodbye {
+        code: ErrorCode::NORMAL_CLOSE,
+        message: "bye".to_owned(),
+    };
+    quiver_wire::encode(21, &goodbye, &mut bytes).expect("goodbye encodes");
+    let frames = exchange(&server, &bytes).await;
+    let ids: Vec<u32> = frames.iter().map(|f| f.request_id).collect();
+    assert_eq!(ids, [1, 20, 21], "{frames:?}");
+    assert!(matches!(frames[1].frame, Frame::PublishAck(_)));
+    assert!(matches!(frames[2].frame, Frame::Goodbye(_)));
+}
+
 super::over_both!(
+    replies_come_before_the_goodbye,
     bad_frames_get_an_error_then_close_and_other_connections_carry_on,
     a_request_error_leaves_the_connection_open,
     a_wrong_auth_token_is_refused_and_closed,
