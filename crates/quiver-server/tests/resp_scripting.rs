@@ -298,6 +298,30 @@ fn script_that_wrote(extra: &[&str]) {
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
 
+/// SIGTERM while a script runs (before it counts as busy): the stop is bounded by the
+/// drain, and the last snapshot, which would wait for the script's keys, is skipped.
+#[test]
+fn a_stop_while_a_script_runs_does_not_wait_for_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(dir.path(), &["--shutdown-drain-timeout", "1s"]);
+    let resp = server.resp;
+    std::thread::spawn(move || {
+        let mut conn = connect(resp);
+        let _ = redis::cmd("EVAL")
+            .arg("while true do end")
+            .arg(0)
+            .query::<i64>(&mut conn);
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    server.signal("TERM");
+    assert!(
+        server
+            .wait_for_log("a script is still running", Duration::from_secs(20))
+            .is_some()
+    );
+    assert!(server.wait_exit(Duration::from_secs(20)).is_some());
+}
+
 #[test]
 fn big_replies_arguments_and_tables_do_not_stop_the_engine() {
     let dir = tempfile::tempdir().expect("tempdir");

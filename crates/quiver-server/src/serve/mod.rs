@@ -321,7 +321,10 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
-    save_cache_at_shutdown(&cache, &|| resp_state.scripts.busy()).await;
+    // A running script holds the keys it works on until it ends: the save would wait
+    // for it, and a script that never ends would make a stop that never ends.
+    let scripts = &resp_state.scripts;
+    save_cache_at_shutdown(&cache, &|| scripts.running() || scripts.holding()).await;
     drop(resp_state);
     // The append-only log: what was journaled is synced, the log closed.
     let closing = Arc::clone(&cache);

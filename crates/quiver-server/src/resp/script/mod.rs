@@ -316,13 +316,13 @@ impl Scripts {
     }
 
     /// Whether a script is running now.
-    pub(in crate::resp) fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.state.running.load(Ordering::Acquire)
     }
 
     /// Whether the script thread holds the keyspace (one atomic load: checked before
     /// every command that is not a script call).
-    pub(in crate::resp) fn holding(&self) -> bool {
+    pub(crate) fn holding(&self) -> bool {
         self.state.holding.load(Ordering::Acquire)
     }
 
