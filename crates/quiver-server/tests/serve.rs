@@ -73,7 +73,7 @@ fn startup_logs_one_line_per_listener() {
 }
 
 #[test]
-fn sigterm_with_an_open_connection_drains_then_exits_zero() {
+fn sighup_is_ignored_and_sigterm_with_an_open_connection_drains_then_exits_zero() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut server = Server::start(dir.path(), &["--shutdown-drain-timeout", "5s"]);
     // A request that is half sent is in-flight work: it must be allowed to finish.
@@ -82,6 +82,13 @@ fn sigterm_with_an_open_connection_drains_then_exits_zero() {
         .write_all(b"GET /health HTTP/1.1\r\nHost: test\r\n")
         .expect("send half");
     std::thread::sleep(Duration::from_millis(100));
+    // SIGHUP is ignored (the terminal that started the server went away).
+    server.signal("HUP");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        server.wait_exit(Duration::ZERO).is_none(),
+        "SIGHUP stopped it"
+    );
     server.signal("TERM");
     std::thread::sleep(Duration::from_millis(200));
     assert!(

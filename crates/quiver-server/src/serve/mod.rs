@@ -161,6 +161,13 @@ fn load_cache_snapshot(
 
 /// Runs the server until a shutdown signal, then drains and returns.
 pub async fn run(config: Config) -> Result<(), ServeError> {
+    // First: a signal during start-up is a shutdown once the server is up.
+    let shutdown = Shutdown::new();
+    tokio::spawn(
+        shutdown::Signals::install()
+            .map_err(ServeError::Signals)?
+            .watch(shutdown.clone()),
+    );
     let readiness = Readiness::default();
     let data_dir = DataDir::open(&config.data_dir)?;
     tracing::info!(path = %data_dir.path().display(), "data directory opened and locked");
@@ -268,9 +275,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     // Data listeners (RESP, native, QUIC) stop on `shutdown`; the operations
     // listener keeps answering /health and /ready (503 while draining) until
     // they have drained, then stops on `ops_shutdown`.
-    let shutdown = Shutdown::new();
     let ops_shutdown = Shutdown::new();
-    let signals = tokio::spawn(shutdown::watch_signals(shutdown.clone()));
     let tasks = Tasks {
         ops: tokio::spawn(http::serve_http(
             http_listener,
@@ -311,14 +316,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     }
     tracing::info!(profile = %config.profile, "quiver ready");
 
-    tokio::select! {
-        () = shutdown.wait() => {}
-        result = signals => {
-            if let Ok(Err(error)) = result {
-                return Err(ServeError::Signals(error));
-            }
-        }
-    }
+    shutdown.wait().await;
     let deadline = tokio::time::Instant::now() + config.shutdown.drain_timeout;
     drain_all(&state, tasks, &ops_shutdown, deadline).await;
     // A running script holds the keys it works on until it ends: the save would wait

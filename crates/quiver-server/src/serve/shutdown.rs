@@ -44,31 +44,52 @@ impl Default for Shutdown {
     }
 }
 
-/// Waits for SIGINT or SIGTERM. The first one triggers `shutdown` (graceful
-/// drain); a second one exits the process at once with status 130.
+/// The signals the server handles, installed before anything else at start-up, so that
+/// a signal during start-up waits for it and then drains (instead of killing the process
+/// mid-way).
+///
+/// SIGINT and SIGTERM stop the server: the first one triggers the shutdown (graceful
+/// drain); a second one exits the process at once with status 130. SIGHUP is ignored, as
+/// Redis ignores it (its default would kill the process without a drain when the terminal
+/// that started it goes away).
 ///
 /// SIGXFSZ (a write past the file-size limit, `ulimit -f`) is caught and ignored for the
 /// life of the process: such a write then fails with `EFBIG`, which the storage reports
 /// (the cache refuses writes with `MISCONF`) instead of the process being killed.
-pub async fn watch_signals(shutdown: Shutdown) -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    /// SIGXFSZ on Linux.
-    const SIGXFSZ: i32 = 25;
-    // A handler stays installed once registered, even after its stream is dropped.
-    drop(signal(SignalKind::from_raw(SIGXFSZ))?);
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    tokio::select! {
-        _ = interrupt.recv() => tracing::info!(signal = "SIGINT", "shutting down: draining in-flight work (send again to exit at once)"),
-        _ = terminate.recv() => tracing::info!(signal = "SIGTERM", "shutting down: draining in-flight work (send again to exit at once)"),
+pub struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs the handlers (within the tokio runtime).
+    pub fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        /// SIGXFSZ on Linux.
+        const SIGXFSZ: i32 = 25;
+        // A handler stays installed once registered, even after its stream is dropped.
+        drop(signal(SignalKind::from_raw(SIGXFSZ))?);
+        drop(signal(SignalKind::hangup())?);
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
     }
-    shutdown.trigger();
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
+
+    /// Triggers `shutdown` at the first SIGINT or SIGTERM, exits at the second.
+    pub async fn watch(mut self, shutdown: Shutdown) {
+        tokio::select! {
+            _ = self.interrupt.recv() => tracing::info!(signal = "SIGINT", "shutting down: draining in-flight work (send again to exit at once)"),
+            _ = self.terminate.recv() => tracing::info!(signal = "SIGTERM", "shutting down: draining in-flight work (send again to exit at once)"),
+        }
+        shutdown.trigger();
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+        tracing::warn!("second signal: exiting without waiting for the drain");
+        std::process::exit(130);
     }
-    tracing::warn!("second signal: exiting without waiting for the drain");
-    std::process::exit(130);
 }
 
 #[cfg(test)]
