@@ -11,12 +11,12 @@ use serde_json::Value;
 use crate::support::Server;
 
 /// Runs `quiver ARGS --server <server>` with `stdin`, bounded in time.
-fn quiver(server: &Server, args: &[&str], stdin: &str) -> Output {
+fn quiver(server: &Server, args: &[&str], stdin: impl AsRef<[u8]>) -> Output {
     let url = format!("quiver://{}", server.native);
     quiver_at(&url, args, stdin)
 }
 
-fn quiver_at(url: &str, args: &[&str], stdin: &str) -> Output {
+fn quiver_at(url: &str, args: &[&str], stdin: impl AsRef<[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_quiver"))
         .args(args)
         .args(["--server", url, "--timeout", "10s"])
@@ -29,7 +29,7 @@ fn quiver_at(url: &str, args: &[&str], stdin: &str) -> Output {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(stdin.as_bytes())
+        .write_all(stdin.as_ref())
         .expect("write stdin");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -195,6 +195,19 @@ fn create_publish_read_consume_restart_and_resume() {
     let removed = quiver(&server, &["stream", "rm", "acme/orders/created"], "");
     assert!(removed.status.success());
     assert!(json_lines(&quiver(&server, &["stream", "ls", "--json"], "")).is_empty());
+}
+
+/// Lines of standard input are messages whatever their bytes (not only text).
+#[test]
+fn lines_that_are_not_text_are_published_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let published = json_lines(&quiver(
+        &server,
+        &["pub", "acme/bin/lines", "-", "--json"],
+        b"first\r\n\xff\xfe binary\nthird\n",
+    ));
+    assert_eq!(published.len(), 3, "{published:?}");
 }
 
 #[test]

@@ -32,15 +32,22 @@ pub async fn run(client: &Client, out: &mut Out, args: PublishArgs) -> Result<()
     let mut lines = match args.message {
         Some(message) => {
             let (sender, receiver) = mpsc::channel(1);
-            sender.try_send(message).expect("room for one");
+            sender
+                .try_send(Ok(message.into_bytes()))
+                .expect("room for one");
             receiver
         }
         None => stdin_lines(),
     };
     let (mut count, mut first, mut last) = (0u64, None, None);
     while let Some(line) = lines.recv().await {
+        let line = line.map_err(|error| {
+            CommandError::Input(format!(
+                "standard input could not be read after {count} messages: {error}"
+            ))
+        })?;
         let acked = client
-            .publish_with(&args.stream, &headers, line.into_bytes(), ack)
+            .publish_with(&args.stream, &headers, line, ack)
             .await?;
         let offset = acked.map(|a| a.first_sequence);
         count += 1;
@@ -69,13 +76,30 @@ pub async fn run(client: &Client, out: &mut Out, args: PublishArgs) -> Result<()
     Ok(())
 }
 
-/// Standard input's lines, read on a thread of their own.
-fn stdin_lines() -> mpsc::Receiver<String> {
+/// Standard input's lines as bytes (any bytes: a message need not be text), without
+/// their `\n` or `\r\n`, read on a thread of their own; a read error ends them.
+fn stdin_lines() -> mpsc::Receiver<std::io::Result<Vec<u8>>> {
+    use std::io::BufRead;
     let (sender, receiver) = mpsc::channel(1024);
     std::thread::spawn(move || {
-        for line in std::io::stdin().lines() {
-            let Ok(line) = line else { break };
-            if sender.blocking_send(line).is_err() {
+        let mut input = std::io::stdin().lock();
+        loop {
+            let mut line = Vec::new();
+            let read = match input.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                        if line.last() == Some(&b'\r') {
+                            line.pop();
+                        }
+                    }
+                    Ok(line)
+                }
+                Err(error) => Err(error),
+            };
+            let failed = read.is_err();
+            if sender.blocking_send(read).is_err() || failed {
                 break;
             }
         }
