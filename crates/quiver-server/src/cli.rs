@@ -104,9 +104,10 @@ fn log_command() -> Command {
         )
 }
 
-/// Parses the process arguments; `env` is the process environment.
-pub fn parse(
-    args: impl IntoIterator<Item = String>,
+/// Parses the process arguments (any bytes: a path need not be UTF-8); `env` is the
+/// process environment.
+pub fn parse<T: Into<std::ffi::OsString> + Clone>(
+    args: impl IntoIterator<Item = T>,
     env: Vec<(String, String)>,
 ) -> Result<Invocation, clap::Error> {
     let matches = command().try_get_matches_from(args)?;

@@ -11,8 +11,19 @@ use quiver_server::log_tools::{self, LogToolError};
 use quiver_server::{logging, serve};
 
 fn main() -> ExitCode {
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    let invocation = match cli::parse(std::env::args(), env) {
+    // Variables that are not UTF-8 are left alone, unless they are Quiver's own.
+    let mut env: Vec<(String, String)> = Vec::new();
+    for (key, value) in std::env::vars_os() {
+        match (key.into_string(), value.into_string()) {
+            (Ok(key), Ok(value)) => env.push((key, value)),
+            (Ok(key), Err(_)) if key.starts_with("QUIVER_") => {
+                eprintln!("error: environment variable {key} is not UTF-8 text");
+                return ExitCode::from(2);
+            }
+            _ => {}
+        }
+    }
+    let invocation = match cli::parse(std::env::args_os(), env) {
         Ok(invocation) => invocation,
         Err(error) => error.exit(),
     };

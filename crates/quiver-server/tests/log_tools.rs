@@ -73,11 +73,17 @@ fn verify_names_the_file_and_byte_of_the_first_fault_and_exits_1() {
 fn a_missing_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let missing = dir.path().join("nope");
-    let output = quiver(&["log", "dump", missing.to_str().expect("utf-8")]);
+    for tool in ["dump", "verify"] {
+        let output = quiver(&["log", tool, missing.to_str().expect("utf-8")]);
+        assert_eq!(output.status.code(), Some(2), "{tool}");
+        assert!(
+            text(&output.stderr).starts_with("error: "),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+    // A directory without a segment is no log: not "ok".
+    let output = quiver(&["log", "verify", dir.path().to_str().expect("utf-8")]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        text(&output.stderr).starts_with("error: "),
-        "{}",
-        text(&output.stderr)
-    );
+    assert!(text(&output.stderr).contains("no log segment"));
 }
