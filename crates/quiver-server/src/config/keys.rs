@@ -302,7 +302,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.max_output_buffer",
         kind: Kind::Size {
-            min: 0,
+            min: 1 << 20,
             max: 1 << 40,
         },
         default: "256MiB",
@@ -357,7 +357,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.max_query_buffer",
         kind: Kind::Size {
-            min: 0,
+            min: 1 << 20,
             max: 1 << 40,
         },
         default: "1GiB",
@@ -399,7 +399,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.max_bulk_len",
         kind: Kind::Size {
-            min: 0,
+            min: 1 << 20,
             max: 1 << 40,
         },
         default: "512MiB",
