@@ -322,6 +322,39 @@ fn a_stop_while_a_script_runs_does_not_wait_for_it() {
     assert!(server.wait_exit(Duration::from_secs(20)).is_some());
 }
 
+/// Scrapes of /metrics while a script holds the keyspace wait for it on the side: the
+/// connection threads go on answering /health.
+#[test]
+fn metrics_scrapes_during_a_script_leave_health_answering() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), &[]);
+    let resp = server.resp;
+    let script = std::thread::spawn(move || {
+        let mut conn = connect(resp);
+        redis::cmd("EVAL")
+            .arg("local t = redis.call('time') while redis.call('time')[1] - t[1] < 3 do end return 1")
+            .arg(0)
+            .query::<i64>(&mut conn)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let http = server.http;
+    let scrapes: Vec<_> = (0..4)
+        .map(|_| std::thread::spawn(move || crate::support::http_get(http, "/metrics").0))
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    assert_eq!(crate::support::http_get(http, "/health").0, 200);
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "/health waited {:?} for the script",
+        started.elapsed()
+    );
+    for scrape in scrapes {
+        assert_eq!(scrape.join().unwrap(), 200);
+    }
+    assert_eq!(script.join().unwrap().unwrap(), 1);
+}
+
 #[test]
 fn big_replies_arguments_and_tables_do_not_stop_the_engine() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -169,8 +169,22 @@ pub fn figures(state: &ServerState) -> serde_json::Value {
     })
 }
 
+/// Runs `render` on the blocking pool: reading the cache's figures waits for a shard a
+/// script holds, and this connection's thread serves other connections (`/health`) in the
+/// meantime.
+async fn off_thread<T: Send + 'static>(
+    state: &Arc<ServerState>,
+    render: fn(&ServerState) -> T,
+) -> T {
+    let state = Arc::clone(state);
+    match tokio::task::spawn_blocking(move || render(&state)).await {
+        Ok(rendered) => rendered,
+        Err(error) => std::panic::resume_unwind(error.into_panic()),
+    }
+}
+
 async fn api_metrics(State(state): State<Arc<ServerState>>) -> Json<serde_json::Value> {
-    Json(figures(&state))
+    Json(off_thread(&state, figures).await)
 }
 
 async fn prometheus(State(state): State<Arc<ServerState>>) -> Response {
@@ -179,7 +193,7 @@ async fn prometheus(State(state): State<Arc<ServerState>>) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        metrics::render(&state),
+        off_thread(&state, metrics::render).await,
     )
         .into_response()
 }
@@ -221,7 +235,10 @@ async fn status_events(State(state): State<Arc<ServerState>>) -> Response {
             if state.readiness.checks().draining {
                 return None;
             }
-            let event = format!("event: figures\ndata: {}\n\n", figures(&state));
+            let event = format!(
+                "event: figures\ndata: {}\n\n",
+                off_thread(&state, figures).await
+            );
             Some((
                 Ok::<_, std::convert::Infallible>(bytes::Bytes::from(event)),
                 (state, slot, false),
