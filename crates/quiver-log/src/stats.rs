@@ -52,7 +52,8 @@ pub struct Stats {
     pub fsyncs: u64,
     /// Time spent in fsyncs, µs.
     pub fsync_us: u64,
-    /// `fsync_histogram_us[i]` counts fsyncs of `[2^i, 2^(i+1))` µs.
+    /// `fsync_histogram_us[i]` counts fsyncs of `[2^i, 2^(i+1))` µs; the last bucket
+    /// counts every longer one too.
     pub fsync_histogram_us: [u64; FSYNC_BUCKETS],
     pub segments: u64,
     pub segments_created: u64,

@@ -172,6 +172,22 @@ fn create_publish_read_consume_restart_and_resume() {
     ] {
         assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
     }
+    // The fsync histogram's buckets grow, up to +Inf, which is its count.
+    let fsync: Vec<u64> = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("quiver_stream_fsync_seconds_bucket{stream=\"acme/orders/created\"")
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(fsync.windows(2).all(|w| w[0] <= w[1]), "{fsync:?}");
+    let count = metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("quiver_stream_fsync_seconds_count{stream=\"acme/orders/created\"} ")
+        })
+        .expect("the count");
+    assert_eq!(fsync.last().unwrap().to_string(), count);
     let reset = json_lines(&quiver(
         &server,
         &[

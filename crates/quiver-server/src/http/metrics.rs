@@ -272,8 +272,13 @@ fn durable(out: &mut String, state: &ServerState) {
     );
     for (info, durable) in &streams {
         let log = &durable.log;
+        // The log's last bucket holds every longer fsync: it counts under +Inf only, and
+        // +Inf and the count are the buckets' sum (one reading, so they agree).
+        let (finite, longer) = log
+            .fsync_histogram_us
+            .split_at(log.fsync_histogram_us.len() - 1);
         let mut cumulative = 0;
-        for (i, count) in log.fsync_histogram_us.iter().enumerate() {
+        for (i, count) in finite.iter().enumerate() {
             cumulative += count;
             let le = (1u64 << (i + 1)) as f64 / 1e6;
             let _ = writeln!(
@@ -286,11 +291,11 @@ fn durable(out: &mut String, state: &ServerState) {
             out,
             "quiver_stream_fsync_seconds_bucket{{stream=\"{}\",le=\"+Inf\"}} {}\nquiver_stream_fsync_seconds_sum{{stream=\"{}\"}} {:.6}\nquiver_stream_fsync_seconds_count{{stream=\"{}\"}} {}",
             info.name,
-            log.fsyncs,
+            cumulative + longer[0],
             info.name,
             log.fsync_us as f64 / 1e6,
             info.name,
-            log.fsyncs
+            cumulative + longer[0]
         );
     }
     groups(out, state, &streams);
