@@ -16,6 +16,8 @@ pub struct Readiness {
     storage_open: AtomicBool,
     listeners_bound: AtomicBool,
     draining: AtomicBool,
+    /// Wakes [`Readiness::wait_draining`].
+    drain_started: tokio::sync::Notify,
 }
 
 /// One readiness check's outcome, for the `/ready` body.
@@ -44,6 +46,18 @@ impl Readiness {
 
     pub fn set_draining(&self) {
         self.draining.store(true, Ordering::Release);
+        self.drain_started.notify_waiters();
+    }
+
+    /// Resolves once the drain has started (a long wait, such as a group fetch's, ends
+    /// then rather than at the drain's deadline).
+    pub async fn wait_draining(&self) {
+        let started = self.drain_started.notified();
+        tokio::pin!(started);
+        started.as_mut().enable();
+        if !self.draining.load(Ordering::Acquire) {
+            started.await;
+        }
     }
 
     /// The current outcome of every check.

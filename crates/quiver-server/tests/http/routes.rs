@@ -624,6 +624,35 @@ async fn a_configured_token_guards_the_data_routes() {
     );
 }
 
+/// A fetch waiting for work when the server stops is answered at once (with nothing),
+/// not cut at the drain's deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_fetch_is_answered_when_the_drain_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start(&dir, &["--shutdown-drain-timeout", "20s"]);
+    let group = "/v1/streams/acme/durable/idle/groups/workers";
+    let mut http = Http::connect(server.http, Version::H1).await;
+    let created = http.post_json(&format!("{group}/fetch"), json!({})).await;
+    assert_eq!(created.status, 200, "{:?}", created.body);
+    let addr = server.http;
+    let waiting = tokio::spawn(async move {
+        let mut http = Http::connect(addr, Version::H1).await;
+        http.post_json(&format!("{group}/fetch"), json!({"wait_ms": 60000}))
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    server.signal("TERM");
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(10), waiting)
+        .await
+        .expect("answered before the drain's deadline")
+        .unwrap();
+    assert_eq!(answered.status, 200);
+    assert_eq!(answered.json()["messages"], json!([]));
+    let exited =
+        tokio::task::spawn_blocking(move || server.wait_exit(std::time::Duration::from_secs(10)));
+    assert!(exited.await.unwrap().is_some_and(|s| s.success()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fetch_whose_client_hangs_up_leases_nothing() {
     let dir = tempfile::tempdir().unwrap();

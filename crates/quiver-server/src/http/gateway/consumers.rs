@@ -23,6 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::streams::{GroupAction, start_at, stream_name};
 use super::{ApiError, ApiResult, Gateway, json, json_body};
+use crate::serve::state::Readiness;
 
 /// Most consumers the gateway keeps at once.
 pub const MAX_CONSUMERS: usize = 10_000;
@@ -194,6 +195,7 @@ pub fn group_error(error: &GroupError) -> ApiError {
 /// Every route under `/v1/streams/{stream}/groups/{group}`.
 pub async fn route(
     gateway: &Gateway,
+    readiness: &Readiness,
     stream: &str,
     group: &str,
     action: GroupAction,
@@ -255,13 +257,18 @@ pub async fn route(
     };
     let key = (name.clone(), group.to_owned(), consumer);
     match action {
-        GroupAction::Fetch => fetch(gateway, &key, &fields).await,
+        GroupAction::Fetch => fetch(gateway, readiness, &key, &fields).await,
         GroupAction::Ack | GroupAction::Nack => settle(gateway, &key, action, &fields),
         GroupAction::Describe => unreachable!("answered above"),
     }
 }
 
-async fn fetch(gateway: &Gateway, key: &Key, fields: &Map<String, Value>) -> ApiResult {
+async fn fetch(
+    gateway: &Gateway,
+    readiness: &Readiness,
+    key: &Key,
+    fields: &Map<String, Value>,
+) -> ApiResult {
     let max = json::number(fields, "max", 10, 1, u64::from(MAX_IN_FLIGHT))? as usize;
     let max_wait = u64::try_from(MAX_WAIT.as_millis()).unwrap_or(u64::MAX);
     let wait = Duration::from_millis(json::number(fields, "wait_ms", 0, 0, max_wait)?);
@@ -302,9 +309,13 @@ async fn fetch(gateway: &Gateway, key: &Key, fields: &Map<String, Value>) -> Api
             if !events.is_empty() || pull.ended.is_some() {
                 break;
             }
-            match tokio::time::timeout_at(wait_until, pull.member.recv()).await {
-                Ok(delivery) => receive(&mut pull, delivery, &mut events, max),
-                Err(_) => break,
+            // A drain ends the wait: the fetch answers with what it has (nothing).
+            tokio::select! {
+                received = tokio::time::timeout_at(wait_until, pull.member.recv()) => match received {
+                    Ok(delivery) => receive(&mut pull, delivery, &mut events, max),
+                    Err(_) => break,
+                },
+                () = readiness.wait_draining() => break,
             }
         }
     }

@@ -189,6 +189,7 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
         ) => {
             consumers::route(
                 gateway,
+                &shared.readiness,
                 &stream,
                 &group,
                 action,
