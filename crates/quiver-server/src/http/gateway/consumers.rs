@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::streams::{GroupAction, start_at, stream_name};
 use super::{ApiError, ApiResult, Gateway, json, json_body};
-use crate::serve::state::Readiness;
+use crate::serve::state::{Readiness, ServerState};
 
 /// Most consumers the gateway keeps at once.
 pub const MAX_CONSUMERS: usize = 10_000;
@@ -194,8 +194,7 @@ pub fn group_error(error: &GroupError) -> ApiError {
 
 /// Every route under `/v1/streams/{stream}/groups/{group}`.
 pub async fn route(
-    gateway: &Gateway,
-    readiness: &Readiness,
+    shared: &ServerState,
     stream: &str,
     group: &str,
     action: GroupAction,
@@ -203,6 +202,7 @@ pub async fn route(
     headers: &HeaderMap,
     body: Body,
 ) -> ApiResult {
+    let gateway = &shared.gateway;
     let name = stream_name(stream)?;
     let expected = if action == GroupAction::Describe {
         Method::GET
@@ -257,7 +257,7 @@ pub async fn route(
     };
     let key = (name.clone(), group.to_owned(), consumer);
     match action {
-        GroupAction::Fetch => fetch(gateway, readiness, &key, &fields).await,
+        GroupAction::Fetch => fetch(gateway, &shared.readiness, &key, &fields).await,
         GroupAction::Ack | GroupAction::Nack => settle(gateway, &key, action, &fields),
         GroupAction::Describe => unreachable!("answered above"),
     }

@@ -188,8 +188,7 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
             method,
         ) => {
             consumers::route(
-                gateway,
-                &shared.readiness,
+                &shared,
                 &stream,
                 &group,
                 action,
