@@ -21,8 +21,8 @@ pub enum Kind {
     Threads { max: u64 },
     /// A byte size such as `64MiB`, from `min` to `max` bytes.
     Size { min: u64, max: u64 },
-    /// A duration such as `250us` or `2s`, at most `max`.
-    Duration { max: Duration },
+    /// A duration such as `250us` or `2s`, from `min` to `max`.
+    Duration { min: Duration, max: Duration },
     /// `true` or `false`.
     Bool,
     /// A `tracing` filter: a level (`info`) or directives (`quiver=debug,warn`).
@@ -161,6 +161,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "http.queue_timeout",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(3600),
         },
         default: "1s",
@@ -170,6 +171,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "http.refusal_pause",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(60),
         },
         default: "1s",
@@ -206,6 +208,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "http.header_timeout",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(3600),
         },
         default: "10s",
@@ -215,6 +218,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "http.body_timeout",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(3600),
         },
         default: "30s",
@@ -244,6 +248,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "http.event_heartbeat",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(3600),
         },
         default: "15s",
@@ -253,6 +258,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "http.consumer_idle",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(86_400),
         },
         default: "60s",
@@ -293,6 +299,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.idle_timeout",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(31_536_000),
         },
         default: "0s",
@@ -332,6 +339,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.pubsub_output_soft_period",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(31_536_000),
         },
         default: "60s",
@@ -348,6 +356,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.busy_reply_threshold",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(31_536_000),
         },
         default: "5s",
@@ -376,6 +385,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "resp.busy_poll",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_millis(1),
         },
         default: "50us",
@@ -492,6 +502,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.batch_max_delay",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(1),
         },
         default: "0s",
@@ -532,6 +543,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.block_timeout",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(60),
         },
         default: "5s",
@@ -548,6 +560,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.dedupe_window",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(24 * 3600),
         },
         default: "2m",
@@ -577,6 +590,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.retention_interval",
         kind: Kind::Duration {
+            min: Duration::from_millis(1),
             max: Duration::from_secs(3600),
         },
         default: "1s",
@@ -593,6 +607,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.group_ack_wait",
         kind: Kind::Duration {
+            min: Duration::from_millis(1),
             max: Duration::from_secs(24 * 3600),
         },
         default: "30s",
@@ -622,6 +637,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.group_flush_interval",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(60),
         },
         default: "100ms",
@@ -737,6 +753,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "net.keepalive",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(7_200),
         },
         default: "60s",
@@ -746,6 +763,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "shutdown.drain_timeout",
         kind: Kind::Duration {
+            min: Duration::ZERO,
             max: Duration::from_secs(3_600),
         },
         default: "10s",

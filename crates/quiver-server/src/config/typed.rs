@@ -75,11 +75,21 @@ impl Value {
                     };
                     invalid(format!("{SIZE_HELP}, {range}"))
                 }),
-            Kind::Duration { max } => value::parse_duration(text)
-                .filter(|duration| *duration <= max)
+            Kind::Duration { min, max } => value::parse_duration(text)
+                .filter(|duration| (min..=max).contains(duration))
                 .map(Value::Duration)
                 .ok_or_else(|| {
-                    invalid(format!("{DURATION_HELP}, at most {}", value::render_duration(max)))
+                    let range = if min.is_zero() {
+                        format!("(0 alone is allowed), at most {}", value::render_duration(max))
+                    } else {
+                        format!(
+                            "from {} to {}",
+                            value::render_duration(min),
+                            value::render_duration(max)
+                        )
+                    };
+                    let sep = if min.is_zero() { " " } else { ", " };
+                    invalid(format!("{DURATION_HELP}{sep}{range}"))
                 }),
             Kind::Text { max_len } if entry.text.len() > max_len => {
                 Err(invalid(format!("text of at most {max_len} bytes")))

@@ -35,7 +35,8 @@ const DURATION_UNITS: &[(&str, u64)] = &[
 pub const SIZE_HELP: &str = "a size: a whole number of bytes with an optional unit B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB for powers of ten), e.g. 64MiB";
 
 /// What a duration accepts, for error messages.
-pub const DURATION_HELP: &str = "a duration: a whole number with a unit ns, us, ms, s, m or h, e.g. 250us or 2s (0 alone is allowed)";
+pub const DURATION_HELP: &str =
+    "a duration: a whole number with a unit ns, us, ms, s, m or h, e.g. 250us or 2s";
 
 /// Parses `64MiB`, `4 KiB`, `1000`, `2GB` into bytes.
 pub fn parse_size(text: &str) -> Option<u64> {

@@ -467,12 +467,6 @@ fn storage_config(
     data_dir: &std::path::Path,
 ) -> Result<StorageConfig, ServeError> {
     let streams = &config.streams;
-    if streams.retention_interval.is_zero() {
-        return Err(ServeError::Setting {
-            key: "streams.retention_interval",
-            message: "0s would run retention without pause; give a duration such as 1s".to_owned(),
-        });
-    }
     let groups = GroupDefaults {
         ack_wait: streams.group_ack_wait,
         max_deliveries: streams.group_max_deliveries,
