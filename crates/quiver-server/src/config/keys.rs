@@ -488,7 +488,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.batch_max_bytes",
         kind: Kind::Size {
-            min: 0,
+            min: 1,
             max: 4 << 20,
         },
         default: "1MiB",
@@ -526,7 +526,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "streams.queue_max_bytes",
         kind: Kind::Size {
-            min: 0,
+            min: 1,
             max: 1 << 30,
         },
         default: "8MiB",
