@@ -178,13 +178,19 @@ pub fn delivery(frame: Frame) -> Incoming {
 
 impl Connection {
     /// Where subscription `id`'s `item` goes (`None`: nobody holds it); an end removes
-    /// the route.
+    /// the route. The server's end for its shutdown goes nowhere when the client
+    /// reconnects: the subscription is made again on the next server (resuming its
+    /// durable streams), not ended.
     pub fn delivery_target(&self, id: u32, item: &SubItem) -> Option<Route> {
         let mut routes = self.routes();
-        if matches!(item, SubItem::Ended(..)) {
-            routes.subscriptions.remove(&id)
-        } else {
-            routes.subscriptions.get(&id).cloned()
+        match item {
+            SubItem::Ended(code, _) => {
+                let route = routes.subscriptions.remove(&id);
+                let restarting = *code == quiver_wire::ErrorCode::SHUTTING_DOWN
+                    && !self.end_subscriptions_on_close;
+                route.filter(|_| !restarting)
+            }
+            _ => routes.subscriptions.get(&id).cloned(),
         }
     }
 }

@@ -214,6 +214,10 @@ async fn a_subscription_and_a_member_resume_after_a_restart(transport: Transport
         .expect("join");
     let held = message(&mut worker).await;
     worker.ack(&held).await.expect("ack");
+    // As a server's drain does: subscriptions are ended (SHUTTING_DOWN) before the
+    // connections close; a client that reconnects makes them again rather than ending.
+    first.broker.shutdown();
+    tokio::time::sleep(Duration::from_millis(200)).await;
     first.stop();
     drop(first);
     let deadline = tokio::time::Instant::now() + WAIT;
