@@ -125,6 +125,8 @@ pub struct GroupConsumer {
     group: String,
     deliveries: mpsc::Receiver<SubItem>,
     ready: VecDeque<GroupMessage>,
+    /// A notice [`GroupConsumer::try_next`] took off the channel, for `next` to give.
+    notice: Option<SubItem>,
     shared: Arc<Shared>,
     ended: bool,
 }
@@ -146,10 +148,13 @@ impl GroupConsumer {
     /// A message that is already here, without waiting (what came in the same delivery as
     /// the last one, typically): lets a member ack a delivery's messages together.
     pub fn try_next(&mut self) -> Option<GroupMessage> {
-        if self.ready.is_empty()
-            && let Ok(SubItem::GroupBatch(batch)) = self.deliveries.try_recv()
-        {
-            self.unpack(batch);
+        if self.ready.is_empty() && self.notice.is_none() {
+            match self.deliveries.try_recv() {
+                Ok(SubItem::GroupBatch(batch)) => self.unpack(batch),
+                // A notice (ended, rejoined): kept for `next`.
+                Ok(other) => self.notice = Some(other),
+                Err(_) => {}
+            }
         }
         self.ready.pop_front()
     }
@@ -181,11 +186,13 @@ impl GroupConsumer {
             if self.ended {
                 return None;
             }
-            let item = self
-                .deliveries
-                .recv()
-                .await
-                .unwrap_or_else(|| SubItem::Disconnected("the connection ended".to_owned()));
+            let item =
+                match self.notice.take() {
+                    Some(notice) => notice,
+                    None => self.deliveries.recv().await.unwrap_or_else(|| {
+                        SubItem::Disconnected("the connection ended".to_owned())
+                    }),
+                };
             match item {
                 SubItem::GroupBatch(batch) => self.unpack(batch),
                 SubItem::Resubscribed => return Some(ConsumerEvent::Rejoined),
@@ -327,6 +334,7 @@ impl Client {
             group: group.to_owned(),
             deliveries: receiver,
             ready: VecDeque::new(),
+            notice: None,
             shared: Arc::clone(&self.shared),
             ended: false,
         })
