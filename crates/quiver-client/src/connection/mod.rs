@@ -327,19 +327,27 @@ impl Connection {
             routes.pending.insert(id, waiter);
             id
         };
-        if self.out.send(buf.freeze()).await.is_err() {
+        // The request timeout covers the wait for room in the write queue too (a stalled
+        // connection fills it), not only the wait for the reply.
+        let deadline = tokio::time::Instant::now() + self.request_timeout;
+        let timed_out = || {
             self.routes().pending.remove(&id);
-            return Err(self.disconnected());
+            RequestError::Timeout {
+                after: self.request_timeout,
+            }
+        };
+        match tokio::time::timeout_at(deadline, self.out.send(buf.freeze())).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                self.routes().pending.remove(&id);
+                return Err(self.disconnected());
+            }
+            Err(_) => return Err(timed_out()),
         }
-        match tokio::time::timeout(self.request_timeout, answer).await {
+        match tokio::time::timeout_at(deadline, answer).await {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Err(self.disconnected()),
-            Err(_) => {
-                self.routes().pending.remove(&id);
-                Err(RequestError::Timeout {
-                    after: self.request_timeout,
-                })
-            }
+            Err(_) => Err(timed_out()),
         }
     }
 
@@ -373,7 +381,8 @@ impl Connection {
     }
 
     /// Sends `frame` without waiting for a reply (Publish with ack `none`; a failure
-    /// reply is logged by the reader).
+    /// reply is logged by the reader); waits for room in the write queue at most the
+    /// request timeout.
     pub async fn send<F: FramePayload>(&self, frame: &F) -> Result<(), RequestError> {
         let mut buf = BytesMut::new();
         let id = {
@@ -384,10 +393,12 @@ impl Connection {
             self.fresh_id(&routes)
         };
         quiver_wire::encode(id, frame, &mut buf).map_err(RequestError::Encode)?;
-        self.out
-            .send(buf.freeze())
-            .await
-            .map_err(|_| self.disconnected())
+        match tokio::time::timeout(self.request_timeout, self.out.send(buf.freeze())).await {
+            Ok(sent) => sent.map_err(|_| self.disconnected()),
+            Err(_) => Err(RequestError::Timeout {
+                after: self.request_timeout,
+            }),
+        }
     }
 
     /// Queues `frame` if there is room, without waiting (used from `Drop`).

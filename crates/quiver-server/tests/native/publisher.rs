@@ -254,8 +254,13 @@ async fn a_dropped_client_still_sends_its_fire_and_forget_publishes(transport: T
     }
 }
 
-/// A server that answers Hello and then never answers anything.
+/// A server that answers Hello and then never answers anything (and, unless `reads`,
+/// reads nothing more either).
 async fn silent_server() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    quiet_server(true).await
+}
+
+async fn quiet_server(reads: bool) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -280,9 +285,41 @@ async fn silent_server() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) 
             assert!(socket.read_buf(&mut buf).await.expect("read") > 0);
         }
         let mut sink = vec![0u8; 64 << 10];
-        while socket.read(&mut sink).await.is_ok_and(|n| n > 0) {}
+        while reads && socket.read(&mut sink).await.is_ok_and(|n| n > 0) {}
+        std::future::pending::<()>().await;
     });
     (addr, task)
+}
+
+/// A server that stops reading fills the socket, then the client's write queue: requests
+/// waiting for room there end at the request timeout too.
+#[tokio::test]
+async fn requests_that_cannot_be_queued_time_out() {
+    let (addr, server) = quiet_server(false).await;
+    let options = ClientOptions::default()
+        .reconnect(false)
+        .request_timeout(Duration::from_millis(500));
+    let client = Client::connect_with(&format!("quiver://{addr}"), options)
+        .await
+        .expect("connect");
+    let value = vec![7u8; 16 << 10];
+    let requests: Vec<_> = (0..2500)
+        .map(|i| {
+            let (client, value) = (client.clone(), value.clone());
+            tokio::spawn(async move { client.cache_set(format!("k{i}"), value, None).await })
+        })
+        .collect();
+    for request in requests {
+        let result = tokio::time::timeout(WAIT, request)
+            .await
+            .expect("every request ends within the wait")
+            .expect("task");
+        assert!(
+            matches!(result, Err(quiver_client::RequestError::Timeout { .. })),
+            "{result:?}"
+        );
+    }
+    server.abort();
 }
 
 #[tokio::test]
