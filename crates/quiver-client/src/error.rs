@@ -105,6 +105,9 @@ pub enum RequestError {
     /// A request over the protocol's limits (checked before sending).
     #[error("request not sent: {0}")]
     Encode(EncodeError),
+    /// A call this method does not take (checked before sending).
+    #[error("request not sent: {0}")]
+    Unsupported(&'static str),
     /// The server answered with a frame that does not answer this request.
     #[error("unexpected reply {got} to a {request} request")]
     UnexpectedReply {

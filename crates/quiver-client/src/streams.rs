@@ -13,10 +13,13 @@ use tokio::sync::oneshot;
 use crate::error::RequestError;
 use crate::{AckMode, Client, plain_batch, publish_ack, stream_name, unexpected};
 
-/// The ack of a batch queued with [`Client::publish_batch_queued`].
+/// The ack of a batch queued with [`Client::publish_batch_queued`]: a future that ends
+/// with the ack, or with [`RequestError::Timeout`] once the client's request timeout has
+/// passed since the batch was queued.
 #[derive(Debug)]
 pub struct PendingAck {
     receiver: oneshot::Receiver<Result<PublishAck, RequestError>>,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
     timeout: Duration,
 }
 
@@ -27,23 +30,23 @@ impl std::future::Future for PendingAck {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.receiver)
+        if let std::task::Poll::Ready(reply) = std::pin::Pin::new(&mut self.receiver).poll(cx) {
+            return std::task::Poll::Ready(reply.unwrap_or(Err(RequestError::Disconnected {
+                reason: "the connection ended before the ack".to_owned(),
+            })));
+        }
+        let after = self.timeout;
+        self.deadline
+            .as_mut()
             .poll(cx)
-            .map(|reply| {
-                reply.unwrap_or(Err(RequestError::Disconnected {
-                    reason: "the connection ended before the ack".to_owned(),
-                }))
-            })
+            .map(|()| Err(RequestError::Timeout { after }))
     }
 }
 
 impl PendingAck {
-    /// Waits for the ack at most the client's request timeout.
+    /// The ack (the future itself, which ends at the request timeout).
     pub async fn wait(self) -> Result<PublishAck, RequestError> {
-        let timeout = self.timeout;
-        tokio::time::timeout(timeout, self)
-            .await
-            .unwrap_or(Err(RequestError::Timeout { after: timeout }))
+        self.await
     }
 }
 
@@ -210,7 +213,8 @@ impl Client {
     /// Queues `payloads` as one PublishBatch on the connection and returns the future of
     /// its ack, so that a caller keeps many batches in flight, each acknowledged as `ack`
     /// says, in the order it queued them (the server takes a connection's publishes in
-    /// order). The future fails with [`RequestError::Timeout`] after the request timeout.
+    /// order). The future fails with [`RequestError::Timeout`] after the request timeout;
+    /// ack `none`, which has no ack, is refused ([`RequestError::Unsupported`]).
     ///
     /// ```no_run
     /// use quiver_client::{AckMode, Client};
@@ -234,15 +238,25 @@ impl Client {
         payloads: impl IntoIterator<Item = P>,
         ack: AckMode,
     ) -> Result<PendingAck, RequestError> {
+        if ack == AckMode::None {
+            return Err(RequestError::Unsupported(
+                "a batch with ack none has no ack to wait for: use publish_batch_with",
+            ));
+        }
         let batch = plain_batch(stream, payloads, ack)?;
         let (sender, receiver) = oneshot::channel();
         let connection = self.shared.connection();
         let timeout = connection.request_timeout();
+        let deadline = Box::pin(tokio::time::sleep(timeout));
         let callback = Box::new(move |reply: Result<Frame, RequestError>| {
             let _ = sender.send(reply.and_then(|frame| publish_ack(frame, "PublishBatch")));
         });
         connection.request_then(&batch, callback).await;
-        Ok(PendingAck { receiver, timeout })
+        Ok(PendingAck {
+            receiver,
+            deadline,
+            timeout,
+        })
     }
 
     /// Publishes one message to a durable stream and waits until it is in the stream's log

@@ -291,6 +291,37 @@ async fn quiet_server(reads: bool) -> (std::net::SocketAddr, tokio::task::JoinHa
     (addr, task)
 }
 
+/// A queued batch's ack ends at the request timeout, awaited or waited for; a batch with
+/// ack none, which has no ack, is refused.
+#[tokio::test]
+async fn a_queued_batch_ack_ends_at_the_request_timeout() {
+    let (addr, server) = silent_server().await;
+    let options = ClientOptions::default()
+        .reconnect(false)
+        .request_timeout(Duration::from_millis(300));
+    let client = Client::connect_with(&format!("quiver://{addr}"), options)
+        .await
+        .expect("connect");
+    let pending = client
+        .publish_batch_queued("acme/q/b", ["m"], quiver_client::AckMode::Accepted)
+        .await
+        .expect("queued");
+    let result = tokio::time::timeout(WAIT, pending).await.expect("ended");
+    assert!(
+        matches!(result, Err(quiver_client::RequestError::Timeout { .. })),
+        "{result:?}"
+    );
+    let refused = client
+        .publish_batch_queued("acme/q/b", ["m"], quiver_client::AckMode::None)
+        .await
+        .expect_err("no ack to wait for");
+    assert!(matches!(
+        refused,
+        quiver_client::RequestError::Unsupported(_)
+    ));
+    server.abort();
+}
+
 /// A server that stops reading fills the socket, then the client's write queue: requests
 /// waiting for room there end at the request timeout too.
 #[tokio::test]
