@@ -86,6 +86,8 @@ impl Shared {
         });
         if reconnect {
             tokio::spawn(supervise(Arc::downgrade(&shared), closed));
+        } else {
+            tokio::spawn(release_on_close(Arc::downgrade(&shared), closed));
         }
         Ok(shared)
     }
@@ -222,6 +224,16 @@ pub fn params(options: &ClientOptions) -> HelloParams {
 /// Waits for the connection to end, then reconnects with exponential backoff (from
 /// `reconnect_delay_min` to `reconnect_delay_max`) and subscribes again; ends when the
 /// client and its subscriptions are gone.
+/// Without reconnecting: once the connection ends, forgets every subscription, so that
+/// each one's channel closes after what it holds (its reader then sees the end, even when
+/// the end notice found its buffer full).
+async fn release_on_close(shared: Weak<Shared>, mut closed: watch::Receiver<bool>) {
+    let _ = closed.wait_for(|closed| *closed).await;
+    if let Some(shared) = shared.upgrade() {
+        lock(&shared.subscriptions).clear();
+    }
+}
+
 async fn supervise(shared: Weak<Shared>, mut closed: watch::Receiver<bool>) {
     loop {
         let _ = closed.wait_for(|closed| *closed).await;

@@ -51,4 +51,42 @@ async fn the_client_reconnects_and_subscribes_again_after_a_restart(transport: T
     assert_eq!(second.broker.stats().subscriptions, 1);
 }
 
-super::over_both!(the_client_reconnects_and_subscribes_again_after_a_restart);
+/// Without reconnecting, a subscriber that fell behind (its buffer full when the server
+/// went away) still sees its end once it has read what it holds.
+async fn a_subscriber_behind_sees_the_end_without_reconnect(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
+    let client =
+        quiver_client::Client::connect_with(&server.url(), server.options().reconnect(false))
+            .await
+            .expect("connect");
+    let mut sub = client
+        .subscribe("acme/r/behind", SubscribeOptions::default())
+        .await
+        .expect("subscribe");
+    let publisher = server.client().await;
+    for i in 0..200 {
+        publisher
+            .publish("acme/r/behind", format!("m{i}"))
+            .await
+            .expect("publish");
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(publisher);
+    drop(server);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, sub.next())
+            .await
+            .expect("the end comes")
+        {
+            Some(SubscriptionEvent::Ended { .. }) | None => break,
+            Some(_) => {}
+        }
+    }
+}
+
+super::over_both!(
+    the_client_reconnects_and_subscribes_again_after_a_restart,
+    a_subscriber_behind_sees_the_end_without_reconnect,
+);
