@@ -324,8 +324,10 @@ fn config_set_turns_it_on_and_rewrites_free_what_the_base_covers() {
     assert_eq!(info_field(&mut con, "persistence", "aof_enabled"), "1");
 }
 
-/// Off and on again at run time: the files of the first period stay until the new base
-/// replaces them, so a crash right after `appendonly yes` loses nothing they held.
+/// Off and on again at run time with no change in between: the files of the first period
+/// stay until the new base replaces them, so a crash right after `appendonly yes` loses
+/// nothing they held. With a change in between they no longer describe the keys: a crash
+/// before the new base must not bring back what was deleted while off.
 #[test]
 fn turning_it_off_and_on_keeps_the_old_files_until_the_new_base() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -347,11 +349,26 @@ fn turning_it_off_and_on_keeps_the_old_files_until_the_new_base() {
         .arg("1")
         .query(&mut con)
         .unwrap();
-    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
+    let (server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
     assert_eq!(
         redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap(),
         200_001
     );
+    wait_rewrite(&mut con);
+    let config_set = |con: &mut Connection, value: &str| {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("appendonly")
+            .arg(value)
+            .query(con)
+            .unwrap();
+    };
+    config_set(&mut con, "no");
+    let _: () = redis::cmd("DEL").arg("k7").query(&mut con).unwrap();
+    config_set(&mut con, "yes");
+    let (_server, mut con) = killed_and_restarted(server, data.path(), &aof_args("always"));
+    let k7: Option<String> = redis::cmd("GET").arg("k7").query(&mut con).unwrap();
+    assert_eq!(k7, None, "deleted while off, not brought back");
 }
 
 #[test]

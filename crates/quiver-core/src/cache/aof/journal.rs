@@ -212,8 +212,10 @@ pub(super) fn spawn_syncer(journal: &Arc<Journal>, fsync: Arc<AtomicU8>) {
 /// The largest record appended whole; a larger one is appended as parts of at most this
 /// many bytes each (and its tag), so every batch stays within the log's limit.
 pub(super) const PART_BYTES: usize = 4 << 20;
-/// A part of a record too large for one log record: the record is the bytes of the parts
-/// from here up to and including the next [`TAG_LAST_PART`].
+/// The first part of a record too large for one log record: the record is the bytes of
+/// the parts from here up to and including the next [`TAG_LAST_PART`].
+pub(super) const TAG_FIRST_PART: u8 = b'S';
+/// A part between the first and the last.
 pub(super) const TAG_PART: u8 = b'P';
 /// The last part of a record appended as parts.
 pub(super) const TAG_LAST_PART: u8 = b'E';
@@ -227,12 +229,12 @@ fn split(records: &[Vec<u8>]) -> Vec<std::borrow::Cow<'_, [u8]>> {
             out.push(std::borrow::Cow::Borrowed(record.as_slice()));
             continue;
         }
-        let mut chunks = record.chunks(PART_BYTES).peekable();
-        while let Some(chunk) = chunks.next() {
-            let tag = if chunks.peek().is_some() {
-                TAG_PART
-            } else {
-                TAG_LAST_PART
+        let mut chunks = record.chunks(PART_BYTES).enumerate().peekable();
+        while let Some((i, chunk)) = chunks.next() {
+            let tag = match (i, chunks.peek()) {
+                (_, None) => TAG_LAST_PART,
+                (0, Some(_)) => TAG_FIRST_PART,
+                _ => TAG_PART,
             };
             let mut part = Vec::with_capacity(chunk.len() + 1);
             part.push(tag);
@@ -269,37 +271,54 @@ pub(super) struct Parts {
 
 impl Parts {
     /// The record `value` completes, if any: `value` itself, or with [`TAG_LAST_PART`]
-    /// the parts joined; none for a [`TAG_PART`]. Parts that another record follows are
-    /// those of an append cut short by an error (never acknowledged) and are dropped; a
-    /// last part without the parts before it is damage.
+    /// the parts joined; none for a first or middle part. Parts that another record (or
+    /// another first part) follows are those of an append a crash or an error cut short
+    /// (never acknowledged) and are dropped; a middle or last part without a first is
+    /// damage.
     pub(super) fn join<'a>(
         &mut self,
         value: &'a [u8],
     ) -> Result<Option<std::borrow::Cow<'a, [u8]>>, String> {
-        match value.first() {
-            Some(&TAG_PART) => {
+        let tag = value.first().copied();
+        if matches!(tag, Some(TAG_FIRST_PART)) || !matches!(tag, Some(TAG_PART | TAG_LAST_PART)) {
+            self.drop_open();
+        }
+        match tag {
+            Some(TAG_FIRST_PART) => {
                 self.open = true;
                 self.record.extend_from_slice(&value[1..]);
                 Ok(None)
             }
-            Some(&TAG_LAST_PART) if self.open => {
+            Some(TAG_PART | TAG_LAST_PART) if !self.open => {
+                Err("a part of a record without its first part".into())
+            }
+            Some(TAG_PART) => {
+                self.record.extend_from_slice(&value[1..]);
+                Ok(None)
+            }
+            Some(TAG_LAST_PART) => {
                 self.open = false;
                 self.record.extend_from_slice(&value[1..]);
                 Ok(Some(std::borrow::Cow::Owned(std::mem::take(
                     &mut self.record,
                 ))))
             }
-            Some(&TAG_LAST_PART) => Err("the last part of a record without its first".into()),
-            _ => {
-                if std::mem::take(&mut self.open) {
-                    tracing::warn!(
-                        bytes = self.record.len(),
-                        "append-only log: the parts of a record whose append was cut short are skipped"
-                    );
-                    self.record.clear();
-                }
-                Ok(Some(std::borrow::Cow::Borrowed(value)))
-            }
+            _ => Ok(Some(std::borrow::Cow::Borrowed(value))),
+        }
+    }
+
+    /// Whether parts without their last are open (the log ended inside a record).
+    pub(super) fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn drop_open(&mut self) {
+        if std::mem::take(&mut self.open) {
+            tracing::warn!(
+                bytes = self.record.len(),
+                "append-only log: the parts of a record whose append was cut short are skipped"
+            );
+            self.record.clear();
         }
     }
 }
@@ -338,12 +357,18 @@ mod tests {
     }
 
     #[test]
-    fn parts_of_a_cut_short_append_are_skipped_and_a_lone_last_part_is_damage() {
+    fn parts_of_a_cut_short_append_are_skipped_and_a_part_without_a_first_is_damage() {
         let mut parts = Parts::default();
-        assert_eq!(parts.join(b"Pabc").unwrap(), None);
+        assert_eq!(parts.join(b"Sabc").unwrap(), None);
         assert_eq!(parts.join(b"Wkey").unwrap().as_deref(), Some(&b"Wkey"[..]));
-        assert_eq!(parts.join(b"Pxy").unwrap(), None);
+        // Left open by a crash, then a new record's parts: only the new one is joined.
+        assert_eq!(parts.join(b"Sold").unwrap(), None);
+        assert!(parts.is_open());
+        assert_eq!(parts.join(b"Sx").unwrap(), None);
+        assert_eq!(parts.join(b"Py").unwrap(), None);
         assert_eq!(parts.join(b"Ez").unwrap().as_deref(), Some(&b"xyz"[..]));
+        assert!(!parts.is_open());
         assert!(parts.join(b"Ez").is_err());
+        assert!(parts.join(b"Pz").is_err());
     }
 }

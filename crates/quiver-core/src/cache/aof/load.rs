@@ -125,6 +125,11 @@ impl Cache {
             }
             load.records += 1;
         }
+        if parts.is_open() {
+            // The log ends inside a record a crash cut short: a new base goes past it, so
+            // that nothing is journaled after those parts.
+            load.base_current = false;
+        }
         let mut s = self.aof.state();
         s.loaded_records = load.records;
         s.base_file_bytes = fs::metadata(dir.join(BASE_FILE)).map_or(0, |m| m.len());

@@ -176,6 +176,8 @@ pub struct AppendOnly {
     rewrite_min_size: AtomicU64,
     /// Open the log keeping what is before damage instead of refusing it.
     recover: AtomicBool,
+    /// The keyspace's change count when `appendonly no` closed the journal (none before).
+    off_at_changes: Mutex<Option<u64>>,
     state: Mutex<AofState>,
 }
 
@@ -213,6 +215,7 @@ impl AppendOnly {
             rewrite_percentage: AtomicU64::new(100),
             rewrite_min_size: AtomicU64::new(64 << 20),
             recover: AtomicBool::new(false),
+            off_at_changes: Mutex::new(None),
             state: Mutex::new(AofState {
                 started: None,
                 scheduled: false,
@@ -329,10 +332,12 @@ impl Cache {
                 message: e.to_string(),
             }
         };
-        // Turned on at run time, over the files of an earlier period: they stay, and the
-        // journal goes on at the end of their log, until the base written below replaces
-        // them (a crash before that finds them as they were, with the new records after).
-        // Without a log, an old base names offsets a new log would reuse: it goes.
+        // Turned on at run time, over the files of an earlier period: when nothing changed
+        // since `appendonly no` closed them, they stay and the journal goes on at the end
+        // of their log until the base written below replaces them (a crash before that
+        // finds them whole). Otherwise they no longer describe the keys (a replay would
+        // bring back what changed while off) and go; so does a base without its log,
+        // whose offsets a new log would reuse.
         let log_dir = dir.join(LOG_DIR);
         let base = dir.join(BASE_FILE);
         let remove_stale = || -> Result<(), AofError> {
@@ -344,7 +349,14 @@ impl Cache {
             }
             Ok(())
         };
-        if write_base && !log_dir.is_dir() {
+        let off_at = self
+            .aof
+            .off_at_changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let unchanged = off_at == Some(self.keyspace.changes());
+        if write_base && !(unchanged && log_dir.is_dir()) {
             remove_stale()?;
         }
         fs::create_dir_all(&dir).map_err(io(&dir))?;
@@ -388,7 +400,15 @@ impl Cache {
         if !self.aof.enabled() {
             return;
         }
+        // Counted before the journal closes: a change in between is journaled and still
+        // counts as made while off, so the files are never kept for a state they miss.
+        let changes = self.keyspace.changes();
         self.close_aof();
+        *self
+            .aof
+            .off_at_changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(changes);
         let _order = self.lock_delivery();
         if self.write_subscribers().is_empty() && !self.aof.enabled() {
             self.feed_on.store(false, Ordering::Release);
