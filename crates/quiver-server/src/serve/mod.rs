@@ -337,18 +337,28 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     Ok(())
 }
 
+/// How long a stop waits for a running script to end before it gives up the last
+/// cache snapshot.
+const SCRIPT_WAIT_AT_STOP: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Writes a final snapshot when `save` rules are set and no SHUTDOWN command decided
 /// otherwise, as Redis does when it is stopped (after a background save that is running
-/// ends). Not while a script runs: it holds the keys it works on until it ends, which a
-/// script that never ends would make a stop that never ends.
+/// ends). Not while a script runs past [`SCRIPT_WAIT_AT_STOP`]: it holds the keys it works
+/// on until it ends, which a script that never ends would make a stop that never ends.
 async fn save_cache_at_shutdown(cache: &Arc<Cache>, script_busy: &dyn Fn() -> bool) {
     use quiver_core::cache::persist::SaveError;
     if !cache.persistence().saves_at_stop() {
         return;
     }
-    if script_busy() {
-        tracing::error!("a script is still running: no last cache snapshot is written");
-        return;
+    // A short script (any script call holds its keys for its run) is waited for; one
+    // still running after that would hold the save, and a stop, as long as it runs.
+    let waited = tokio::time::Instant::now() + SCRIPT_WAIT_AT_STOP;
+    while script_busy() {
+        if tokio::time::Instant::now() >= waited {
+            tracing::error!("a script is still running: no last cache snapshot is written");
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let cache = Arc::clone(cache);
     let _ = tokio::task::spawn_blocking(move || {
