@@ -221,9 +221,6 @@ pub fn params(options: &ClientOptions) -> HelloParams {
     }
 }
 
-/// Waits for the connection to end, then reconnects with exponential backoff (from
-/// `reconnect_delay_min` to `reconnect_delay_max`) and subscribes again; ends when the
-/// client and its subscriptions are gone.
 /// Without reconnecting: once the connection ends, forgets every subscription, so that
 /// each one's channel closes after what it holds (its reader then sees the end, even when
 /// the end notice found its buffer full).
@@ -234,6 +231,9 @@ async fn release_on_close(shared: Weak<Shared>, mut closed: watch::Receiver<bool
     }
 }
 
+/// Waits for the connection to end, then reconnects with exponential backoff (from
+/// `reconnect_delay_min` to `reconnect_delay_max`) and subscribes again; ends when the
+/// client and its subscriptions are gone.
 async fn supervise(shared: Weak<Shared>, mut closed: watch::Receiver<bool>) {
     loop {
         let _ = closed.wait_for(|closed| *closed).await;

@@ -140,6 +140,9 @@ impl Cursor {
                     break;
                 };
                 if batch.header.next_offset() > self.next {
+                    // A batch whose records turn out damaged gives none of them, so that
+                    // what was handed out and `next` agree.
+                    let before = out.len();
                     let pushed = push_records(
                         &batch,
                         self.next,
@@ -148,7 +151,8 @@ impl Cursor {
                         max_bytes.saturating_sub(bytes),
                         out,
                         &seg,
-                    )?;
+                    )
+                    .inspect_err(|_| out.truncate(before))?;
                     taken += pushed.taken;
                     bytes += pushed.bytes;
                     self.next = pushed.next;

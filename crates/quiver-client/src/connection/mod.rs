@@ -353,8 +353,9 @@ impl Connection {
 
     /// Sends `frame` and returns once it is queued for the socket; `callback` is called
     /// exactly once: by the reader with the reply, or with the reason there is none (the
-    /// request could not be sent, the connection ended). It is not bounded by the request
-    /// timeout: the caller bounds its own wait.
+    /// request could not be sent, the write queue had no room within the request timeout,
+    /// the connection ended). The wait for the reply is not bounded here: the caller
+    /// bounds its own wait.
     pub async fn request_then<F: FramePayload>(&self, frame: &F, callback: Callback) {
         let mut buf = BytesMut::new();
         let id = {
@@ -371,12 +372,19 @@ impl Connection {
             routes.pending.insert(id, Waiter::Callback(callback));
             id
         };
-        if self.out.send(buf.freeze()).await.is_err() {
-            // Unless the connection's close already answered it.
-            let waiter = self.routes().pending.remove(&id);
-            if let Some(waiter) = waiter {
-                waiter.answer(Err(self.disconnected()));
-            }
+        let failure =
+            match tokio::time::timeout(self.request_timeout, self.out.send(buf.freeze())).await {
+                Ok(Ok(())) => return,
+                Ok(Err(_)) => self.disconnected(),
+                // No room in the write queue within the request timeout.
+                Err(_) => RequestError::Timeout {
+                    after: self.request_timeout,
+                },
+            };
+        // Unless the connection's close already answered it.
+        let waiter = self.routes().pending.remove(&id);
+        if let Some(waiter) = waiter {
+            waiter.answer(Err(failure));
         }
     }
 

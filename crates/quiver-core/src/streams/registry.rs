@@ -335,12 +335,24 @@ impl Registry {
                         message: error.to_string(),
                     }
                 })?;
+                let end = durable.log.next_offset();
                 let group = Group::new(
                     def.name.clone(),
                     snapshot.group.clone(),
                     dead_letter,
-                    GroupState::restore(&snapshot, durable.log.next_offset()),
+                    GroupState::restore(&snapshot, end),
                 );
+                if snapshot.next > end {
+                    // Moved back to the log's end: written at once, so that a second crash
+                    // does not bring the old position back.
+                    let (number, moved) = group.snapshot();
+                    group
+                        .write(&store.catalog, number, &moved)
+                        .map_err(|error| CreateStreamError::Storage {
+                            stream: def.name.clone(),
+                            message: error.to_string(),
+                        })?;
+                }
                 groups.insert(snapshot.group.clone(), group);
             }
         }

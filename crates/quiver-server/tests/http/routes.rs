@@ -596,6 +596,10 @@ async fn a_configured_token_guards_the_data_routes() {
         (basic.status, basic.json()["value"].as_str()),
         (401, Some("Basic"))
     );
+    let bare = http
+        .send("GET", "/v1/streams", &[("authorization", "s3cret")], "")
+        .await;
+    assert_eq!(bare.json()["value"], "(no scheme)");
     let wrong = http
         .send(
             "GET",

@@ -109,15 +109,13 @@ fn check_token(expected: Option<&str>, headers: &HeaderMap) -> Result<(), ApiErr
                 "unauthorized",
                 "this server needs `Authorization: Bearer <token>` (native.auth_token)",
             );
-            // The scheme given, never what follows it (a credential).
+            // The scheme given, never a credential (a value of one word may be one).
             error.value = headers.get(header::AUTHORIZATION).map(|v| {
-                String::from_utf8_lossy(v.as_bytes())
-                    .split(' ')
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(16)
-                    .collect()
+                let text = String::from_utf8_lossy(v.as_bytes());
+                match text.trim().split_once(' ') {
+                    Some((scheme, _)) => scheme.chars().take(16).collect(),
+                    None => "(no scheme)".to_owned(),
+                }
             });
             Err(error)
         }
