@@ -404,6 +404,18 @@ impl Registry {
             }
         };
         if persist && let Some(store) = &self.store {
+            // Group files an earlier stream of this name left (its deletion cut short by a
+            // crash) would otherwise come back with the new stream at the next start.
+            for leftover in store
+                .catalog
+                .groups(name)
+                .map_err(|error| storage_error(error.to_string()))?
+            {
+                store
+                    .catalog
+                    .remove_group(name, &leftover.group)
+                    .map_err(|error| storage_error(error.to_string()))?;
+            }
             store
                 .catalog
                 .put_stream(def)

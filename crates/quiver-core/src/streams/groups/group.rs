@@ -60,6 +60,9 @@ pub(crate) struct Group {
     stopped: AtomicBool,
     /// Snapshots taken for the catalog, numbered in the order of their contents.
     snapshots: std::sync::atomic::AtomicU64,
+    /// Dead-lettering fails (logged when it starts failing and when it works again, not at
+    /// every retry).
+    dead_letter_failing: AtomicBool,
     /// The group's file: held while it is written or removed, so writers never overlap,
     /// an older snapshot never replaces a newer one, and nothing writes it once removed.
     file: Mutex<GroupFile>,
@@ -88,6 +91,7 @@ impl Group {
             wake: Notify::new(),
             stopped: AtomicBool::new(false),
             snapshots: std::sync::atomic::AtomicU64::new(0),
+            dead_letter_failing: AtomicBool::new(false),
             file: Mutex::default(),
         })
     }
@@ -115,6 +119,15 @@ impl Group {
         catalog.put_group(snapshot)?;
         file.written = number;
         Ok(())
+    }
+
+    /// Notes that the message at `offset` could not be dead-lettered (it stays pending and
+    /// is tried again); logged when dead-lettering starts failing. Returns false.
+    fn dead_letter_failed(&self, offset: u64, error: &dyn std::fmt::Display) -> bool {
+        if !self.dead_letter_failing.swap(true, Ordering::AcqRel) {
+            tracing::warn!(stream = %self.stream, group = %self.name, target = %self.dead_letter, offset, %error, "messages cannot be dead-lettered; they stay pending and are tried again");
+        }
+        false
     }
 
     /// Removes the group's file from `catalog`; nothing writes it afterwards.
@@ -489,8 +502,7 @@ async fn dead_letter(
         // Gone (retention): nothing to keep.
         Ok(Err(ReadError::Truncated { .. })) => return true,
         Ok(Err(error)) => {
-            tracing::warn!(stream = %stream.name, group = %group.name, offset, %error, "a message for the dead-letter stream could not be read; it stays pending");
-            return false;
+            return group.dead_letter_failed(offset, &error);
         }
         Err(_) => return false,
     };
@@ -513,10 +525,7 @@ async fn dead_letter(
     add(DEAD_GROUP_HEADER, group.name.clone());
     add(DELIVERY_COUNT_HEADER, deliveries.to_string());
     let message = Message { payload, headers };
-    let failed = |error: &dyn std::fmt::Display| {
-        tracing::warn!(stream = %stream.name, group = %group.name, target = %group.dead_letter, offset, %error, "a message could not be dead-lettered; it stays pending");
-        false
-    };
+    let failed = |error: &dyn std::fmt::Display| group.dead_letter_failed(offset, error);
     let target = match registry.dead_letter_stream(&group.dead_letter, stream) {
         Ok(target) => target,
         Err(error) => return failed(&error),
@@ -529,7 +538,12 @@ async fn dead_letter(
     )
     .await
     {
-        Ok(_) => true,
+        Ok(_) => {
+            if group.dead_letter_failing.swap(false, Ordering::AcqRel) {
+                tracing::info!(stream = %group.stream, group = %group.name, target = %group.dead_letter, "dead-lettering works again");
+            }
+            true
+        }
         Err(error) => failed(&error),
     }
 }
