@@ -501,7 +501,38 @@ impl Session {
         if command == [b"!READ".to_vec()] {
             return (redis.read("redis-server"), quiver.read("Quiver"));
         }
-        (redis.call(command), quiver.call(command))
+        let replies = (redis.call(command), quiver.call(command));
+        if command.first().is_some_and(|word| word == b"!SEND") {
+            wait_blocked(pair);
+        }
+        replies
+    }
+}
+
+/// Waits (at most a second) until each server reports a blocked client, so that what the
+/// block sends next finds the command `!SEND` sent waiting, on both servers alike; asked
+/// on a connection of its own, closed after.
+fn wait_blocked(pair: &Pair) {
+    for mut peer in [Peer::unix(&pair.redis), Peer::tcp(&pair.quiver)] {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            let blocked = match peer.call(&args(&["INFO", "clients"])) {
+                Reply::Bulk(text) => String::from_utf8_lossy(&text)
+                    .lines()
+                    .find_map(|l| {
+                        l.strip_prefix("blocked_clients:")?
+                            .trim()
+                            .parse::<u64>()
+                            .ok()
+                    })
+                    .unwrap_or(0),
+                _ => 0,
+            };
+            if blocked > 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
