@@ -223,11 +223,7 @@ async fn a_subscription_and_a_member_resume_after_a_restart(transport: Transport
     tokio::time::sleep(Duration::from_millis(200)).await;
     first.stop();
     drop(first);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !client.is_closed() {
-        assert!(tokio::time::Instant::now() < deadline, "the client notices");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    super::wait_closed(&client).await;
     let second = NativeServer::durable_at(transport, addrs, identity, dir.path()).await;
     assert_eq!(next(&mut sub).await, SubscriptionEvent::Resubscribed);
     loop {
@@ -286,11 +282,7 @@ async fn a_queue_member_comes_back_and_repeats_count_as_published(transport: Tra
     assert_eq!(payloads(&mut queued, 1).await, ["j0"]);
     first.stop();
     drop(first);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !client.is_closed() {
-        assert!(tokio::time::Instant::now() < deadline, "the client notices");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    super::wait_closed(&client).await;
     let second = NativeServer::durable_at(transport, addrs, identity, dir.path()).await;
     assert_eq!(next(&mut queued).await, SubscriptionEvent::Resubscribed);
     client

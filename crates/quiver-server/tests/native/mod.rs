@@ -290,6 +290,18 @@ pub async fn next(subscription: &mut Subscription) -> SubscriptionEvent {
         .expect("the subscription is live")
 }
 
+/// Waits (at most [`WAIT`]) until `client` has noticed its server went away.
+pub async fn wait_closed(client: &quiver_client::Client) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !client.is_closed() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the client notices the server left"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// The payloads of the next `count` events, failing on anything else.
 pub async fn payloads(subscription: &mut Subscription, count: usize) -> Vec<String> {
     let mut out = Vec::with_capacity(count);

@@ -254,6 +254,17 @@ async fn a_dropped_client_still_sends_its_fire_and_forget_publishes(transport: T
     }
 }
 
+/// A client of the server at `addr` that does not reconnect, with a request timeout of
+/// `timeout_ms`.
+async fn quiet_client(addr: std::net::SocketAddr, timeout_ms: u64) -> Client {
+    let options = ClientOptions::default()
+        .reconnect(false)
+        .request_timeout(Duration::from_millis(timeout_ms));
+    Client::connect_with(&format!("quiver://{addr}"), options)
+        .await
+        .expect("connect")
+}
+
 /// A server that answers Hello and then never answers anything (and, unless `reads`,
 /// reads nothing more either).
 async fn silent_server() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
@@ -296,12 +307,7 @@ async fn quiet_server(reads: bool) -> (std::net::SocketAddr, tokio::task::JoinHa
 #[tokio::test]
 async fn a_queued_batch_ack_ends_at_the_request_timeout() {
     let (addr, server) = silent_server().await;
-    let options = ClientOptions::default()
-        .reconnect(false)
-        .request_timeout(Duration::from_millis(300));
-    let client = Client::connect_with(&format!("quiver://{addr}"), options)
-        .await
-        .expect("connect");
+    let client = quiet_client(addr, 300).await;
     let pending = client
         .publish_batch_queued("acme/q/b", ["m"], quiver_client::AckMode::Accepted)
         .await
@@ -327,12 +333,7 @@ async fn a_queued_batch_ack_ends_at_the_request_timeout() {
 #[tokio::test]
 async fn requests_that_cannot_be_queued_time_out() {
     let (addr, server) = quiet_server(false).await;
-    let options = ClientOptions::default()
-        .reconnect(false)
-        .request_timeout(Duration::from_millis(500));
-    let client = Client::connect_with(&format!("quiver://{addr}"), options)
-        .await
-        .expect("connect");
+    let client = quiet_client(addr, 500).await;
     let value = vec![7u8; 16 << 10];
     let requests: Vec<_> = (0..2500)
         .map(|i| {
@@ -356,12 +357,7 @@ async fn requests_that_cannot_be_queued_time_out() {
 #[tokio::test]
 async fn publish_waits_when_every_slot_is_taken_and_the_buffer_is_full() {
     let (addr, server) = silent_server().await;
-    let options = ClientOptions::default()
-        .reconnect(false)
-        .request_timeout(Duration::from_millis(300));
-    let client = Client::connect_with(&format!("quiver://{addr}"), options)
-        .await
-        .expect("connect");
+    let client = quiet_client(addr, 300).await;
     let options = PublisherOptions::default()
         .max_batch_events(1)
         .max_in_flight_batches(2);

@@ -20,14 +20,7 @@ async fn the_client_reconnects_and_subscribes_again_after_a_restart(transport: T
     assert_eq!(payloads(&mut sub, 1).await, ["before"]);
 
     drop(first);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !client.is_closed() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the client notices the server left"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    super::wait_closed(&client).await;
     let error = client
         .publish("acme/r/s", "lost")
         .await
