@@ -78,6 +78,17 @@ pub enum PublishError {
         index: usize,
         bytes: u64,
     },
+    /// A message whose de-duplication id (header `Quiver-Msg-Id`) is over
+    /// [`MAX_MSG_ID_BYTES`](crate::streams::durable::MAX_MSG_ID_BYTES).
+    #[error(
+        "message {index} of a publish to {stream} has a Quiver-Msg-Id of {bytes} bytes; an id is 1 to {} bytes",
+        crate::streams::durable::MAX_MSG_ID_BYTES
+    )]
+    MsgIdTooLong {
+        stream: StreamName,
+        index: usize,
+        bytes: usize,
+    },
     /// A new stream beyond [`Limits::max_streams`](crate::streams::Limits).
     #[error("cannot create stream {stream}: the broker already has {limit} streams, its limit")]
     TooManyStreams { stream: StreamName, limit: usize },
@@ -327,6 +338,15 @@ fn check(stream: &StreamName, messages: &[Message]) -> Result<u64, PublishError>
                 stream: stream.clone(),
                 index,
                 bytes,
+            });
+        }
+        if let Some(id) = crate::streams::durable::message_id(&message.headers)
+            .filter(|id| id.len() > crate::streams::durable::MAX_MSG_ID_BYTES)
+        {
+            return Err(PublishError::MsgIdTooLong {
+                stream: stream.clone(),
+                index,
+                bytes: id.len(),
             });
         }
         total += bytes;

@@ -331,6 +331,19 @@ async fn retried_message_ids_are_stored_once_even_across_a_restart() {
     );
     let stats = broker.describe(&stream).unwrap().durable.unwrap();
     assert_eq!(stats.next_offset, 4);
+    // An id over 128 bytes could not be remembered: refused, not stored unchecked.
+    let long = "x".repeat(129);
+    let refused = broker
+        .publish(&stream, vec![with_id(&long, 9)], Ack::Committed, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            quiver_core::streams::PublishError::MsgIdTooLong { bytes: 129, .. }
+        ),
+        "{refused}"
+    );
 }
 
 #[tokio::test]

@@ -158,6 +158,7 @@ fn publish_error(error: &PublishError) -> ErrorFrame {
         | PublishError::MessageTooLarge { .. }
         | PublishError::TooManyStreams { .. } => ErrorCode::LIMIT_EXCEEDED,
         PublishError::NotDurable { .. } => ErrorCode::UNSUPPORTED,
+        PublishError::MsgIdTooLong { .. } => ErrorCode::INVALID_ARGUMENT,
         PublishError::Budget { .. } | PublishError::Blocked { .. } => ErrorCode::OVERLOADED,
         PublishError::Storage { .. } => ErrorCode::STORAGE,
         PublishError::Deleted { .. } => ErrorCode::NOT_FOUND,

@@ -554,6 +554,7 @@ pub fn parse_batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Mes
 pub fn publish_error(error: &PublishError) -> ApiError {
     let (status, code, retry) = match error {
         PublishError::Empty { .. } => (StatusCode::BAD_REQUEST, "empty", None),
+        PublishError::MsgIdTooLong { .. } => (StatusCode::BAD_REQUEST, "invalid_header", None),
         PublishError::TooManyMessages { .. } | PublishError::MessageTooLarge { .. } => {
             (StatusCode::PAYLOAD_TOO_LARGE, "too_large", None)
         }
