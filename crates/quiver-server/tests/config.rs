@@ -146,6 +146,12 @@ fn config_file_can_come_from_the_environment() {
         ..Inputs::default()
     };
     assert_eq!(load(&from_env).config.http.listener.addr.port(), 9999);
+    // Set but empty is no file.
+    let empty = Inputs {
+        env: env(&[("QUIVER_CONFIG", "")]),
+        ..Inputs::default()
+    };
+    assert_eq!(load(&empty).config.http.listener.addr.port(), 8080);
 }
 
 #[test]

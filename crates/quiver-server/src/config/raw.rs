@@ -119,7 +119,8 @@ pub(crate) fn config_file(inputs: &Inputs) -> Option<PathBuf> {
         inputs
             .env
             .iter()
-            .find(|(var, _)| var == CONFIG_FILE_ENV)
+            // Empty is unset, as for a shell's `QUIVER_CONFIG=`.
+            .find(|(var, path)| var == CONFIG_FILE_ENV && !path.is_empty())
             .map(|(_, path)| PathBuf::from(path))
     })
 }
