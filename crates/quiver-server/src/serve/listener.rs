@@ -162,6 +162,10 @@ impl Listener {
         R: Fn(TcpStream, u32) -> RF,
         RF: Future<Output = ()> + Send + 'static,
     {
+        // Refusals are logged at most once a second (a flood of them would flood the log);
+        // each is counted in the listener's figures.
+        let mut refusals_logged: Option<tokio::time::Instant> = None;
+        let mut refusals_since = 0u64;
         loop {
             let accepted = tokio::select! {
                 accepted = self.tcp.accept() => accepted,
@@ -182,12 +186,19 @@ impl Listener {
             match self.stats.admit(&self.slots) {
                 Some(guard) => admit(stream, peer, guard),
                 None => {
-                    tracing::warn!(
-                        listener = self.stats.name,
-                        %peer,
-                        limit = self.stats.max_connections,
-                        "connection refused: connection limit reached"
-                    );
+                    refusals_since += 1;
+                    let now = tokio::time::Instant::now();
+                    if refusals_logged.is_none_or(|at| now - at >= Duration::from_secs(1)) {
+                        tracing::warn!(
+                            listener = self.stats.name,
+                            %peer,
+                            limit = self.stats.max_connections,
+                            refused = refusals_since,
+                            "connections refused: connection limit reached (count since the last such line)"
+                        );
+                        refusals_logged = Some(now);
+                        refusals_since = 0;
+                    }
                     let refusal = refuse(stream, self.stats.max_connections);
                     tokio::spawn(async move {
                         let _ = tokio::time::timeout(REFUSAL_TIMEOUT, refusal).await;
