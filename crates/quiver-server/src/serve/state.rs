@@ -15,9 +15,8 @@ use crate::config::Profile;
 pub struct Readiness {
     storage_open: AtomicBool,
     listeners_bound: AtomicBool,
-    draining: AtomicBool,
-    /// Wakes [`Readiness::wait_draining`].
-    drain_started: tokio::sync::Notify,
+    /// Fired when the drain starts; long waits (a group fetch's) end on it.
+    draining: super::shutdown::Shutdown,
 }
 
 /// One readiness check's outcome, for the `/ready` body.
@@ -45,19 +44,13 @@ impl Readiness {
     }
 
     pub fn set_draining(&self) {
-        self.draining.store(true, Ordering::Release);
-        self.drain_started.notify_waiters();
+        self.draining.trigger();
     }
 
     /// Resolves once the drain has started (a long wait, such as a group fetch's, ends
     /// then rather than at the drain's deadline).
     pub async fn wait_draining(&self) {
-        let started = self.drain_started.notified();
-        tokio::pin!(started);
-        started.as_mut().enable();
-        if !self.draining.load(Ordering::Acquire) {
-            started.await;
-        }
+        self.draining.wait().await;
     }
 
     /// The current outcome of every check.
@@ -65,7 +58,7 @@ impl Readiness {
         ReadyChecks {
             storage_open: self.storage_open.load(Ordering::Acquire),
             listeners_bound: self.listeners_bound.load(Ordering::Acquire),
-            draining: self.draining.load(Ordering::Acquire),
+            draining: self.draining.is_triggered(),
         }
     }
 }
