@@ -405,12 +405,16 @@ impl Registry {
         };
         if persist && let Some(store) = &self.store {
             // Group files an earlier stream of this name left (its deletion cut short by a
-            // crash) would otherwise come back with the new stream at the next start.
-            for leftover in store
-                .catalog
-                .groups(name)
-                .map_err(|error| storage_error(error.to_string()))?
-            {
+            // crash) would otherwise come back with the new stream at the next start. Only
+            // a durable stream's groups are loaded, so only one looks.
+            let leftovers = match &durable {
+                Some(_) => store
+                    .catalog
+                    .groups(name)
+                    .map_err(|error| storage_error(error.to_string()))?,
+                None => Vec::new(),
+            };
+            for leftover in leftovers {
                 store
                     .catalog
                     .remove_group(name, &leftover.group)
