@@ -110,9 +110,14 @@ pub fn number(
     }
 }
 
+/// The first field of `fields` that is not one of `known`.
+pub fn unknown<'a>(fields: &'a Map<String, Value>, known: &[&str]) -> Option<&'a String> {
+    fields.keys().find(|k| !known.contains(&k.as_str()))
+}
+
 /// Refuses a field of `fields` that is not one of `known` (`what` names the object).
 pub fn only(fields: &Map<String, Value>, known: &[&str], what: &str) -> Result<(), ApiError> {
-    match fields.keys().find(|k| !known.contains(&k.as_str())) {
+    match unknown(fields, known) {
         None => Ok(()),
         Some(unknown) => Err(ApiError::bad_request(
             "unknown_field",

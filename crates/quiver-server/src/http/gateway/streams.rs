@@ -503,7 +503,7 @@ pub fn parse_batch(body: &[u8], common: &[core::Header]) -> Result<Vec<core::Mes
             .value(format!("line {line_no}")));
         }
         const LINE_FIELDS: [&str; 3] = ["payload", "payload_base64", "headers"];
-        if let Some(unknown) = fields.keys().find(|k| !LINE_FIELDS.contains(&k.as_str())) {
+        if let Some(unknown) = json::unknown(&fields, &LINE_FIELDS) {
             return Err(bad(format!(
                 "a line has no field {unknown:?}; its fields are {}",
                 LINE_FIELDS.join(", ")
