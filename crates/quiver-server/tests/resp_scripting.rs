@@ -1,14 +1,14 @@
 //! Lua scripting through real sockets with the `redis` crate: the lock-release pattern
 //! clients use (EVALSHA, NOSCRIPT, then EVAL), atomicity against concurrent clients,
 //! pipelined calls of clients on several databases and users sharing the script
-//! thread's batches, and a long script answered BUSY and stopped by SCRIPT KILL from a client on the
-//! same connection thread. (Replies and errors against redis-server are the
-//! differential test's part.)
+//! thread's batches, and a long script answered BUSY and stopped by SCRIPT KILL from a
+//! client on the same connection thread, while HTTP and native cache requests are refused.
+//! (Replies and errors against redis-server are the differential test's part.)
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::support::{Server, redis_connection};
+use crate::support::{Server, http_get, redis_connection};
 
 /// A connection to a RESP address (a `Server` stays on the test's thread).
 fn connect(resp: SocketAddr) -> redis::Connection {
@@ -250,6 +250,58 @@ fn busy_script_is_killed_from_the_same_connection_thread() {
         .query::<String>(&mut admin)
         .expect_err("nothing runs");
     assert_eq!(not_busy.code(), Some("NOTBUSY"));
+}
+
+/// While a script is busy, HTTP and native cache requests are refused instead of waiting on
+/// the keyspace (which would hold their threads: `/health` still answers), and served
+/// again once it is killed.
+#[test]
+fn busy_script_refuses_http_and_native_cache_requests() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path(), &["--resp-busy-reply-threshold", "100ms"]);
+    let mut admin = redis_connection(&server);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let native = runtime
+        .block_on(quiver_client::Client::connect(&format!(
+            "quiver://{}",
+            server.native
+        )))
+        .expect("native client");
+    let resp = server.resp;
+    std::thread::scope(|scope| {
+        let runner = scope.spawn(move || {
+            redis::cmd("EVAL")
+                .arg("while true do end")
+                .arg(0)
+                .query::<i64>(&mut connect(resp))
+                .expect_err("killed")
+        });
+        until_error(&mut admin, &redis::cmd("PING"), "BUSY");
+        for _ in 0..8 {
+            let (status, body) = http_get(server.http, "/v1/cache/0/k");
+            assert_eq!(status, 503, "{body}");
+            assert!(body.contains("\"busy\""), "{body}");
+        }
+        assert_eq!(http_get(server.http, "/health").0, 200);
+        let refused = runtime
+            .block_on(native.cache_get("k"))
+            .expect_err("refused while busy")
+            .to_string();
+        assert!(refused.contains("OVERLOADED"), "{refused}");
+        let killed: String = redis::cmd("SCRIPT")
+            .arg("KILL")
+            .query(&mut admin)
+            .expect("SCRIPT KILL");
+        assert_eq!(killed, "OK");
+        runner.join().expect("runner");
+    });
+    let (status, body) = http_get(server.http, "/v1/cache/0/k");
+    assert_eq!(status, 404, "{body}");
+    let value = runtime.block_on(native.cache_get("k")).expect("served");
+    assert_eq!(value, None);
 }
 
 /// A script that wrote answers UNKILLABLE; SHUTDOWN NOSAVE, allowed while it is busy,

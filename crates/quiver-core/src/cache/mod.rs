@@ -18,6 +18,7 @@
 
 pub mod aof;
 mod blocking;
+mod hold;
 mod lazy_free;
 pub mod persist;
 
@@ -48,6 +49,7 @@ pub use quiver_cache::{
 };
 
 use blocking::Waiters;
+pub use hold::{BUSY_TEXT, Hold};
 use lazy_free::LazyFree;
 
 /// How often expired keys are reclaimed in the background (Redis's `hz 10`).
@@ -75,6 +77,7 @@ pub struct Cache {
     delivery: Mutex<u64>,
     persistence: persist::Persistence,
     aof: aof::AppendOnly,
+    hold: Arc<Hold>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -99,6 +102,7 @@ impl Cache {
             delivery: Mutex::new(0),
             persistence: persist::Persistence::new(),
             aof: aof::AppendOnly::new(),
+            hold: Arc::default(),
         })
     }
 
@@ -119,6 +123,12 @@ impl Cache {
     /// needs. `db` comes from [`Cache::select`].
     pub fn db(&self, db: usize) -> Result<Db<'_>, OpError> {
         self.keyspace.db(db)
+    }
+
+    /// Whether one holder (the script thread) has the keyspace for a while: check it before
+    /// a command and wait on it rather than on a shard.
+    pub fn hold(&self) -> &Arc<Hold> {
+        &self.hold
     }
 
     /// Every shard locked, for a MULTI/EXEC: nothing interleaves with the operations run

@@ -1,7 +1,7 @@
 //! Cache frames over the native protocol: CacheGet, CacheSet (with TTL) and CacheDelete
 //! against database 0 of the node's cache, the one the RESP listener serves.
 
-use quiver_core::cache::{Cache, OpError, SetExpiry, SetOptions};
+use quiver_core::cache::{BUSY_TEXT, Cache, OpError, SetExpiry, SetOptions};
 use quiver_wire::{
     CacheDelete, CacheDeleted, CacheGet, CacheNotFound, CacheOk, CacheSet, CacheValue, ErrorCode,
     ErrorFrame,
@@ -81,18 +81,31 @@ pub fn delete(cache: &Cache, request_id: u32, request: &CacheDelete) -> Outgoing
     }
 }
 
-/// Refuses a write while persistence fails (RESP's MISCONF), or else makes it.
-pub fn write(cache: &Cache, request_id: u32, make: impl FnOnce() -> Outgoing) -> Outgoing {
+/// Runs `op` on the keyspace once a script no longer holds it, without holding this
+/// thread meanwhile; refused (`OVERLOADED`) while a script is busy.
+pub async fn unheld(cache: &Cache, request_id: u32, op: impl FnOnce() -> Outgoing) -> Outgoing {
+    let hold = cache.hold();
+    if hold.held() {
+        hold.settled().await;
+    }
+    if hold.busy() {
+        return Outgoing::encode(
+            request_id,
+            &ErrorFrame::new(ErrorCode::OVERLOADED, BUSY_TEXT),
+        );
+    }
+    op()
+}
+
+/// Makes a write, refused while persistence fails (RESP's MISCONF); the reply comes once
+/// what it changed is as durable as `appendfsync` promises, an error frame instead if it
+/// could not be journaled.
+pub async fn write(cache: &Cache, request_id: u32, make: impl FnOnce() -> Outgoing) -> Outgoing {
     if cache.refuses_writes() {
         let message = "writes are refused: the cache cannot persist to disk (see the server log)";
         return Outgoing::encode(request_id, &ErrorFrame::new(ErrorCode::INTERNAL, message));
     }
-    make()
-}
-
-/// The reply to a write, once what it changed is as durable as `appendfsync` promises;
-/// an error frame instead if it could not be journaled.
-pub async fn durable(cache: &Cache, request_id: u32, reply: Outgoing) -> Outgoing {
+    let reply = unheld(cache, request_id, make).await;
     match cache.wait_durable(0).await {
         Ok(()) => reply,
         Err(error) => Outgoing::encode(

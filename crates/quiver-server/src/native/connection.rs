@@ -351,21 +351,24 @@ impl<D: Deliveries> Connection<'_, D> {
                 error(out, request_id, ErrorCode::UNSUPPORTED, message).await
             }
             Frame::CacheGet(get) => {
-                send(out, cache::get(&shared.cache, request_id, &get)).await;
+                let reply = cache::unheld(&shared.cache, request_id, || {
+                    cache::get(&shared.cache, request_id, &get)
+                });
+                send(out, reply.await).await;
                 Flow::Continue
             }
             Frame::CacheSet(set) => {
                 let reply = cache::write(&shared.cache, request_id, || {
                     cache::set(&shared.cache, request_id, &set)
                 });
-                send(out, cache::durable(&shared.cache, request_id, reply).await).await;
+                send(out, reply.await).await;
                 Flow::Continue
             }
             Frame::CacheDelete(delete) => {
                 let reply = cache::write(&shared.cache, request_id, || {
                     cache::delete(&shared.cache, request_id, &delete)
                 });
-                send(out, cache::durable(&shared.cache, request_id, reply).await).await;
+                send(out, reply.await).await;
                 Flow::Continue
             }
             other => {

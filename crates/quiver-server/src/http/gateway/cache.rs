@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use quiver_core::cache::{Cache, MAX_STRING_BYTES, OpError, SetExpiry, SetOptions};
+use quiver_core::cache::{BUSY_TEXT, Cache, MAX_STRING_BYTES, OpError, SetExpiry, SetOptions};
 use serde_json::json;
 
 use super::streams::{parse_query, percent_decode};
@@ -27,7 +27,7 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
         .unwrap_or_default();
     let result = match target(&shared.gateway.cache, rest) {
         Ok((db, key)) => match parts.method {
-            Method::GET | Method::HEAD => get(&shared.gateway.cache, db, &key),
+            Method::GET | Method::HEAD => get(&shared.gateway.cache, db, &key).await,
             Method::PUT => {
                 let query = parts.uri.query().unwrap_or_default();
                 put(&shared.gateway, db, &key, query, &parts.headers, body).await
@@ -82,7 +82,21 @@ fn op_error(error: &OpError) -> ApiError {
     }
 }
 
-fn get(cache: &Cache, db: usize, key: &[u8]) -> ApiResult {
+/// Waits, without holding this thread, until a script no longer holds the keyspace;
+/// refused while a script is busy (RESP's `BUSY`).
+async fn unheld(cache: &Cache) -> Result<(), ApiError> {
+    let hold = cache.hold();
+    if hold.held() {
+        hold.settled().await;
+    }
+    if hold.busy() {
+        return Err(ApiError::unavailable("busy", BUSY_TEXT, 1));
+    }
+    Ok(())
+}
+
+async fn get(cache: &Cache, db: usize, key: &[u8]) -> ApiResult {
+    unheld(cache).await?;
     let now = unix_ms();
     let (value, ttl) = {
         let mut handle = cache.db(db).map_err(|e| op_error(&e))?;
@@ -175,6 +189,7 @@ async fn put(
         )
         .value(value.len().to_string()));
     }
+    unheld(cache).await?;
     check_writable(cache)?;
     let options = SetOptions {
         expiry,
@@ -191,6 +206,7 @@ async fn put(
 
 async fn delete(gateway: &Gateway, db: usize, key: &[u8]) -> ApiResult {
     let cache = &gateway.cache;
+    unheld(cache).await?;
     check_writable(cache)?;
     let count = {
         let mut handle = cache.db(db).map_err(|e| op_error(&e))?;

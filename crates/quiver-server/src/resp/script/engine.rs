@@ -282,9 +282,7 @@ impl<D: Dispatch> Runs<'_, '_, D> {
         if target.is_function {
             *state.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
         }
-        if state.busy.swap(false, Ordering::AcqRel) {
-            state.changed.notify_waiters();
-        }
+        state.hold.set_busy(false);
     }
 
     /// Compiles and remembers the script with this body unless known (EVAL, SCRIPT

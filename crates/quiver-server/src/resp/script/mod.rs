@@ -6,7 +6,8 @@
 //! held keyspace. Every command that uses the engine runs there (inside EXEC, in place),
 //! and the calling connection awaits the reply, so its connection thread keeps serving
 //! other clients. Those wait without holding their thread while a script runs
-//! (see [`Scripts::settled`]); once it has run longer than `busy-reply-threshold` they
+//! (see [`Scripts::settled`]; HTTP and native cache requests too, on the cache's `Hold`);
+//! once it has run longer than `busy-reply-threshold` they
 //! are answered `BUSY`, and SCRIPT KILL or FUNCTION KILL stop it unless it has written.
 
 pub mod cjson;
@@ -22,10 +23,9 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use mlua::VmState;
-use quiver_core::cache::Cache;
+use quiver_core::cache::{Cache, Hold};
 use quiver_resp::Protocol;
 use quiver_resp::request::Request;
-use tokio::sync::Notify;
 
 use crate::resp::command::scripting::exec::{Job, ScriptDispatch};
 use engine::Engine;
@@ -77,10 +77,10 @@ impl std::fmt::Debug for Scripts {
 
 /// What the running script is doing, readable without the engine's lock.
 pub(in crate::resp) struct RunState {
-    /// The script thread holds the keyspace (a batch of jobs is running).
-    holding: AtomicBool,
+    /// The script thread holding the keyspace (a batch of jobs is running) and its script
+    /// being busy, as every transport sees them.
+    hold: Arc<Hold>,
     running: AtomicBool,
-    busy: AtomicBool,
     kill: AtomicBool,
     /// The running script has sent a write command: it can no longer be killed.
     wrote: AtomicBool,
@@ -94,9 +94,6 @@ pub(in crate::resp) struct RunState {
     /// While a library loads: when its load must have ended, in nanoseconds after
     /// `base` (0: no load running).
     load_deadline_ns: AtomicU64,
-    /// Fired when the script thread lets the keyspace go, and when a script becomes
-    /// busy.
-    changed: Notify,
     /// The running script's name and command, for FUNCTION STATS.
     current: Mutex<Option<(String, Vec<Bytes>)>>,
     libraries: AtomicUsize,
@@ -119,11 +116,8 @@ impl RunState {
                 "Script killed by user with SCRIPT KILL...",
             ));
         }
-        if !self.busy.load(Ordering::Relaxed)
-            && self.elapsed_ms() >= self.threshold_ms.load(Ordering::Relaxed)
-        {
-            self.busy.store(true, Ordering::Release);
-            self.changed.notify_waiters();
+        if !self.hold.busy() && self.elapsed_ms() >= self.threshold_ms.load(Ordering::Relaxed) {
+            self.hold.set_busy(true);
         }
         Ok(VmState::Continue)
     }
@@ -211,9 +205,8 @@ impl Scripts {
     /// An engine for `cache` whose scripts become busy after `threshold_ms`.
     pub fn new(cache: Arc<Cache>, threshold_ms: u64) -> Scripts {
         let state = Arc::new(RunState {
-            holding: AtomicBool::new(false),
+            hold: Arc::clone(cache.hold()),
             running: AtomicBool::new(false),
-            busy: AtomicBool::new(false),
             kill: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
             function: AtomicBool::new(false),
@@ -221,7 +214,6 @@ impl Scripts {
             started_ns: AtomicU64::new(0),
             threshold_ms: AtomicU64::new(threshold_ms),
             load_deadline_ns: AtomicU64::new(0),
-            changed: Notify::new(),
             current: Mutex::new(None),
             libraries: AtomicUsize::new(0),
             functions: AtomicUsize::new(0),
@@ -248,7 +240,7 @@ impl Scripts {
                     let mut replies = Vec::with_capacity(batch.len());
                     {
                         let mut tx = cache.transaction();
-                        thread_state.holding.store(true, Ordering::Release);
+                        thread_state.hold.take();
                         let mut dispatch = ScriptDispatch::new(&cache, &mut tx);
                         engine::session(&thread_engine, &thread_state, &mut dispatch, |runs| {
                             for job in batch {
@@ -264,9 +256,8 @@ impl Scripts {
                                 }
                             }
                         });
-                        thread_state.holding.store(false, Ordering::Release);
                     }
-                    thread_state.changed.notify_waiters();
+                    thread_state.hold.release();
                     cache.after_command();
                     for finished in replies {
                         finished.send();
@@ -303,7 +294,7 @@ impl Scripts {
 
     /// A script has run past `busy-reply-threshold`: other commands are answered BUSY.
     pub fn busy(&self) -> bool {
-        self.state.busy.load(Ordering::Acquire)
+        self.state.hold.busy()
     }
 
     /// The BUSY error for the running script.
@@ -323,22 +314,14 @@ impl Scripts {
     /// Whether the script thread holds the keyspace (one atomic load: checked before
     /// every command that is not a script call).
     pub(crate) fn holding(&self) -> bool {
-        self.state.holding.load(Ordering::Acquire)
+        self.state.hold.held()
     }
 
     /// Resolves when the script thread lets the keyspace go or its script is busy: a
     /// connection waits here instead of on the keyspace, so its thread keeps serving
     /// others (among them, the client that will send SCRIPT KILL).
     pub(in crate::resp) async fn settled(&self) {
-        loop {
-            let changed = self.state.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if !self.holding() || self.busy() {
-                return;
-            }
-            changed.await;
-        }
+        self.state.hold.settled().await;
     }
 
     /// SCRIPT KILL (`function` false) or FUNCTION KILL. The other kind of kill while a
