@@ -7,8 +7,8 @@
 //! and the calling connection awaits the reply, so its connection thread keeps serving
 //! other clients. Those wait without holding their thread while a script runs
 //! (see [`Scripts::settled`]; HTTP and native cache requests too, on the cache's `Hold`);
-//! once it has run longer than `busy-reply-threshold` they
-//! are answered `BUSY`, and SCRIPT KILL or FUNCTION KILL stop it unless it has written.
+//! once it has run longer than `busy-reply-threshold` they are answered `BUSY`, and
+//! SCRIPT KILL or FUNCTION KILL stop it unless it has written.
 
 pub mod cjson;
 mod convert;
