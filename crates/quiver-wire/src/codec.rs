@@ -5,7 +5,7 @@ use thiserror::Error;
 
 use crate::error_code::ErrorCode;
 use crate::frames::{ErrorFrame, Frame, FramePayload};
-use crate::header::{CheckError, FrameHeader, FrameInfo, VERSION, check};
+use crate::header::{CheckError, FrameHeader, FrameInfo, VERSION, check_with_limit};
 use crate::limits::{HEADER_LEN, MAX_FRAME_LEN};
 use crate::reader::DecodeError;
 use crate::writer::EncodeError;
@@ -98,7 +98,7 @@ pub fn encode<F: FramePayload>(
 }
 
 /// Decodes one whole frame (`frame` holds exactly the bytes `info` describes, as returned
-/// by [`check`]); the payload fields are slices of `frame`.
+/// by [`check`](crate::check)); the payload fields are slices of `frame`.
 pub fn decode(info: &FrameInfo, frame: &Bytes) -> Result<Frame, DecodeError> {
     debug_assert_eq!(
         frame.len(),
@@ -112,7 +112,16 @@ pub fn decode(info: &FrameInfo, frame: &Bytes) -> Result<Frame, DecodeError> {
 /// buffered; on [`WireError::Payload`] the bad frame has been consumed and, for a
 /// non-closing code, decoding may go on.
 pub fn decode_next(buf: &mut BytesMut) -> Result<Option<Envelope>, WireError> {
-    let info = match check(buf) {
+    decode_next_with_limit(buf, MAX_FRAME_LEN)
+}
+
+/// [`decode_next`] with a payload limit lower than [`MAX_FRAME_LEN`]: a server reads a
+/// connection's first frame with [`MAX_HELLO_LEN`](crate::limits::MAX_HELLO_LEN).
+pub fn decode_next_with_limit(
+    buf: &mut BytesMut,
+    max_payload_len: usize,
+) -> Result<Option<Envelope>, WireError> {
+    let info = match check_with_limit(buf, max_payload_len) {
         Ok(info) => info,
         Err(CheckError::Incomplete) => return Ok(None),
         Err(error) => return Err(WireError::Header(error)),

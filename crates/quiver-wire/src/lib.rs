@@ -63,7 +63,7 @@ mod name;
 mod reader;
 mod writer;
 
-pub use codec::{Envelope, WireError, decode, decode_next, encode};
+pub use codec::{Envelope, WireError, decode, decode_next, decode_next_with_limit, encode};
 pub use error_code::ErrorCode;
 pub use frames::*;
 pub use header::{

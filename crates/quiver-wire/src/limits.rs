@@ -44,6 +44,10 @@ pub const MAX_CLIENT_NAME_LEN: usize = 255;
 /// Longest auth token: room for a JWT, not for a document.
 pub const MAX_AUTH_TOKEN_LEN: usize = 4096;
 
+/// Longest Hello payload: versions, capabilities, the longest client name and auth token
+/// with their length prefixes. A server reads no more than this before a Hello.
+pub const MAX_HELLO_LEN: usize = 1 + 1 + 8 + 1 + MAX_CLIENT_NAME_LEN + 2 + MAX_AUTH_TOKEN_LEN;
+
 /// Longest error or goodbye message: a sentence, not a log.
 pub const MAX_ERROR_TEXT_LEN: usize = 1024;
 

@@ -62,6 +62,17 @@ pub enum DecodeError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A number outside its range, in a frame that is otherwise whole (answered, and the
+    /// connection goes on).
+    #[error("field `{field}` has value {value}; allowed: {allowed}")]
+    OutOfRange {
+        /// The field.
+        field: &'static str,
+        /// The value received.
+        value: u64,
+        /// What is allowed.
+        allowed: &'static str,
+    },
     /// A count or length is over its limit.
     #[error("field `{field}` is {len}; the limit is {max}")]
     LimitExceeded {
@@ -97,6 +108,7 @@ impl DecodeError {
             Self::LimitExceeded { .. } => ErrorCode::LIMIT_EXCEEDED,
             Self::InvalidName { .. } => ErrorCode::INVALID_NAME,
             Self::UnsupportedFlags { .. } => ErrorCode::UNSUPPORTED_FLAGS,
+            Self::OutOfRange { .. } => ErrorCode::INVALID_ARGUMENT,
             _ => ErrorCode::MALFORMED_FRAME,
         }
     }

@@ -131,3 +131,65 @@ fn encode_refuses_what_the_peer_would_reject() {
         "a failed encode leaves the buffer as it was"
     );
 }
+
+#[test]
+fn an_interval_out_of_range_is_refused_without_closing() {
+    let settings = |interval_ms| StreamSettings {
+        storage: Storage::Interval { interval_ms },
+        max_age_ms: 0,
+        max_bytes: 0,
+        max_messages: 0,
+        keep_unacked: false,
+        dedupe_window_ms: 0,
+        policy: Policy::Default,
+    };
+    let create = |interval_ms| CreateStream {
+        stream: StreamName::new("acme/orders/created").expect("valid"),
+        settings: settings(interval_ms),
+    };
+    let mut buf = BytesMut::new();
+    for interval_ms in [0, 60_001] {
+        assert!(matches!(
+            encode(1, &create(interval_ms), &mut buf),
+            Err(EncodeError::Invalid {
+                field: "interval ms",
+                ..
+            })
+        ));
+    }
+    // A peer that sends one anyway: the frame is answered, the next one read.
+    encode(1, &create(1), &mut buf).expect("in range");
+    let at = buf
+        .windows(5)
+        .position(|w| w == [3, 1, 0, 0, 0])
+        .expect("interval");
+    buf[at + 1] = 0;
+    encode(2, &Pong, &mut buf).expect("pong");
+    let error = decode_next(&mut buf).expect_err("out of range");
+    assert_eq!(error.code(), ErrorCode::INVALID_ARGUMENT);
+    assert!(!error.closes_connection());
+    assert!(error.to_string().contains("interval ms"), "{error}");
+    let next = decode_next(&mut buf).expect("intact").expect("whole");
+    assert_eq!((next.request_id, next.frame), (2, Frame::Pong(Pong)));
+}
+
+#[test]
+fn the_largest_hello_fits_the_hello_limit() {
+    let hello = Hello {
+        min_version: 1,
+        max_version: 1,
+        capabilities: Capabilities(u64::MAX),
+        client_name: "n".repeat(limits::MAX_CLIENT_NAME_LEN),
+        auth_token: vec![7; limits::MAX_AUTH_TOKEN_LEN].into(),
+    };
+    let mut buf = BytesMut::new();
+    encode(1, &hello, &mut buf).expect("largest hello");
+    assert_eq!(buf.len(), limits::HEADER_LEN + limits::MAX_HELLO_LEN);
+    let mut short = buf.clone();
+    let error = decode_next_with_limit(&mut short, limits::MAX_HELLO_LEN - 1).expect_err("over");
+    assert_eq!(error.code(), ErrorCode::FRAME_TOO_LARGE);
+    let decoded = decode_next_with_limit(&mut buf, limits::MAX_HELLO_LEN)
+        .expect("fits")
+        .expect("whole");
+    assert_eq!(decoded.frame, Frame::Hello(hello));
+}

@@ -33,16 +33,25 @@ pub enum Storage {
 }
 
 impl Storage {
-    fn encode(self, dst: &mut BytesMut) {
+    fn encode(self, dst: &mut BytesMut) -> Result<(), EncodeError> {
         let (kind, interval) = match self {
             Self::Live => (0, 0),
             Self::Buffered => (1, 0),
             Self::Os => (2, 0),
-            Self::Interval { interval_ms } => (3, interval_ms),
+            Self::Interval { interval_ms } if (1..=MAX_INTERVAL_MS).contains(&interval_ms) => {
+                (3, interval_ms)
+            }
+            Self::Interval { .. } => {
+                return Err(EncodeError::Invalid {
+                    field: "interval ms",
+                    reason: "1 to 60000",
+                });
+            }
             Self::Sync => (4, 0),
         };
         dst.put_u8(kind);
         dst.put_u32_le(interval);
+        Ok(())
     }
 
     fn read(reader: &mut Reader) -> Result<Self, DecodeError> {
@@ -56,7 +65,7 @@ impl Storage {
                 return Ok(Self::Interval { interval_ms });
             }
             3 => {
-                return Err(DecodeError::UnknownValue {
+                return Err(DecodeError::OutOfRange {
                     field: "interval ms",
                     value: u64::from(interval_ms),
                     allowed: "1 to 60000",
@@ -139,8 +148,8 @@ pub struct StreamSettings {
 const FLAG_KEEP_UNACKED: u8 = 0x01;
 
 impl StreamSettings {
-    fn encode(&self, dst: &mut BytesMut) {
-        self.storage.encode(dst);
+    fn encode(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
+        self.storage.encode(dst)?;
         dst.put_u64_le(self.max_age_ms);
         dst.put_u64_le(self.max_bytes);
         dst.put_u64_le(self.max_messages);
@@ -151,6 +160,7 @@ impl StreamSettings {
         });
         dst.put_u64_le(self.dedupe_window_ms);
         dst.put_u8(self.policy as u8);
+        Ok(())
     }
 
     fn read(reader: &mut Reader) -> Result<Self, DecodeError> {
@@ -193,8 +203,7 @@ impl FramePayload for CreateStream {
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
         put_name(dst, self.stream.as_bytes());
-        self.settings.encode(dst);
-        Ok(())
+        self.settings.encode(dst)
     }
 
     fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
@@ -234,7 +243,7 @@ impl StreamInfo {
         writer::limit("group count", self.groups.len(), MAX_GROUPS_LISTED)?;
         put_name(dst, self.stream.as_bytes());
         dst.put_u64_le(self.created_ms);
-        self.settings.encode(dst);
+        self.settings.encode(dst)?;
         dst.put_u64_le(self.first_offset);
         dst.put_u64_le(self.next_offset);
         dst.put_u64_le(self.stored_bytes);

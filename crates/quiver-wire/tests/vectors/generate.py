@@ -378,7 +378,7 @@ header alone, before any payload is buffered.""", "error FRAME_TOO_LARGE",
           [pre8(STREAM, "stream")] + settings(7), request_id=5, expect="error MALFORMED_FRAME")
     frame("error_interval_zero", "CreateStream with durability interval and 0 ms.",
           "CreateStream", [pre8(STREAM, "stream")] + settings(3, interval=0), request_id=5,
-          expect="error MALFORMED_FRAME")
+          expect="error INVALID_ARGUMENT")
     frame("error_ack_empty_range", "GroupAck with a range of length 0.", "GroupAck",
           [u32(4, "subscription id"), pre8(STREAM, "stream"), u16(1, "range count"),
            u64(7, "  first"), u32(0, "  length")], request_id=5, expect="error MALFORMED_FRAME")
