@@ -81,6 +81,7 @@ pub async fn connect(
     transport.max_concurrent_uni_streams(MAX_DELIVERY_STREAMS.into());
     transport.max_concurrent_bidi_streams(0u32.into());
     transport.keep_alive_interval(Some(KEEP_ALIVE_INTERVAL));
+    transport.datagram_receive_buffer_size(None);
     let mut mtu = quinn::MtuDiscoveryConfig::default();
     mtu.upper_bound(QUIC_MAX_UDP_PAYLOAD_BYTES);
     transport.mtu_discovery_config(Some(mtu));

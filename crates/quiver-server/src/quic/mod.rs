@@ -154,6 +154,8 @@ impl QuicListener {
         transport.max_concurrent_bidi_streams(1u32.into());
         transport.max_concurrent_uni_streams(0u32.into());
         transport.mtu_discovery_config(Some(mtu_discovery()));
+        // Unreliable datagrams are not part of the protocol: none is buffered.
+        transport.datagram_receive_buffer_size(None);
         transport.max_idle_timeout(Some(
             IDLE_TIMEOUT
                 .try_into()
@@ -209,6 +211,15 @@ pub async fn serve_quic(listener: QuicListener, shared: Arc<NativeShared>, shutd
             () = shutdown.wait() => break,
         };
         let Some(incoming) = incoming else { break };
+        // Once half the slots are taken, a peer proves its address (a Retry round trip)
+        // before it gets one: spoofed Initial packets cannot hold the rest.
+        if !incoming.remote_address_validated()
+            && incoming.may_retry()
+            && stats.open() >= u64::from(stats.max_connections) / 2
+        {
+            let _ = incoming.retry();
+            continue;
+        }
         match stats.admit(&slots) {
             Some(guard) => {
                 let serve =
