@@ -8,8 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use quiver_wire::limits::{HEADER_LEN, MAX_HELLO_LEN};
 use quiver_wire::{
-    Capabilities, Direction, Envelope, ErrorCode, ErrorFrame, Frame, Goodbye, Pong, WireError,
+    AckMode, Capabilities, Direction, Envelope, ErrorCode, ErrorFrame, Frame, FrameType, Goodbye,
+    MAGIC, Pong, VERSION, WireError,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
@@ -91,6 +93,11 @@ pub async fn run<R, W, D>(
                 break;
             }
             () = shutdown.wait() => {
+                // What is in flight ends first: commits are acknowledged, and every
+                // subscription delivers what the broker queued for it and its
+                // SubscriptionEnded; Goodbye comes last.
+                connection.send_publish_replies().await;
+                let _ = tokio::time::timeout(CLOSE_WRITE_TIMEOUT, connection.settle()).await;
                 let goodbye = Goodbye {
                     code: ErrorCode::SHUTTING_DOWN,
                     message: "the server is shutting down".to_owned(),
@@ -106,7 +113,24 @@ pub async fn run<R, W, D>(
         loop {
             // The replies to the publishes before a Goodbye or a closing error go first:
             // nothing follows those.
-            let flow = match quiver_wire::decode_next(&mut buf) {
+            if connection.session.is_none()
+                && let Some((found, request_id)) = not_hello(&buf)
+            {
+                let message = format!("the first frame must be Hello, not {found:?}");
+                error(
+                    &connection.out,
+                    request_id,
+                    ErrorCode::HELLO_REQUIRED,
+                    &message,
+                )
+                .await;
+                break 'read;
+            }
+            let decoded = match connection.session {
+                Some(_) => quiver_wire::decode_next(&mut buf),
+                None => quiver_wire::decode_next_with_limit(&mut buf, MAX_HELLO_LEN),
+            };
+            let flow = match decoded {
                 Ok(None) => break,
                 Ok(Some(envelope)) => {
                     if matches!(envelope.frame, Frame::Goodbye(_)) {
@@ -118,7 +142,13 @@ pub async fn run<R, W, D>(
                     if error.closes_connection() {
                         connection.send_publish_replies().await;
                     }
-                    connection.bad_frame(&error, peer).await
+                    let flow = connection.bad_frame(&error, peer).await;
+                    // A first frame that is not a whole, valid Hello ends the connection.
+                    if connection.session.is_none() {
+                        Flow::Close
+                    } else {
+                        flow
+                    }
                 }
             };
             if flow == Flow::Close {
@@ -150,6 +180,29 @@ struct Connection<'a, D> {
     /// Replies to the publishes of the current read, sent once the read is handled.
     publish_replies: Vec<Outgoing>,
     deliveries: &'a D,
+}
+
+/// The type and request id of the frame `buf` starts with, once its header is buffered
+/// and says it is not a Hello (a bad header is left to the decoder's error).
+fn not_hello(buf: &[u8]) -> Option<(FrameType, u32)> {
+    let header = buf.get(..HEADER_LEN)?;
+    if header[..2] != MAGIC || header[2] != VERSION {
+        return None;
+    }
+    let kind = FrameType::from_u8(header[3]).filter(|kind| *kind != FrameType::Hello)?;
+    let request_id = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+    Some((kind, request_id))
+}
+
+/// Whether the server answers `frame` with its request id: not a Pong, an Error, or a
+/// publish with ack `none` (which may carry any id).
+fn wants_reply(frame: &Frame) -> bool {
+    match frame {
+        Frame::Pong(_) | Frame::Error(_) => false,
+        Frame::Publish(publish) => publish.ack != AckMode::None,
+        Frame::PublishBatch(batch) => batch.ack != AckMode::None,
+        _ => true,
+    }
 }
 
 /// Queues `frame`. A send fails only when the writer stopped (the peer is gone); the read
@@ -184,6 +237,15 @@ impl<D: Deliveries> Connection<'_, D> {
         tokio::task::yield_now().await;
         for reply in self.publish_replies.drain(..) {
             send(&self.out, reply).await;
+        }
+    }
+
+    /// Waits for what is in flight at shutdown: the acks of `committed` publishes, and
+    /// the subscriptions, which end once they delivered what the broker queued for them.
+    async fn settle(&mut self) {
+        self.publisher.settle().await;
+        if let Some(session) = self.session.as_mut() {
+            session.ended().await;
         }
     }
 
@@ -225,6 +287,12 @@ impl<D: Deliveries> Connection<'_, D> {
             deliveries,
         } = self;
         let session = session.as_mut().expect("checked just above");
+        if publisher.pending(request_id) && wants_reply(&frame) {
+            let message = format!(
+                "request id {request_id} is in flight (a committed publish not yet acknowledged)"
+            );
+            return error(out, request_id, ErrorCode::PROTOCOL_VIOLATION, &message).await;
+        }
         match frame {
             Frame::Hello(_) => {
                 let message = "a second Hello on one connection";
@@ -244,6 +312,8 @@ impl<D: Deliveries> Connection<'_, D> {
                 }
             }
             Frame::Goodbye(_) => {
+                // The requests in flight are answered first.
+                let _ = tokio::time::timeout(CLOSE_WRITE_TIMEOUT, publisher.settle()).await;
                 let goodbye = Goodbye {
                     code: ErrorCode::NORMAL_CLOSE,
                     message: "goodbye".to_owned(),

@@ -95,6 +95,14 @@ pub async fn join(
         );
         return reply(error(request_id, ErrorCode::LIMIT_EXCEEDED, &message)).await;
     };
+    // The delivery queue is there before the membership, which is handed messages at once.
+    let queue = match deliveries.open(id, out).await {
+        Ok(queue) => queue,
+        Err(reason) => {
+            let message = format!("no delivery stream for the membership: {reason}");
+            return reply(error(request_id, ErrorCode::LIMIT_EXCEEDED, &message)).await;
+        }
+    };
     let broker = shared.broker.clone();
     let group = request.group.clone();
     // Creating a group writes the catalog: off the connection's thread.
@@ -104,13 +112,6 @@ pub async fn join(
         Ok(Ok(member)) => member,
         Ok(Err(failure)) => return reply(group_error(request_id, &failure)).await,
         Err(join) => return reply(error(request_id, ErrorCode::INTERNAL, &join.to_string())).await,
-    };
-    let queue = match deliveries.open(id, out).await {
-        Ok(queue) => queue,
-        Err(reason) => {
-            let message = format!("no delivery stream for the membership: {reason}");
-            return reply(error(request_id, ErrorCode::LIMIT_EXCEEDED, &message)).await;
-        }
     };
     if out
         .send(Outgoing::encode(

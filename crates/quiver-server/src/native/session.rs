@@ -118,6 +118,16 @@ impl Session {
         self.subscriptions.remove(&id)
     }
 
+    /// Resolves once every subscription's task has ended by itself (at shutdown, once
+    /// the broker ended their subscriptions after what they had queued).
+    pub async fn ended(&mut self) {
+        for task in self.subscriptions.values_mut() {
+            if !task.is_finished() {
+                let _ = task.await;
+            }
+        }
+    }
+
     /// Stops every subscription's task (their broker subscriptions end with them).
     pub fn close(&mut self) {
         self.ackers.clear();

@@ -6,8 +6,8 @@
 //! ([`WITH_HEADERS`] for subscribers granted headers when the batch has any,
 //! [`WITHOUT_HEADERS`] otherwise) and shared by every subscription of every connection.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::{Bytes, BytesMut};
 use quiver_core::streams::{
@@ -20,6 +20,7 @@ use quiver_wire::{
     FrameHeader, FrameType, Headers, Lag, PublishAck, StartPosition, StreamName, Subscribe,
     Subscribed, SubscriptionEnded, Unsubscribed, VERSION,
 };
+use tokio::task::JoinSet;
 
 use super::NativeShared;
 use super::deliveries::Deliveries;
@@ -38,11 +39,19 @@ const DELIVERIES_PER_WAKE: usize = 64;
 /// beyond this many distinct streams the cache starts over.
 const MAX_CACHED_STREAMS: usize = 1024;
 
+/// `committed` publishes of one connection waiting for their log at once; the next one
+/// waits (and the connection's reading with it) until one is acknowledged.
+pub const MAX_PENDING_COMMITS: usize = 4096;
+
 /// Per-connection publishing state.
 #[derive(Debug)]
 pub struct Publisher {
     budget: Budget,
     streams: HashMap<Bytes, StreamHandle>,
+    /// The tasks that acknowledge `committed` publishes once stored.
+    commits: JoinSet<()>,
+    /// Their request ids, each removed before its ack is queued: a reused one is refused.
+    pending_ids: Arc<Mutex<HashSet<u32>>>,
 }
 
 impl Publisher {
@@ -50,7 +59,19 @@ impl Publisher {
         Publisher {
             budget: shared.broker.connection_budget(),
             streams: HashMap::new(),
+            commits: JoinSet::new(),
+            pending_ids: Arc::default(),
         }
+    }
+
+    /// Whether `request_id` names a `committed` publish not yet acknowledged.
+    pub fn pending(&self, request_id: u32) -> bool {
+        !self.commits.is_empty() && lock(&self.pending_ids).contains(&request_id)
+    }
+
+    /// Resolves once every `committed` publish has been acknowledged.
+    pub async fn settle(&mut self) {
+        while self.commits.join_next().await.is_some() {}
     }
 
     /// Publishes `messages` to `stream`; the reply to send now, if any. The publish is
@@ -89,12 +110,19 @@ impl Publisher {
                         Err(error) => Outgoing::encode(request_id, &publish_error(&error)),
                     });
                 }
+                while self.commits.try_join_next().is_some() {}
+                if self.commits.len() >= MAX_PENDING_COMMITS {
+                    self.commits.join_next().await;
+                }
                 let out = out.clone();
-                tokio::spawn(async move {
+                let pending_ids = Arc::clone(&self.pending_ids);
+                lock(&pending_ids).insert(request_id);
+                self.commits.spawn(async move {
                     let reply = match submitted.committed().await {
                         Ok(receipt) => publish_ack(request_id, receipt),
                         Err(error) => Outgoing::encode(request_id, &publish_error(&error)),
                     };
+                    lock(&pending_ids).remove(&request_id);
                     let _ = out.send(reply).await;
                 });
                 None
@@ -125,6 +153,10 @@ impl Publisher {
             .insert(stream.as_bytes().clone(), handle.clone());
         Ok(handle)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A wire message as a broker message (header keys and values copied, payload shared).
@@ -177,13 +209,15 @@ pub async fn subscribe(
     request_id: u32,
     request: Subscribe,
 ) {
-    let subscription = match open(shared, session, &request) {
-        Ok(subscription) => subscription,
+    let (pattern, options) = match options(shared, session, &request) {
+        Ok(options) => options,
         Err(error) => {
             let _ = out.send(Outgoing::encode(request_id, &error)).await;
             return;
         }
     };
+    // The delivery queue is there before the subscription: a subscription with no reader
+    // would fill up (and hold publishers under `block`) while a QUIC stream opens.
     let Some(id) = session.next_subscription_id() else {
         let error = ErrorFrame::new(
             ErrorCode::LIMIT_EXCEEDED,
@@ -206,6 +240,14 @@ pub async fn subscribe(
             return;
         }
     };
+    let subscription = match shared.broker.subscribe(pattern, options) {
+        Ok(subscription) => subscription,
+        Err(error) => {
+            let error = subscribe_error(&error);
+            let _ = out.send(Outgoing::encode(request_id, &error)).await;
+            return;
+        }
+    };
     let reply = Outgoing::encode(
         request_id,
         &Subscribed {
@@ -224,11 +266,12 @@ pub async fn subscribe(
     session.insert(id, tokio::spawn(delivery.run(subscription)));
 }
 
-fn open(
+/// What a Subscribe asks for, checked.
+fn options(
     shared: &NativeShared,
     session: &Session,
     request: &Subscribe,
-) -> Result<Subscription, ErrorFrame> {
+) -> Result<(Pattern, SubscribeOptions), ErrorFrame> {
     let durable = session.granted(quiver_wire::Capabilities::DURABLE);
     let start = match request.start {
         StartPosition::Latest => StartAt::Latest,
@@ -276,10 +319,7 @@ fn open(
         group: request.group.clone(),
         resume,
     };
-    shared
-        .broker
-        .subscribe(pattern, options)
-        .map_err(|error| subscribe_error(&error))
+    Ok((pattern, options))
 }
 
 fn subscribe_error(error: &SubscribeError) -> ErrorFrame {

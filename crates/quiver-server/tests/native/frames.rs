@@ -4,7 +4,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use quiver_core::streams::BrokerConfig;
 use quiver_server::native::NativeSettings;
-use quiver_wire::{Capabilities, Envelope, ErrorCode, Frame, Hello};
+use quiver_wire::{Capabilities, Envelope, ErrorCode, Frame, Hello, limits};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{NativeServer, Transport, WAIT};
@@ -87,7 +87,10 @@ async fn bad_frames_get_an_error_then_close_and_other_connections_carry_on(trans
     truncated.put_slice(&header(0x10, 9, 4));
     truncated.put_slice(&[200, b'a', b'b', b'c']);
     let no_hello = header(0x03, 5, 0);
-    let cases: [(&str, BytesMut, (u32, ErrorCode)); 5] = [
+    // Told from the header: the megabyte it announces is never waited for.
+    let no_hello_large = header(0x10, 6, 1 << 20);
+    let hello_too_long = header(0x01, 7, limits::MAX_HELLO_LEN as u32 + 1);
+    let cases: [(&str, BytesMut, (u32, ErrorCode)); 7] = [
         ("wrong magic", wrong_magic, (0, ErrorCode::BAD_MAGIC)),
         ("oversize length", oversize, (0, ErrorCode::FRAME_TOO_LARGE)),
         (
@@ -101,6 +104,16 @@ async fn bad_frames_get_an_error_then_close_and_other_connections_carry_on(trans
             (9, ErrorCode::MALFORMED_FRAME),
         ),
         ("no hello", no_hello, (5, ErrorCode::HELLO_REQUIRED)),
+        (
+            "a large first frame that is not a Hello",
+            no_hello_large,
+            (6, ErrorCode::HELLO_REQUIRED),
+        ),
+        (
+            "a Hello longer than any Hello",
+            hello_too_long,
+            (0, ErrorCode::FRAME_TOO_LARGE),
+        ),
     ];
     for (name, bytes, expected) in cases {
         let frames = exchange(&server, &bytes).await;
@@ -185,7 +198,104 @@ async fn replies_come_before_the_goodbye(transport: Transport) {
     assert!(matches!(frames[2].frame, Frame::Goodbye(_)));
 }
 
+/// A durable server with a `sync` stream, and a raw connection's first bytes: its Hello
+/// and a `committed` publish to it, request id 20.
+async fn pending_commit(transport: Transport, dir: &std::path::Path) -> (NativeServer, BytesMut) {
+    let server = NativeServer::durable(transport, dir).await;
+    let options = quiver_client::StreamOptions::durable(quiver_client::Storage::Sync);
+    let client = server.client().await;
+    client
+        .create_stream("acme/c/s", options)
+        .await
+        .expect("create");
+    let mut bytes = hello(b"");
+    let publish = quiver_wire::Publish {
+        stream: quiver_wire::StreamName::new("acme/c/s").expect("name"),
+        ack: quiver_wire::AckMode::Committed,
+        headers: quiver_wire::Headers::new(),
+        payload: Bytes::from_static(b"kept"),
+    };
+    quiver_wire::encode(20, &publish, &mut bytes).expect("publish encodes");
+    (server, bytes)
+}
+
+/// A Goodbye right after a `committed` publish: the ack comes first, also when the
+/// publish still waits for its fsync.
+async fn a_pending_commit_is_acknowledged_before_the_goodbye(transport: Transport) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, mut bytes) = pending_commit(transport, dir.path()).await;
+    let goodbye = quiver_wire::Goodbye {
+        code: ErrorCode::NORMAL_CLOSE,
+        message: "bye".to_owned(),
+    };
+    quiver_wire::encode(21, &goodbye, &mut bytes).expect("goodbye encodes");
+    let frames = exchange(&server, &bytes).await;
+    let ids: Vec<u32> = frames.iter().map(|f| f.request_id).collect();
+    assert_eq!(ids, [1, 20, 21], "{frames:?}");
+    assert!(matches!(frames[1].frame, Frame::PublishAck(_)));
+    assert!(matches!(frames[2].frame, Frame::Goodbye(_)));
+}
+
+/// At shutdown a subscription delivers what it was sent and ends with SubscriptionEnded
+/// (`SHUTTING_DOWN`) before the connection's Goodbye (over TCP, where both come on the
+/// one byte stream).
+#[tokio::test]
+async fn shutdown_ends_subscriptions_before_the_goodbye() {
+    let server = NativeServer::over(Transport::Tcp, BrokerConfig::default()).await;
+    let mut raw = server.raw().await;
+    let mut bytes = hello(b"");
+    let subscribe = quiver_wire::Subscribe {
+        pattern: quiver_wire::StreamPattern::new("acme/d/s").expect("pattern"),
+        start: quiver_wire::StartPosition::Latest,
+        group: None,
+        queue_capacity: 0,
+        max_batch_events: 0,
+        resume: Vec::new(),
+    };
+    quiver_wire::encode(2, &subscribe, &mut bytes).expect("subscribe encodes");
+    raw.writer.write_all(&bytes).await.expect("send");
+    raw.writer.flush().await.expect("flush");
+    let mut received = BytesMut::new();
+    let mut frames = Vec::new();
+    while frames.len() < 2 {
+        tokio::time::timeout(WAIT, raw.reader.read_buf(&mut received))
+            .await
+            .expect("replies")
+            .expect("read");
+        while let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid") {
+            frames.push(envelope);
+        }
+    }
+    assert!(
+        matches!(frames[1].frame, Frame::Subscribed(_)),
+        "{frames:?}"
+    );
+    server.stop();
+    loop {
+        let read = tokio::time::timeout(WAIT, raw.reader.read_buf(&mut received))
+            .await
+            .expect("the server closes the connection");
+        if read.expect("read") == 0 {
+            break;
+        }
+    }
+    while let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid") {
+        frames.push(envelope);
+    }
+    let ended = frames.iter().position(|f| {
+        matches!(&f.frame, Frame::SubscriptionEnded(ended) if ended.code == ErrorCode::SHUTTING_DOWN)
+    });
+    let goodbye = frames
+        .iter()
+        .position(|f| matches!(f.frame, Frame::Goodbye(_)));
+    assert!(
+        ended.is_some() && goodbye == Some(frames.len() - 1) && ended < goodbye,
+        "{frames:?}"
+    );
+}
+
 super::over_both!(
+    a_pending_commit_is_acknowledged_before_the_goodbye,
     replies_come_before_the_goodbye,
     bad_frames_get_an_error_then_close_and_other_connections_carry_on,
     a_request_error_leaves_the_connection_open,
