@@ -17,8 +17,10 @@ pub const MAX_WRITE_BUFFER_BYTES: usize = 64 << 20;
 
 // A segment may overshoot its size by one batch; index positions are `u32`.
 const _: () = assert!(MAX_SEGMENT_BYTES + MAX_BATCH_PLAIN_BYTES as u64 + 64 <= u32::MAX as u64);
-// Index `rel_offset` keeps bit 31 for the END flag: every record costs at least 16 bytes.
-const _: () = assert!((MAX_SEGMENT_BYTES + MAX_BATCH_PLAIN_BYTES as u64) / 16 < 1 << 31);
+/// Most records in one segment: the index's `rel_offset` keeps bit 31 for the END flag. A
+/// segment rotates before it would hold more (compressed records can take well under the
+/// 16 bytes a plain one costs, so its size alone does not bound them).
+pub const MAX_SEGMENT_RECORDS: u64 = (1 << 31) - 1;
 const _: () = assert!(MIN_SEGMENT_BYTES < MAX_SEGMENT_BYTES);
 
 /// When an append returns, and what a crash may lose (see docs/ARCHITECTURE.md, "Durability").
@@ -173,12 +175,14 @@ impl LogConfig {
                 max: u64::MAX,
             });
         }
-        if let Some(0) = self.segment_max_age_ms {
+        if let Some(age) = self.segment_max_age_ms
+            && !(1..=i64::MAX as u64).contains(&age)
+        {
             return Err(ConfigError::OutOfRange {
                 key: "segment_max_age_ms",
-                value: 0,
+                value: age,
                 min: 1,
-                max: u64::MAX,
+                max: i64::MAX as u64,
             });
         }
         if let Compression::Lz4 { min_bytes } = self.compression

@@ -135,6 +135,8 @@ pub enum SyncError {
     Poisoned { cause: String },
     #[error("storage failure on {file}: {source}; the log is now poisoned")]
     Io { file: String, source: io::Error },
+    #[error("the log is open read-only: only its writer deletes segments")]
+    ReadOnly,
 }
 
 impl From<SyncError> for AppendError {
@@ -142,6 +144,7 @@ impl From<SyncError> for AppendError {
         match e {
             SyncError::Poisoned { cause } => AppendError::Poisoned { cause },
             SyncError::Io { file, source } => AppendError::Io { file, source },
+            SyncError::ReadOnly => AppendError::ReadOnly,
         }
     }
 }

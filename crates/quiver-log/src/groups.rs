@@ -125,6 +125,48 @@ impl Groups {
         Ok(Groups { map })
     }
 
+    /// Checks every group against the recovered end of the log: a group past it lost
+    /// records it had consumed (only a disk that dropped fsynced data, or a salvage cut,
+    /// leaves one). Strict recovery refuses; salvage moves the group back to the end,
+    /// rewriting its file unless `read_only`, and returns what it moved.
+    pub fn check_end(
+        &mut self,
+        storage: &dyn Storage,
+        end: u64,
+        salvage: bool,
+        read_only: bool,
+    ) -> Result<Vec<(String, u64)>, RecoveryError> {
+        let ahead: Vec<(String, u64)> = self
+            .map
+            .iter()
+            .filter(|(_, state)| state.next_offset > end)
+            .map(|(name, state)| (name.clone(), state.next_offset))
+            .collect();
+        for (name, next_offset) in &ahead {
+            let file = format!("{name}{SUFFIX}");
+            if !salvage {
+                return Err(RecoveryError::Group {
+                    file,
+                    fault: format!(
+                        "it points at offset {next_offset}, past the end of the log's data ({end}): records it consumed are missing; open in salvage mode to move it back to {end}"
+                    ),
+                });
+            }
+            if read_only {
+                if let Some(state) = self.map.get_mut(name) {
+                    state.next_offset = end;
+                }
+            } else {
+                self.store(storage, name, end)
+                    .map_err(|error| RecoveryError::Io {
+                        file,
+                        source: std::io::Error::other(error.to_string()),
+                    })?;
+            }
+        }
+        Ok(ahead)
+    }
+
     pub fn list(&self) -> Vec<(String, GroupState)> {
         self.map.iter().map(|(k, v)| (k.clone(), *v)).collect()
     }

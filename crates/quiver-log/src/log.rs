@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::config::{Durability, LogConfig};
+use crate::config::{Durability, LogConfig, RecoveryMode};
 use crate::durability::{GroupCommit, IntervalSyncer};
 use crate::error::{AppendError, OpenError, ReadError, SyncError};
 use crate::groups::Groups;
@@ -175,11 +175,15 @@ impl Inner {
     /// Returns once every record below `target` is durable: sealed segments by the sealer,
     /// the active one by a (shared) fsync.
     pub(crate) fn make_durable(&self, target: u64) -> Result<(), SyncError> {
+        self.shared.check_poison_sync()?;
+        self.sync_through(target)?;
+        // Records below `target` may sit in a segment rotated out before the round that
+        // covered them (this caller's or another's) fsynced only the active one: its seal,
+        // queued before that round wrote out, is done once the sealer is idle.
         if let Some(sealer) = &self.sealer {
             sealer.wait_idle();
         }
-        self.shared.check_poison_sync()?;
-        self.sync_through(target)
+        self.shared.check_poison_sync()
     }
 }
 
@@ -263,7 +267,16 @@ impl Log {
             }
             _ => None,
         };
-        let groups = Groups::load(&*storage).map_err(OpenError::Recovery)?;
+        let mut groups = Groups::load(&*storage).map_err(OpenError::Recovery)?;
+        let mut report = recovered.report;
+        report.groups_moved_back = groups
+            .check_end(
+                &*storage,
+                recovered.next_offset,
+                config.recovery == RecoveryMode::Salvage,
+                read_only,
+            )
+            .map_err(OpenError::Recovery)?;
         let inner = Arc::new(Inner {
             shared,
             writer,
@@ -280,7 +293,7 @@ impl Log {
         };
         Ok(Log {
             inner,
-            recovery: recovered.report,
+            recovery: report,
             sealer,
             _interval: interval,
             lock: Mutex::new(None),
@@ -379,12 +392,9 @@ impl Log {
             .unwrap_or_else(PoisonError::into_inner)
             .next_offset;
         self.inner.make_durable(target)?;
-        watermark::write(
-            &*self.inner.shared.storage,
-            self.inner.shared.committed_next(),
-            self.inner.config.epoch,
-        )
-        .map_err(|e| self.inner.shared.poison(watermark::WATERMARK_FILE, e))
+        // What this call made durable: records appended meanwhile may not be.
+        watermark::write(&*self.inner.shared.storage, target, self.inner.config.epoch)
+            .map_err(|e| self.inner.shared.poison(watermark::WATERMARK_FILE, e))
     }
 
     /// Makes every record appended so far durable, sharing the fsync with concurrent

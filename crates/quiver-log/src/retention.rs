@@ -71,6 +71,7 @@ impl Log {
 
     /// Applies `policy` now.
     pub fn apply_retention(&self, policy: &RetentionPolicy) -> Result<RetentionReport, SyncError> {
+        self.check_writer()?;
         let now = self.inner().config.clock.now_ms();
         let mut report = RetentionReport::default();
         loop {
@@ -78,9 +79,9 @@ impl Log {
             let Some((max_ts, _)) = self.oldest_sealed() else {
                 break;
             };
-            let old = policy
-                .max_age_ms
-                .is_some_and(|age| max_ts < now.saturating_sub(age as i64));
+            let old = policy.max_age_ms.is_some_and(|age| {
+                max_ts < now.saturating_sub(i64::try_from(age).unwrap_or(i64::MAX))
+            });
             let big = policy.max_bytes.is_some_and(|max| total > max);
             let many = policy.max_records.is_some_and(|max| {
                 self.second_segment_base()
@@ -105,6 +106,7 @@ impl Log {
     /// caller no longer needs (what a snapshot now covers, say). The segment holding
     /// `offset` and those after it stay.
     pub fn delete_before(&self, offset: u64) -> Result<RetentionReport, SyncError> {
+        self.check_writer()?;
         let mut report = RetentionReport::default();
         let protect = Protect {
             groups: false,
@@ -112,6 +114,15 @@ impl Log {
         };
         while self.delete_oldest(protect, false, &mut report)? {}
         Ok(report)
+    }
+
+    /// Refuses retention on a read-only handle: a writer in another process may still use
+    /// the segments.
+    fn check_writer(&self) -> Result<(), SyncError> {
+        match self.inner().writer {
+            Some(_) => Ok(()),
+            None => Err(SyncError::ReadOnly),
+        }
     }
 
     /// Base offset of the segment after the oldest one (the oldest one's end), if the

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
-use crate::config::{Compression, Durability, LogConfig};
+use crate::config::{Compression, Durability, LogConfig, MAX_SEGMENT_RECORDS};
 use crate::error::{AppendError, SyncError};
 use crate::format::batch::seal_crc;
 use crate::format::record;
@@ -149,7 +149,7 @@ impl Writer {
         self.shared.check_poison()?;
         let (n, plain, value_bytes) = measure(records)?;
         let now = self.config.clock.now_ms();
-        self.maybe_rotate(HEADER_BYTES + plain, now)?;
+        self.maybe_rotate(HEADER_BYTES + plain, n as u64, now)?;
         let base = self.next_offset;
         let pos = self.written_len + self.buf.len() as u64;
         if pos - self.last_index_pos >= u64::from(self.config.index_interval_bytes) {
@@ -311,9 +311,11 @@ impl Writer {
     }
 
     /// Cuts the zeros written ahead of the active segment's data, leaving the file as
-    /// long as its data (before it is sealed, and when the log closes).
+    /// long as its data (before it is sealed, and when the log closes). A preallocated
+    /// segment is cut even at its length: the blocks reserved past it (`KEEP_SIZE`) are
+    /// given back only by a truncate.
     pub(crate) fn cut_zeros(&mut self) -> Result<(), SyncError> {
-        if self.file_len > self.written_len {
+        if self.file_len > self.written_len || self.config.preallocate {
             if let Err(e) = self.active.file.truncate(self.written_len) {
                 return Err(self.shared.poison(&self.active.name, e));
             }
@@ -348,12 +350,15 @@ impl Writer {
         Ok(())
     }
 
-    fn maybe_rotate(&mut self, batch_len: usize, now: i64) -> Result<(), SyncError> {
+    fn maybe_rotate(&mut self, batch_len: usize, records: u64, now: i64) -> Result<(), SyncError> {
         let len = self.written_len + self.buf.len() as u64;
         if len == 0 {
             return Ok(());
         }
-        let full = len + batch_len as u64 > self.config.segment_max_bytes;
+        // Offsets within a segment keep bit 31 of the index's `rel_offset` for the END
+        // flag; compressed records can be far smaller than their 16 plain bytes.
+        let full = len + batch_len as u64 > self.config.segment_max_bytes
+            || self.next_offset + records - self.active.base > MAX_SEGMENT_RECORDS;
         let old = self
             .config
             .segment_max_age_ms

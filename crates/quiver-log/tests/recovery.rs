@@ -6,7 +6,7 @@ use quiver_log::segment::segment_name;
 use quiver_log::storage::{CrashMode, FaultyStorage, Storage};
 use quiver_log::writer::{ZERO_AHEAD_BYTES, ZERO_AHEAD_MAX_WRITE};
 use quiver_log::{
-    AppendError, Durability, Log, LogConfig, OpenError, RecoveryError, RecoveryMode,
+    AppendError, Durability, Log, LogConfig, OpenError, RecoveryError, RecoveryMode, SyncError,
     TruncationReason,
 };
 
@@ -538,4 +538,82 @@ fn records_before_damage_found_by_a_read_are_handed_out_before_the_error() {
         assert_eq!(record.map(|r| r.offset), Some(offset));
     }
     assert!(tail.next_timeout(std::time::Duration::ZERO).is_err());
+}
+
+#[test]
+fn a_group_past_the_end_of_the_data_is_refused_then_moved_back() {
+    // A group file that points past the data, as a disk that dropped fsynced records
+    // would leave it: taken from a longer log.
+    let longer = FaultyStorage::new();
+    let log = open(&longer, small(Durability::Os)).unwrap();
+    for i in 0..10 {
+        log.append(&value(i)).unwrap();
+    }
+    log.commit_group("g", 10).unwrap();
+    drop(log);
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Os)).unwrap();
+    for i in 0..5 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    let from = longer.open("g.group", false).unwrap();
+    let mut bytes = vec![0; from.len().unwrap() as usize];
+    from.read_at(0, &mut bytes).unwrap();
+    let to = s.open("g.group", true).unwrap();
+    to.write_at(0, &bytes).unwrap();
+    to.sync().unwrap();
+    drop(to);
+
+    let err = open(&s, small(Durability::Os)).expect_err("refused");
+    let msg = err.to_string();
+    assert!(
+        matches!(err, OpenError::Recovery(RecoveryError::Group { .. }))
+            && msg.contains("g.group")
+            && msg.contains("offset 10")
+            && msg.contains("salvage"),
+        "{msg}"
+    );
+    let salvage = LogConfig {
+        recovery: RecoveryMode::Salvage,
+        ..small(Durability::Os)
+    };
+    let log = open(&s, salvage).unwrap();
+    assert_eq!(
+        log.recovery_report().groups_moved_back,
+        [("g".to_string(), 10)]
+    );
+    assert_eq!(log.group_offset("g"), Some(5));
+    drop(log);
+    let log = open(&s, small(Durability::Os)).expect("the moved group is kept");
+    assert_eq!(log.group_offset("g"), Some(5));
+}
+
+#[test]
+fn retention_needs_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(dir.path(), small(Durability::Os)).unwrap();
+    for i in 0..200 {
+        log.append(&value(i)).unwrap();
+    }
+    let ro = Log::open_read_only(dir.path(), small(Durability::Os)).unwrap();
+    let refused = ro.delete_before(100).expect_err("read-only");
+    assert!(matches!(refused, SyncError::ReadOnly), "{refused}");
+    assert!(!log.delete_before(100).unwrap().deleted_segments.is_empty());
+}
+
+#[test]
+fn a_closed_segment_gives_back_its_preallocated_space() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let config = LogConfig {
+        segment_max_bytes: 16 << 20,
+        ..small(Durability::Os)
+    };
+    let log = Log::open(dir.path(), config).unwrap();
+    log.append(b"small").unwrap();
+    drop(log);
+    let meta = std::fs::metadata(dir.path().join("00000000000000000000.log")).unwrap();
+    // Whatever the file system reserved ahead (16 MiB where it can) is freed.
+    assert!(meta.blocks() * 512 < 1 << 20, "{} blocks", meta.blocks());
 }

@@ -35,6 +35,9 @@ pub struct RecoveryReport {
     pub temp_files_removed: Vec<String>,
     /// Set when the committed watermark was ahead of the data (salvage mode only).
     pub watermark_lost: Option<(u64, u64)>,
+    /// Consumer groups that pointed past the data, with where they pointed; each was
+    /// moved back to the end (salvage mode only).
+    pub groups_moved_back: Vec<(String, u64)>,
 }
 
 impl RecoveryReport {
@@ -45,7 +48,9 @@ impl RecoveryReport {
 
     /// Whether recovery changed nothing that holds data.
     pub fn is_clean(&self) -> bool {
-        self.truncations.is_empty() && self.watermark_lost.is_none()
+        self.truncations.is_empty()
+            && self.watermark_lost.is_none()
+            && self.groups_moved_back.is_empty()
     }
 }
 
@@ -68,6 +73,13 @@ impl fmt::Display for RecoveryReport {
         }
         if let Some((wm, end)) = self.watermark_lost {
             write!(f, "; watermark {wm} was ahead of the data end {end}")?;
+        }
+        for (group, offset) in &self.groups_moved_back {
+            write!(
+                f,
+                "; group {group} pointed at {offset}, moved back to {}",
+                self.next_offset
+            )?;
         }
         Ok(())
     }
