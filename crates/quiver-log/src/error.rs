@@ -57,6 +57,10 @@ pub enum RecoveryError {
         "committed watermark says offsets below {watermark} are durable, but the data ends at {end}: acknowledged records are missing; open in salvage mode to accept it"
     )]
     WatermarkAhead { watermark: u64, end: u64 },
+    #[error(
+        "the committed watermark (committed.wm) is unreadable: {fault}; open in salvage mode to go on without it (it is written again)"
+    )]
+    Watermark { fault: String },
     #[error("consumer group file {file} is corrupt: {fault}")]
     Group { file: String, fault: String },
     #[error("I/O error recovering {file}: {source}")]

@@ -57,8 +57,10 @@ pub fn decode(b: &[u8]) -> Result<Watermark, String> {
 
 /// Reads the watermark: `Ok(None)` if absent, `Err` with a description if corrupt.
 pub fn read(storage: &dyn Storage) -> Result<Option<Watermark>, String> {
-    let Ok(f) = storage.open(WATERMARK_FILE, false) else {
-        return Ok(None);
+    let f = match storage.open(WATERMARK_FILE, false) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot open: {e}")),
     };
     let bytes = read_all(&*f).map_err(|e| format!("cannot read: {e}"))?;
     decode(&bytes).map(Some)

@@ -617,3 +617,53 @@ fn a_closed_segment_gives_back_its_preallocated_space() {
     // Whatever the file system reserved ahead (16 MiB where it can) is freed.
     assert!(meta.blocks() * 512 < 1 << 20, "{} blocks", meta.blocks());
 }
+
+#[test]
+fn a_damaged_watermark_stops_a_strict_open_before_any_cut_and_salvage_rewrites_it() {
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    for i in 0..10 {
+        log.append(&value(i)).unwrap();
+    }
+    drop(log);
+    let cfg = small(Durability::Os);
+    let log = open(&s, cfg.clone()).unwrap();
+    log.append(&[7u8; 200]).unwrap();
+    s.crash(CrashMode::TearUnsynced(100));
+    drop(log);
+    let wm = s.open("committed.wm", false).unwrap();
+    wm.write_at(9, &[0xff]).unwrap();
+    wm.sync().unwrap();
+    drop(wm);
+    let segment = "00000000000000000000.log";
+    let len = s.open(segment, false).unwrap().len().unwrap();
+
+    let err = open(&s, cfg.clone()).expect_err("refused");
+    let msg = err.to_string();
+    assert!(
+        matches!(err, OpenError::Recovery(RecoveryError::Watermark { .. }))
+            && msg.contains("committed.wm")
+            && msg.contains("salvage"),
+        "{msg}"
+    );
+    assert_eq!(
+        s.open(segment, false).unwrap().len().unwrap(),
+        len,
+        "nothing cut"
+    );
+
+    let salvage = LogConfig {
+        recovery: RecoveryMode::Salvage,
+        ..cfg.clone()
+    };
+    let log = open(&s, salvage).unwrap();
+    let report = log.recovery_report().clone();
+    assert!(
+        report.watermark_damaged.is_some() && !report.is_clean(),
+        "{report}"
+    );
+    assert_eq!(log.committed_offset(), 10);
+    drop(log);
+    let log = open(&s, cfg).expect("the watermark was written again");
+    assert_eq!(log.committed_offset(), 10);
+}

@@ -76,6 +76,18 @@ pub fn recover(
     read_only: bool,
 ) -> Result<Recovered, RecoveryError> {
     let mut report = RecoveryReport::default();
+    // Read before anything is cut: it guards the cuts below. A damaged one stops a strict
+    // open before it changes anything; salvage goes on without it and rewrites it.
+    let watermark = match watermark::read(&*storage) {
+        Ok(watermark) => watermark.map(|w| w.committed_next),
+        Err(fault) if config.recovery == RecoveryMode::Strict => {
+            return Err(RecoveryError::Watermark { fault });
+        }
+        Err(fault) => {
+            report.watermark_damaged = Some(fault);
+            None
+        }
+    };
     let names = storage.list().map_err(io_err("directory"))?;
     if !read_only {
         for name in names.iter().filter(|n| n.ends_with(".tmp")) {
@@ -93,10 +105,7 @@ pub fn recover(
         segments: Vec::new(),
         active: None,
         last_sealed: false,
-        watermark: watermark::read(&*storage)
-            .ok()
-            .flatten()
-            .map(|w| w.committed_next),
+        watermark,
     };
     rec.run(&bases)?;
     let mut report = rec.report;
@@ -131,7 +140,14 @@ pub fn recover(
     report.segments = segments.len();
     report.first_offset = segments.first().map_or(0, |s| s.base);
     report.next_offset = next_offset;
-    check_watermark(&*storage, config, read_only, next_offset, &mut report)?;
+    check_watermark(
+        &*storage,
+        config,
+        read_only,
+        watermark,
+        next_offset,
+        &mut report,
+    )?;
     Ok(Recovered {
         segments,
         next_offset,
@@ -144,30 +160,23 @@ fn check_watermark(
     storage: &dyn Storage,
     config: &LogConfig,
     read_only: bool,
+    watermark: Option<u64>,
     end: u64,
     report: &mut RecoveryReport,
 ) -> Result<(), RecoveryError> {
-    let wm = match watermark::read(storage) {
-        Ok(Some(w)) => w,
-        Ok(None) => return Ok(()),
-        Err(fault) => {
-            return Err(RecoveryError::Corrupt {
-                file: watermark::WATERMARK_FILE.to_string(),
-                position: 0,
-                fault,
+    match watermark {
+        // A damaged one (salvage) is written again.
+        None if report.watermark_damaged.is_some() => {}
+        None => return Ok(()),
+        Some(committed_next) if committed_next <= end => return Ok(()),
+        Some(committed_next) if config.recovery == RecoveryMode::Strict => {
+            return Err(RecoveryError::WatermarkAhead {
+                watermark: committed_next,
+                end,
             });
         }
-    };
-    if wm.committed_next <= end {
-        return Ok(());
+        Some(committed_next) => report.watermark_lost = Some((committed_next, end)),
     }
-    if config.recovery == RecoveryMode::Strict {
-        return Err(RecoveryError::WatermarkAhead {
-            watermark: wm.committed_next,
-            end,
-        });
-    }
-    report.watermark_lost = Some((wm.committed_next, end));
     if !read_only {
         watermark::write(storage, end, config.epoch).map_err(io_err(watermark::WATERMARK_FILE))?;
     }

@@ -35,6 +35,9 @@ pub struct RecoveryReport {
     pub temp_files_removed: Vec<String>,
     /// Set when the committed watermark was ahead of the data (salvage mode only).
     pub watermark_lost: Option<(u64, u64)>,
+    /// Why the watermark file could not be read (salvage mode only: it was written
+    /// again, and nothing guarded the cuts).
+    pub watermark_damaged: Option<String>,
     /// Consumer groups that pointed past the data, with where they pointed; each was
     /// moved back to the end (salvage mode only).
     pub groups_moved_back: Vec<(String, u64)>,
@@ -50,6 +53,7 @@ impl RecoveryReport {
     pub fn is_clean(&self) -> bool {
         self.truncations.is_empty()
             && self.watermark_lost.is_none()
+            && self.watermark_damaged.is_none()
             && self.groups_moved_back.is_empty()
     }
 }
@@ -73,6 +77,12 @@ impl fmt::Display for RecoveryReport {
         }
         if let Some((wm, end)) = self.watermark_lost {
             write!(f, "; watermark {wm} was ahead of the data end {end}")?;
+        }
+        if let Some(fault) = &self.watermark_damaged {
+            write!(
+                f,
+                "; the watermark was unreadable ({fault}) and was written again"
+            )?;
         }
         for (group, offset) in &self.groups_moved_back {
             write!(
