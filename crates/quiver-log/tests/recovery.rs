@@ -667,3 +667,33 @@ fn a_damaged_watermark_stops_a_strict_open_before_any_cut_and_salvage_rewrites_i
     let log = open(&s, cfg).expect("the watermark was written again");
     assert_eq!(log.committed_offset(), 10);
 }
+
+#[test]
+fn a_torn_batch_whose_value_holds_a_valid_batch_is_a_torn_tail() {
+    // The bytes of a whole, valid batch, as a client could publish them.
+    let other = FaultyStorage::new();
+    let log = open(&other, small(Durability::Sync)).unwrap();
+    log.append(b"inner").unwrap();
+    drop(log);
+    let file = other.open("00000000000000000000.log", false).unwrap();
+    let mut inner = vec![0; file.len().unwrap() as usize];
+    file.read_at(0, &mut inner).unwrap();
+
+    let s = FaultyStorage::new();
+    let log = open(&s, small(Durability::Sync)).unwrap();
+    log.append(b"first").unwrap();
+    drop(log);
+    let cfg = small(Durability::Os);
+    let log = open(&s, cfg.clone()).unwrap();
+    let mut value = inner.clone();
+    value.extend_from_slice(&[b'x'; 1000]);
+    log.append(&value).unwrap();
+    // The tear keeps the inner batch whole and cuts the outer one.
+    s.crash(CrashMode::TearUnsynced(inner.len() + 200));
+    drop(log);
+    let log = open(&s, cfg).expect("a torn tail, not corruption");
+    let report = log.recovery_report().clone();
+    assert_eq!(report.truncations.len(), 1, "{report}");
+    assert_eq!(report.truncations[0].reason, TruncationReason::TornTail);
+    assert_eq!(log.committed_offset(), 1);
+}

@@ -164,33 +164,49 @@ pub fn zeros_to_end(file: &dyn StorageFile, from: u64, end: u64) -> io::Result<b
     Ok(true)
 }
 
-/// Searches `(from, end)` of `file` for the start of a valid batch (magic, header and CRC),
-/// returning its position. Used to tell a torn tail (nothing valid after) from interior
-/// corruption.
+/// Bytes read at a time while searching for a valid batch.
+const SEARCH_CHUNK_BYTES: usize = 1 << 20;
+
+/// Searches past the batch that failed at `fault` (up to `end`) for the start of a valid
+/// batch (magic, header and CRC), returning its position. Used to tell a torn tail
+/// (nothing valid after) from interior corruption. When the failed batch's header is
+/// intact, the search starts past the length it declares: a batch found inside it would be
+/// part of its payload (a value can hold bytes that look like a batch), so a torn batch is
+/// never taken for corruption.
 pub fn find_valid_batch_after(
     file: &dyn StorageFile,
-    from: u64,
+    fault: u64,
     end: u64,
 ) -> io::Result<Option<u64>> {
-    let start = from + 1;
-    if start >= end {
-        return Ok(None);
-    }
-    let len = usize::try_from(end - start).map_err(io::Error::other)?;
-    let mut buf = vec![0u8; len];
-    file.read_at(start, &mut buf)?;
-    let magic = crate::format::batch::BATCH_MAGIC;
-    let mut i = 0usize;
-    while i + HEADER_BYTES <= buf.len() {
-        let Some(k) = buf[i..].windows(4).position(|w| w == magic) else {
-            break;
-        };
-        let at = start + (i + k) as u64;
-        let mut scanner = BatchScanner::new(file, at, end);
-        if let Ok(Some(_)) = scanner.next_batch() {
-            return Ok(Some(at));
+    let mut start = fault + 1;
+    if end - fault >= HEADER_BYTES as u64 {
+        let mut header = [0u8; HEADER_BYTES];
+        file.read_at(fault, &mut header)?;
+        if let Ok(header) = BatchHeader::decode(&header) {
+            start = fault.saturating_add(header.total_len());
         }
-        i += k + 1;
+    }
+    let magic = crate::format::batch::BATCH_MAGIC;
+    let mut buf = vec![
+        0u8;
+        SEARCH_CHUNK_BYTES
+            .min(usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX))
+    ];
+    while start.saturating_add(HEADER_BYTES as u64) <= end {
+        let len = buf
+            .len()
+            .min(usize::try_from(end - start).unwrap_or(usize::MAX));
+        let chunk = &mut buf[..len];
+        file.read_at(start, chunk)?;
+        for (k, _) in chunk.windows(4).enumerate().filter(|(_, w)| *w == magic) {
+            let at = start + k as u64;
+            let mut scanner = BatchScanner::new(file, at, end);
+            if let Ok(Some(_)) = scanner.next_batch() {
+                return Ok(Some(at));
+            }
+        }
+        // The next chunk overlaps by 3 bytes: a magic across the boundary is found there.
+        start += (len as u64).saturating_sub(3).max(1);
     }
     Ok(None)
 }
