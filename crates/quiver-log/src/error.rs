@@ -79,8 +79,15 @@ pub enum AppendError {
     Closed,
     #[error("an append needs at least one record")]
     Empty,
-    #[error("batch of {bytes} plain bytes exceeds the limit of {limit} bytes; split it")]
-    TooLarge { bytes: usize, limit: usize },
+    #[error(
+        "batch of {records} records and {bytes} plain bytes exceeds the limit of {limit} bytes; {}",
+        if *records > 1 { "split it" } else { "one record cannot be larger" }
+    )]
+    TooLarge {
+        records: usize,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("header key of {len} bytes exceeds the limit of 65535")]
     HeaderKey { len: usize },
     #[error("storage failure writing {file}: {source}; the log is now poisoned")]
@@ -123,6 +130,10 @@ pub enum GroupError {
     },
     #[error("offset {requested} is beyond the end of the log ({end})")]
     OutOfRange { requested: u64, end: u64 },
+    #[error(
+        "offset {requested} is before the start of the log ({first}): retention deleted it; reset to {first} or later"
+    )]
+    BeforeStart { requested: u64, first: u64 },
     #[error("the log is open read-only")]
     ReadOnly,
     #[error("storage failure writing group {group}: {source}")]

@@ -37,6 +37,10 @@ pub(crate) fn refresh(inner: &Arc<Inner>) -> Result<u64, RecoveryError> {
     if inner.writer.is_some() {
         return Ok(shared.committed_next());
     }
+    let _one_at_a_time = inner
+        .refreshing
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     let names = shared.storage.list().map_err(io("directory"))?;
     let mut bases: Vec<u64> = names.iter().filter_map(|n| parse_segment_name(n)).collect();
     bases.sort_unstable();

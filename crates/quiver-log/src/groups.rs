@@ -266,6 +266,12 @@ impl Log {
         let target = match to {
             ResetTo::Earliest => self.first_offset(),
             ResetTo::Latest => self.committed_offset(),
+            ResetTo::Offset(o) if o < self.first_offset() => {
+                return Err(GroupError::BeforeStart {
+                    requested: o,
+                    first: self.first_offset(),
+                });
+            }
             ResetTo::Offset(o) => o,
             ResetTo::Timestamp(ts) => self
                 .offset_for_timestamp(ts)?

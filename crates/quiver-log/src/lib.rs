@@ -32,7 +32,8 @@
 //! ```
 //!
 //! Lock order (outermost first): group-commit state is never held while taking the writer
-//! lock; writer lock -> segment index lock / segment list lock; groups lock alone.
+//! lock; writer lock -> segment index lock / segment list lock; groups lock -> segment
+//! list lock (retention only).
 #![forbid(unsafe_code)]
 
 pub mod config;

@@ -65,8 +65,10 @@ impl Shared {
     /// Makes written data visible to readers and wakes tailing readers.
     pub(crate) fn publish(&self, w: &Written) {
         w.segment.committed_len.fetch_max(w.len, Ordering::AcqRel);
-        let before = self.committed.fetch_max(w.next_offset, Ordering::AcqRel);
-        if before < w.next_offset && self.tail_waiters.load(Ordering::Acquire) > 0 {
+        // SeqCst here and in `wait_beyond`: each side writes one variable, then reads the
+        // other's, and only a single total order makes sure one of them sees the other.
+        let before = self.committed.fetch_max(w.next_offset, Ordering::SeqCst);
+        if before < w.next_offset && self.tail_waiters.load(Ordering::SeqCst) > 0 {
             let _guard = self
                 .tail_lock
                 .lock()
@@ -82,13 +84,13 @@ impl Shared {
     /// Waits until the committed end passes `offset` or `timeout` passes; true if it did.
     pub(crate) fn wait_beyond(&self, offset: u64, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        self.tail_waiters.fetch_add(1, Ordering::AcqRel);
+        self.tail_waiters.fetch_add(1, Ordering::SeqCst);
         let mut guard = self
             .tail_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let passed = loop {
-            if self.committed_next() > offset {
+            if self.committed.load(Ordering::SeqCst) > offset {
                 break true;
             }
             let now = Instant::now();
@@ -168,6 +170,8 @@ pub struct Inner {
     pub(crate) config: LogConfig,
     pub(crate) groups: Mutex<Groups>,
     pub(crate) sealer: Option<Arc<Sealer>>,
+    /// Serializes `refresh` of a read-only log (two tails would add a segment twice).
+    pub(crate) refreshing: Mutex<()>,
     closed: AtomicBool,
 }
 
@@ -283,6 +287,7 @@ impl Log {
             config: config.clone(),
             groups: Mutex::new(groups),
             sealer: sealer.clone(),
+            refreshing: Mutex::new(()),
             closed: AtomicBool::new(false),
         });
         let interval = match config.durability {

@@ -148,16 +148,10 @@ impl Log {
         }
         let seg: Arc<Segment> = segs[0].clone();
         let end = segs[1].base;
-        let group_floor = protect
-            .groups
-            .then(|| {
-                inner
-                    .groups
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .min_next_offset()
-            })
-            .flatten();
+        // Held until the segment has left the list: a group reset in between cannot point
+        // into it.
+        let groups = inner.groups.lock().unwrap_or_else(PoisonError::into_inner);
+        let group_floor = protect.groups.then(|| groups.min_next_offset()).flatten();
         let unacked = group_floor.into_iter().chain(protect.from).any(|m| m < end);
         if unacked && !forced_ok {
             return Ok(false);
@@ -167,6 +161,7 @@ impl Log {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|s| !Arc::ptr_eq(s, &seg));
+        drop(groups);
         let storage = &shared.storage;
         storage
             .remove(&seg.name)

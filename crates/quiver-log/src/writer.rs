@@ -447,6 +447,7 @@ fn measure<S: RecordSource + ?Sized>(records: &S) -> Result<(usize, usize, u64),
     }
     if plain > MAX_BATCH_PLAIN_BYTES {
         return Err(AppendError::TooLarge {
+            records: n,
             bytes: plain,
             limit: MAX_BATCH_PLAIN_BYTES,
         });

@@ -600,6 +600,19 @@ fn retention_needs_the_writer() {
     let refused = ro.delete_before(100).expect_err("read-only");
     assert!(matches!(refused, SyncError::ReadOnly), "{refused}");
     assert!(!log.delete_before(100).unwrap().deleted_segments.is_empty());
+    let first = log.first_offset();
+    let refused = log
+        .reset_group("g", quiver_log::ResetTo::Offset(0))
+        .expect_err("deleted");
+    assert!(
+        matches!(refused, quiver_log::GroupError::BeforeStart { requested: 0, first: f } if f == first),
+        "{refused}"
+    );
+    assert_eq!(
+        log.reset_group("g", quiver_log::ResetTo::Offset(first))
+            .unwrap(),
+        first
+    );
 }
 
 #[test]
