@@ -74,7 +74,7 @@ fn parse_fingerprint(hex: &str) -> Result<[u8; FINGERPRINT_LEN], ConnectError> {
             "server fingerprint {hex:?} is not a SHA-256 in hex (64 hex digits, colons allowed)"
         ))
     };
-    if digits.len() != FINGERPRINT_LEN * 2 {
+    if digits.len() != FINGERPRINT_LEN * 2 || !digits.iter().all(u8::is_ascii_hexdigit) {
         return Err(bad());
     }
     let mut out = [0u8; FINGERPRINT_LEN];
@@ -172,5 +172,6 @@ mod tests {
         assert_eq!(parse_fingerprint(&colons).ok(), Some([0xab; 32]));
         assert!(parse_fingerprint("abc").is_err());
         assert!(parse_fingerprint(&"zz".repeat(32)).is_err());
+        assert!(parse_fingerprint(&format!("+a{}", "ab".repeat(31))).is_err());
     }
 }

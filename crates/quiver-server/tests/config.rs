@@ -218,6 +218,24 @@ fn bad_env_value_names_the_variable() {
 }
 
 #[test]
+fn a_quic_key_without_its_certificate_is_refused_even_with_quic_off() {
+    let inputs = Inputs {
+        env: env(&[
+            ("QUIVER_QUIC_ENABLED", "false"),
+            ("QUIVER_QUIC_KEY", "/etc/quiver/key.pem"),
+        ]),
+        ..Inputs::default()
+    };
+    let message = error(&inputs);
+    assert!(
+        message.contains("`quic.key`")
+            && message.contains("env QUIVER_QUIC_KEY")
+            && message.contains("quic.cert set too"),
+        "{message}"
+    );
+}
+
+#[test]
 fn bad_file_value_names_the_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = write_file(&dir, "[net]\nkeepalive = 1.5\n");

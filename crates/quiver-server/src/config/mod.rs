@@ -236,6 +236,7 @@ impl Loaded {
                 .map(|(_, value)| value.clone())
                 .expect("every registry key is checked")
         };
+        check_together(&raw, "quic.cert", "quic.key")?;
         let mut config = Config::from_values(find);
         config.config_file = raw::config_file(inputs);
         let values = checked
@@ -249,6 +250,33 @@ impl Loaded {
     pub fn to_toml(&self) -> String {
         render::to_toml(self)
     }
+}
+
+/// Refuses `a` set without `b` or `b` without `a` (files that only work as a pair), even
+/// where they are not used yet (`quic.enabled = false`).
+fn check_together(raw: &RawConfig, a: &str, b: &str) -> Result<(), ConfigError> {
+    let entry = |name: &str| {
+        raw.entries
+            .iter()
+            .find(|entry| entry.key.name == name)
+            .expect("both are registry keys")
+    };
+    let (a, b) = (entry(a), entry(b));
+    let alone = match (a.text.is_empty(), b.text.is_empty()) {
+        (false, true) => a,
+        (true, false) => b,
+        _ => return Ok(()),
+    };
+    let other = if std::ptr::eq(alone, a) { b } else { a };
+    Err(ConfigError::InvalidValue {
+        key: alone.key.name,
+        origin: alone.source.clone(),
+        value: alone.text.clone(),
+        allowed: format!(
+            "{} set too (the two go together), or neither",
+            other.key.name
+        ),
+    })
 }
 
 impl Config {

@@ -20,11 +20,28 @@ pub const GENERATED_KEY_FILE: &str = "quic-key.pem";
 /// Names the generated certificate is valid for: the loopback defaults of `quic.addr`.
 const GENERATED_NAMES: [&str; 2] = ["localhost", "127.0.0.1"];
 
+/// Where an identity came from, said in its errors.
+const CONFIGURED: &str = "quic.cert and quic.key must be a PEM certificate chain and its key";
+const GENERATED: &str = "the certificate generated into the data directory: delete quic-cert.pem and quic-key.pem there to generate a new pair";
+const IN_MEMORY: &str = "a certificate generated in memory";
+
 /// A certificate chain (leaf first) and its private key.
 #[derive(Debug)]
 pub struct Identity {
     pub chain: Vec<CertificateDer<'static>>,
     pub key: PrivateKeyDer<'static>,
+    /// Where it came from, for errors.
+    pub origin: &'static str,
+}
+
+impl Clone for Identity {
+    fn clone(&self) -> Identity {
+        Identity {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+            origin: self.origin,
+        }
+    }
 }
 
 impl Identity {
@@ -43,17 +60,23 @@ impl Identity {
         let identity = Identity {
             chain: vec![generated.cert.der().clone()],
             key,
+            origin: IN_MEMORY,
         };
         let cert_pem = generated.cert.pem();
         let key_pem = generated.signing_key.serialize_pem();
         Ok((identity, cert_pem, key_pem))
     }
 
-    /// Reads a PEM certificate chain and a PEM private key.
+    /// Reads a PEM certificate chain and a PEM private key (`quic.cert`, `quic.key`).
     pub fn load(cert: &Path, key: &Path) -> Result<Identity, QuicError> {
+        Identity::load_from(cert, key, CONFIGURED)
+    }
+
+    fn load_from(cert: &Path, key: &Path, origin: &'static str) -> Result<Identity, QuicError> {
         let pem_error = |path: &Path, error: &dyn std::fmt::Display| QuicError::Pem {
             path: path.to_owned(),
             reason: error.to_string(),
+            origin,
         };
         let chain = CertificateDer::pem_file_iter(cert)
             .map_err(|error| pem_error(cert, &error))?
@@ -66,6 +89,7 @@ impl Identity {
         Ok(Identity {
             chain,
             key: key_der,
+            origin,
         })
     }
 
@@ -75,7 +99,7 @@ impl Identity {
         let cert = data_dir.join(GENERATED_CERT_FILE);
         let key = data_dir.join(GENERATED_KEY_FILE);
         match (cert.exists(), key.exists()) {
-            (true, true) => return Identity::load(&cert, &key),
+            (true, true) => return Identity::load_from(&cert, &key, GENERATED),
             (false, false) => {}
             _ => {
                 return Err(QuicError::HalfIdentity {
@@ -88,7 +112,10 @@ impl Identity {
         let (identity, cert_pem, key_pem) = Identity::generate_pem()?;
         write_new(&key, key_pem.as_bytes(), 0o600)?;
         write_new(&cert, cert_pem.as_bytes(), 0o644)?;
-        Ok(identity)
+        Ok(Identity {
+            origin: GENERATED,
+            ..identity
+        })
     }
 
     /// The leaf certificate (DER).

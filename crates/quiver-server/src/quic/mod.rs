@@ -41,8 +41,12 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 pub enum QuicError {
     #[error("cannot generate the self-signed QUIC certificate: {0}")]
     Generate(String),
-    #[error("cannot read PEM file {path}: {reason} (quic.cert and quic.key must be PEM files)")]
-    Pem { path: PathBuf, reason: String },
+    #[error("cannot read PEM file {path}: {reason} ({origin})")]
+    Pem {
+        path: PathBuf,
+        reason: String,
+        origin: &'static str,
+    },
     #[error("QUIC identity {cert} / {key}: {reason}")]
     HalfIdentity {
         cert: PathBuf,
@@ -51,8 +55,11 @@ pub enum QuicError {
     },
     #[error("cannot write {path}: {error}")]
     Write { path: PathBuf, error: io::Error },
-    #[error("the QUIC TLS setup was refused: {0}")]
-    Tls(String),
+    #[error("the QUIC TLS setup was refused: {reason} ({origin})")]
+    Tls {
+        reason: String,
+        origin: &'static str,
+    },
     #[error(
         "cannot bind the quic listener on UDP {addr}: {error} (set quic.addr to a free address)"
     )]
@@ -137,7 +144,11 @@ impl QuicListener {
     /// Binds UDP `config.addr` with `identity`.
     pub fn bind(config: &ListenerConfig, identity: Identity) -> Result<QuicListener, QuicError> {
         let fingerprint = identity.fingerprint();
-        let tls_error = |error: &dyn std::fmt::Display| QuicError::Tls(error.to_string());
+        let origin = identity.origin;
+        let tls_error = |error: &dyn std::fmt::Display| QuicError::Tls {
+            reason: error.to_string(),
+            origin,
+        };
         let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(crypto_provider()))
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|error| tls_error(&error))?

@@ -104,11 +104,7 @@ impl NativeServer {
     /// Where this server listens (TCP, QUIC) and its QUIC identity, to start another
     /// server in its place.
     pub fn place(&self) -> ((SocketAddr, SocketAddr), Identity) {
-        let identity = Identity {
-            chain: self.identity.chain.clone(),
-            key: self.identity.key.clone_key(),
-        };
-        ((self.addr, self.quic_addr), identity)
+        ((self.addr, self.quic_addr), self.identity.clone())
     }
 
     /// Starts on `addrs` (TCP, QUIC) with `identity`, retrying while a previous server
@@ -202,11 +198,7 @@ impl NativeServer {
         };
         let deadline = tokio::time::Instant::now() + WAIT;
         let quic = loop {
-            let attempt = Identity {
-                chain: kept.chain.clone(),
-                key: kept.key.clone_key(),
-            };
-            match QuicListener::bind(&quic_config, attempt) {
+            match QuicListener::bind(&quic_config, kept.clone()) {
                 Ok(listener) => break listener,
                 Err(error) if tokio::time::Instant::now() < deadline => {
                     tracing::debug!(%error, "UDP port still taken; retrying");
