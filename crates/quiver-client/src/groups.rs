@@ -29,6 +29,8 @@ pub struct GroupOptions {
     pub start: StartPosition,
     /// Settings of a group this join creates; `None`: the server's defaults.
     pub settings: Option<GroupSettings>,
+    /// Most messages this member is given in all, per stream; 0: no bound.
+    pub limit: u32,
 }
 
 impl Default for GroupOptions {
@@ -38,6 +40,7 @@ impl Default for GroupOptions {
             max_in_flight: 0,
             start: StartPosition::Earliest,
             settings: None,
+            limit: 0,
         }
     }
 }
@@ -52,6 +55,16 @@ impl GroupOptions {
     /// Sets [`Self::max_in_flight`].
     pub fn max_in_flight(mut self, messages: u32) -> Self {
         self.max_in_flight = messages;
+        self
+    }
+
+    /// The member is given at most `messages` messages per stream (redeliveries
+    /// included), then nothing more: for a consumer that takes a fixed number, so that
+    /// the group hands it nothing it will not take (which, given back when it leaves,
+    /// would count as delivered once more). Joining again after a reconnect starts the
+    /// count again.
+    pub fn limit(mut self, messages: u32) -> Self {
+        self.limit = messages;
         self
     }
 
@@ -323,6 +336,7 @@ impl Client {
             max_in_flight: options.max_in_flight,
             start: options.start,
             settings: options.settings,
+            limit: options.limit,
         };
         let (deliveries, receiver) = mpsc::channel(SUBSCRIPTION_BUFFER_BATCHES);
         let local = self

@@ -154,6 +154,8 @@ fn create_publish_read_consume_restart_and_resume() {
     assert_eq!(listed[0]["next_offset"], 4);
     let resumed = consume_billing(&server);
     assert_eq!(offsets(&resumed), [2, 3], "the group goes on where it was");
+    // The first run leased only the two it printed: these are first deliveries.
+    assert_eq!(resumed[0]["deliveries"], 1, "{resumed:?}");
     let info = json_lines(&quiver(
         &server,
         &["group", "info", "acme/orders/created", "billing", "--json"],

@@ -19,6 +19,10 @@ pub const FLAG_HEADERS: u16 = 0x0001;
 /// follows the fixed fields.
 pub const FLAG_RESUME: u16 = 0x0100;
 
+/// Flag bit 9 (required) of JoinGroup: a `u32` limit (at least 1) follows the fixed
+/// fields: the member is given at most that many messages per stream, then nothing more.
+pub const FLAG_LIMIT: u16 = 0x0200;
+
 /// Flag bits 8-15: a receiver that does not know one of these rejects the frame; unknown
 /// bits 0-7 are ignored.
 pub const REQUIRED_FLAGS_MASK: u16 = 0xFF00;

@@ -67,8 +67,8 @@ pub use codec::{Envelope, WireError, decode, decode_next, decode_next_with_limit
 pub use error_code::ErrorCode;
 pub use frames::*;
 pub use header::{
-    CheckError, Direction, FLAG_HEADERS, FLAG_RESUME, FrameHeader, FrameInfo, FrameType, MAGIC,
-    REQUIRED_FLAGS_MASK, VERSION, announced_frame_len, check, check_with_limit,
+    CheckError, Direction, FLAG_HEADERS, FLAG_LIMIT, FLAG_RESUME, FrameHeader, FrameInfo,
+    FrameType, MAGIC, REQUIRED_FLAGS_MASK, VERSION, announced_frame_len, check, check_with_limit,
 };
 pub use headers::{HeaderIter, Headers};
 pub use name::{NameError, StreamName, StreamPattern, validate_group};

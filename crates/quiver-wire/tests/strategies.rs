@@ -382,17 +382,21 @@ fn group_frame() -> impl Strategy<Value = Frame> {
             any::<u32>(),
             start(),
             proptest::option::of(group_settings()),
+            prop_oneof![Just(0u32), any::<u32>()],
         )
-            .prop_map(|(pattern, group, member, max_in_flight, start, settings)| {
-                Frame::from(JoinGroup {
-                    pattern,
-                    group,
-                    member,
-                    max_in_flight,
-                    start,
-                    settings,
-                })
-            }),
+            .prop_map(
+                |(pattern, group, member, max_in_flight, start, settings, limit)| {
+                    Frame::from(JoinGroup {
+                        pattern,
+                        group,
+                        member,
+                        max_in_flight,
+                        start,
+                        settings,
+                        limit,
+                    })
+                }
+            ),
         (sub_id(), stream_name(), vec(group_event(), 1..5)).prop_map(
             |(subscription_id, stream, events)| Frame::from(GroupEventBatch {
                 subscription_id,

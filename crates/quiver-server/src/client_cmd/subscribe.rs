@@ -71,7 +71,12 @@ pub async fn run(client: &Client, out: &mut Out, args: SubscribeArgs) -> Result<
     if let Some(group) = &args.group {
         let member = format!("quiver-cli-{}", std::process::id());
         let start = args.from.unwrap_or(StartPosition::Earliest);
-        let options = GroupOptions::default().member(member).start(start);
+        let mut options = GroupOptions::default().member(member).start(start);
+        // Take no more than is printed: a message handed out and never shown would count
+        // as a delivery, towards the group's dead-letter limit, once this member leaves.
+        if args.count > 0 {
+            options = options.limit(u32::try_from(args.count).unwrap_or(u32::MAX));
+        }
         match client.join_group(&args.pattern, group, options).await {
             Ok(consumer) => return consume(out, consumer, args.count).await,
             // A live stream (or one not published to yet, which no durable rule makes

@@ -88,6 +88,7 @@ pub async fn join(
         create,
         start: start_at(request.start),
         pull: false,
+        limit: (request.limit > 0).then_some(request.limit),
     };
     let Some(id) = session.next_subscription_id() else {
         let message = format!(

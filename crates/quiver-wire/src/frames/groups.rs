@@ -8,7 +8,7 @@ use crate::frames::payload::{
 };
 use crate::frames::publish::{no_headers_in_batch, read_batch_count};
 use crate::frames::subscribe::{StartPosition, read_group_name};
-use crate::header::{FLAG_HEADERS, FrameType};
+use crate::header::{FLAG_HEADERS, FLAG_LIMIT, FrameType};
 use crate::headers::Headers;
 use crate::limits::{
     MAX_ACK_RANGES, MAX_BATCH_COUNT, MAX_GROUPS_LISTED, MAX_LEVEL_LEN, MAX_MEMBER_NAME_LEN,
@@ -82,10 +82,18 @@ pub struct JoinGroup {
     pub start: StartPosition,
     /// Settings of a group this join creates; `None`: the server's defaults.
     pub settings: Option<GroupSettings>,
+    /// Most messages this member is given in all, per stream (redeliveries included);
+    /// 0: no bound. Sent with [`FLAG_LIMIT`].
+    pub limit: u32,
 }
 
 impl FramePayload for JoinGroup {
     const TYPE: FrameType = FrameType::JoinGroup;
+    const KNOWN_FLAGS: u16 = FLAG_LIMIT;
+
+    fn flags(&self) -> u16 {
+        if self.limit == 0 { 0 } else { FLAG_LIMIT }
+    }
 
     fn encode_payload(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
         put_name(dst, self.pattern.as_bytes());
@@ -109,10 +117,13 @@ impl FramePayload for JoinGroup {
                 put_optional_name(dst, settings.dead_letter.as_ref());
             }
         }
+        if self.limit > 0 {
+            dst.put_u32_le(self.limit);
+        }
         Ok(())
     }
 
-    fn decode_payload(_flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
+    fn decode_payload(flags: u16, reader: &mut Reader) -> Result<Self, DecodeError> {
         let pattern = read_pattern(reader, "pattern")?;
         let group = read_group_name(reader, "group")?;
         let member = reader.str8("member", MAX_MEMBER_NAME_LEN)?;
@@ -138,6 +149,19 @@ impl FramePayload for JoinGroup {
         } else {
             None
         };
+        let limit = if flags & FLAG_LIMIT != 0 {
+            match reader.u32("limit")? {
+                0 => {
+                    return Err(DecodeError::NonCanonical {
+                        field: "limit",
+                        reason: "a limit of 0 is sent as no FLAG_LIMIT",
+                    });
+                }
+                limit => limit,
+            }
+        } else {
+            0
+        };
         Ok(Self {
             pattern,
             group,
@@ -145,6 +169,7 @@ impl FramePayload for JoinGroup {
             max_in_flight,
             start,
             settings,
+            limit,
         })
     }
 }

@@ -151,12 +151,12 @@ impl Group {
         id: MemberId,
         name: String,
         max_in_flight: u32,
-        pull: bool,
+        credit: Option<u32>,
         sender: mpsc::UnboundedSender<GroupDelivery>,
         exact: bool,
     ) -> bool {
         let mut sinks = lock(&self.sinks);
-        self.state().join(id, name, max_in_flight, pull);
+        self.state().join(id, name, max_in_flight, credit);
         sinks.members.insert(id, Sink { sender, exact });
         let start = !sinks.dispatcher_running;
         sinks.dispatcher_running = true;

@@ -38,6 +38,11 @@ pub struct JoinOptions {
     /// so that a lease starts when the consumer is ready for the message. A push member
     /// is given messages whenever it holds fewer than its `max_in_flight`.
     pub pull: bool,
+    /// Most messages this push member is given in all (per stream), redeliveries
+    /// included; `None`: no bound. For a consumer that takes a fixed number: it is handed
+    /// nothing it will not take (which, given back when it leaves, would count as
+    /// delivered once more).
+    pub limit: Option<u32>,
 }
 
 impl Default for JoinOptions {
@@ -49,6 +54,7 @@ impl Default for JoinOptions {
             create: None,
             start: StartAt::Earliest,
             pull: false,
+            limit: None,
         }
     }
 }
@@ -308,7 +314,11 @@ pub(crate) fn join_stream(
         member.id,
         member.name.clone(),
         max_in_flight,
-        member.options.pull,
+        if member.options.pull {
+            Some(0)
+        } else {
+            member.options.limit
+        },
         member.sender.clone(),
         exact,
     );

@@ -89,7 +89,7 @@ fn apply(state: &mut GroupState, model: &mut Model, op: &Op) -> Result<(), TestC
         Op::Publish(n) => model.end += n,
         Op::Join(m) => {
             if model.members.insert(m) {
-                state.join(m, format!("m{m}"), MAX_IN_FLIGHT, false);
+                state.join(m, format!("m{m}"), MAX_IN_FLIGHT, None);
             }
         }
         Op::Leave(m) => {
@@ -188,7 +188,7 @@ fn apply(state: &mut GroupState, model: &mut Model, op: &Op) -> Result<(), TestC
             let snapshot = state.snapshot(&stream, "g");
             *state = GroupState::restore(&snapshot, u64::MAX);
             for &m in &model.members {
-                state.join(m, format!("m{m}"), MAX_IN_FLIGHT, false);
+                state.join(m, format!("m{m}"), MAX_IN_FLIGHT, None);
             }
             for message in model.messages.values_mut() {
                 message.holder = None;

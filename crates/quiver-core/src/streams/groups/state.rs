@@ -192,8 +192,16 @@ impl GroupState {
         self.members.iter()
     }
 
-    /// Adds a member; a `pull` one is given nothing until it asks ([`grant`](Self::grant)).
-    pub(crate) fn join(&mut self, id: MemberId, name: String, max_in_flight: u32, pull: bool) {
+    /// Adds a member with `credit`: `None` for a push member, `Some(0)` for a pull one
+    /// (given nothing until it asks, [`grant`](Self::grant)), `Some(n)` for one given `n`
+    /// messages in all.
+    pub(crate) fn join(
+        &mut self,
+        id: MemberId,
+        name: String,
+        max_in_flight: u32,
+        credit: Option<u32>,
+    ) {
         self.members.insert(
             id,
             MemberState {
@@ -202,7 +210,7 @@ impl GroupState {
                 held: 0,
                 delivered: 0,
                 acked: 0,
-                credit: pull.then_some(0),
+                credit,
             },
         );
     }
@@ -479,9 +487,20 @@ mod tests {
     }
 
     #[test]
+    fn a_member_with_a_limit_is_given_that_many_in_all() {
+        let mut group = GroupState::new(config(5), 0);
+        group.join(1, "counted".into(), 2, Some(3));
+        assert_eq!(group.assign(1, 10, 0).fresh, 0..2, "max_in_flight first");
+        group.ack(1, &[0, 1]).unwrap();
+        assert_eq!(group.assign(1, 10, 0).fresh, 2..3, "the rest of the limit");
+        group.ack(1, &[2]).unwrap();
+        assert!(group.assign(1, 10, 0).is_empty(), "acks give no more");
+    }
+
+    #[test]
     fn a_pull_member_is_given_only_what_it_asked_for() {
         let mut group = GroupState::new(config(5), 0);
-        group.join(1, "pull".into(), 4, true);
+        group.join(1, "pull".into(), 4, Some(0));
         assert!(group.assign(1, 10, 0).is_empty(), "nothing asked yet");
         group.grant(1, 3);
         assert_eq!(group.assign(1, 10, 0).fresh, 0..3);
@@ -494,7 +513,7 @@ mod tests {
         );
         group.ack(1, &[0, 1, 2, 3]).unwrap();
         assert_eq!(group.assign(1, 10, 0).fresh, 4..8, "the rest of the credit");
-        group.join(2, "push".into(), 4, false);
+        group.join(2, "push".into(), 4, None);
         group.grant(2, 1);
         assert_eq!(
             group.assign(2, 10, 0).fresh,
@@ -506,8 +525,8 @@ mod tests {
     #[test]
     fn leases_acks_expiry_and_dead_letters() {
         let mut group = GroupState::new(config(2), 10);
-        group.join(1, "a".into(), 4, false);
-        group.join(2, "b".into(), 4, false);
+        group.join(1, "a".into(), 4, None);
+        group.join(2, "b".into(), 4, None);
         let a = group.assign(1, 20, 0);
         assert_eq!(a.fresh, 10..14);
         assert_eq!(group.assign(2, 20, 0).fresh, 14..18);
@@ -541,7 +560,7 @@ mod tests {
     fn snapshot_restores_pending_as_ready() {
         let stream = StreamName::new("a/b/c").unwrap();
         let mut group = GroupState::new(config(0), 0);
-        group.join(1, "a".into(), 4, false);
+        group.join(1, "a".into(), 4, None);
         group.assign(1, 10, 0);
         group.ack(1, &[1]).unwrap();
         let snapshot = group.snapshot(&stream, "g");
@@ -554,7 +573,7 @@ mod tests {
             (restored.next(), restored.floor(), restored.ready()),
             (4, 0, 3)
         );
-        restored.join(7, "new".into(), 10, false);
+        restored.join(7, "new".into(), 10, None);
         let given = restored.assign(7, 10, 0);
         assert_eq!(given.again, [(0, 2), (2, 2), (3, 2)]);
         assert_eq!(given.fresh, 4..10);

@@ -154,6 +154,7 @@ impl Consumers {
             create: None,
             start,
             pull: true,
+            limit: None,
         };
         let pattern = Pattern::new(stream.as_str())
             .map_err(|e| ApiError::bad_request("invalid_stream_name", e.to_string()))?;
