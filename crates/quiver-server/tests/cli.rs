@@ -271,6 +271,34 @@ fn failures_have_their_exit_status_and_say_why() {
     );
     assert_eq!(live.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&live.stderr).contains("not durable"));
+    // Refused before it is sent: bad input, and what went before it is said.
+    let mut lines = b"one\ntwo\n".to_vec();
+    lines.extend(vec![b'x'; 2 << 20]);
+    lines.extend_from_slice(b"\nfour\n");
+    let too_long = quiver(&server, &["pub", "acme/many/lines", "-"], lines);
+    let said = String::from_utf8_lossy(&too_long.stderr);
+    assert_eq!(too_long.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("line 3") && said.contains("2 lines before it were published"),
+        "{said}"
+    );
+    let nothing = quiver(
+        &server,
+        &["sub", "acme/none/here", "--from", "0", "--count", "1"],
+        "",
+    );
+    let said = String::from_utf8_lossy(&nothing.stderr);
+    assert_eq!(nothing.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("at offset 0") && said.contains("no such stream"),
+        "{said}"
+    );
+    // `status` pointed at a listener that is not HTTP.
+    let native = server.native.to_string();
+    let not_http = quiver(&server, &["status", "--http", &native], "");
+    let said = String::from_utf8_lossy(&not_http.stderr);
+    assert_eq!(not_http.status.code(), Some(3), "{said}");
+    assert!(said.contains("does not speak HTTP"), "{said}");
 }
 
 /// Two messages of `acme/orders/created` consumed by group `billing`, as JSON lines.

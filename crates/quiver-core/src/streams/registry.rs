@@ -54,9 +54,15 @@ pub enum SubscribeError {
     TooManyForStream { pattern: String, limit: usize },
     /// A start other than `latest` on a stream that keeps no history.
     #[error(
-        "cannot start {pattern} at {start}: stream {pattern} is not durable, so it keeps no history; start at latest"
+        "cannot start {pattern} at {start}: {}; start at latest",
+        if *exists { "the stream is not durable, so it keeps no history" } else { "there is no such stream (yet), so it has no history" }
     )]
-    NotDurable { pattern: String, start: String },
+    NotDurable {
+        pattern: String,
+        start: String,
+        /// Whether the stream exists (live) or not at all.
+        exists: bool,
+    },
     /// An offset names a position in one stream, not in a pattern's.
     #[error(
         "cannot start {pattern} at an offset: offsets belong to one stream; subscribe to one stream name, or start at earliest or a time"
@@ -716,7 +722,8 @@ fn start_from_history(
     if exact && durable.is_empty() {
         return Err(SubscribeError::NotDurable {
             pattern: pattern.to_owned(),
-            start: format!("{start:?}").to_lowercase(),
+            start: start.to_string(),
+            exists: !streams.is_empty(),
         });
     }
     Ok(durable)

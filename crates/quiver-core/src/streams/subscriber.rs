@@ -107,6 +107,17 @@ pub enum StartAt {
     TimestampMs(u64),
 }
 
+impl std::fmt::Display for StartAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartAt::Latest => f.write_str("latest"),
+            StartAt::Earliest => f.write_str("earliest"),
+            StartAt::Offset(offset) => write!(f, "offset {offset}"),
+            StartAt::TimestampMs(ms) => write!(f, "the time {ms} (ms since the Unix epoch)"),
+        }
+    }
+}
+
 /// Options of one subscription.
 #[derive(Debug, Clone, Default)]
 pub struct SubscribeOptions {

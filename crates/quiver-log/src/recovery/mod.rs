@@ -75,7 +75,10 @@ pub fn recover(
     config: &LogConfig,
     read_only: bool,
 ) -> Result<Recovered, RecoveryError> {
-    let mut report = RecoveryReport::default();
+    let mut report = RecoveryReport {
+        read_only,
+        ..RecoveryReport::default()
+    };
     // Read before anything is cut: it guards the cuts below. A damaged one stops a strict
     // open before it changes anything; salvage goes on without it and rewrites it.
     let watermark = match watermark::read(&*storage) {

@@ -14,6 +14,16 @@ pub enum TruncationReason {
     DroppedSegment,
 }
 
+impl fmt::Display for TruncationReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::TornTail => "a torn tail",
+            Self::Salvaged => "corruption, cut in salvage mode",
+            Self::DroppedSegment => "a segment after a cut",
+        })
+    }
+}
+
 /// One cut made (or, read-only, that would be made) by recovery.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Truncation {
@@ -27,6 +37,8 @@ pub struct Truncation {
 /// What recovery found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecoveryReport {
+    /// A read-only open: the cuts below were not made, only found.
+    pub read_only: bool,
     pub segments: usize,
     pub first_offset: u64,
     pub next_offset: u64,
@@ -65,10 +77,15 @@ impl fmt::Display for RecoveryReport {
             "recovered {} segments, offsets {}..{}",
             self.segments, self.first_offset, self.next_offset
         )?;
+        let cut = if self.read_only {
+            "would cut (read-only: nothing changed)"
+        } else {
+            "cut"
+        };
         for t in &self.truncations {
             write!(
                 f,
-                "; cut {} bytes of {} at byte {} ({:?}: {})",
+                "; {cut} {} bytes of {} at byte {} ({}: {})",
                 t.bytes_cut, t.file, t.position, t.reason, t.detail
             )?;
         }

@@ -110,7 +110,10 @@ impl CommandError {
 impl From<RequestError> for CommandError {
     fn from(error: RequestError) -> Self {
         match error {
-            RequestError::InvalidName(_) => Self::Input(error.to_string()),
+            // Refused before it was sent: what was asked is out of bounds.
+            RequestError::InvalidName(_) | RequestError::Encode(_) => {
+                Self::Input(error.to_string())
+            }
             RequestError::Disconnected { .. } | RequestError::Timeout { .. } => {
                 Self::Unreachable(error.to_string())
             }
@@ -172,18 +175,13 @@ async fn execute(common: &Common, command: ClientCommand) -> Result<(), CommandE
 /// Connects as `common` says; the server's address and token default to the effective
 /// configuration's.
 async fn connect(common: &Common) -> Result<Client, CommandError> {
-    let (server, config_token) = match &common.server {
-        Some(server) => (server.clone(), None),
-        None => {
-            let loaded =
-                Loaded::load(&common.inputs).map_err(|e| CommandError::Input(e.to_string()))?;
-            let native = &loaded.config.native;
-            (
-                format!("quiver://{}", native.listener.addr),
-                native.auth_token.clone(),
-            )
-        }
-    };
+    let loaded = Loaded::load(&common.inputs).map_err(|e| CommandError::Input(e.to_string()))?;
+    let native = &loaded.config.native;
+    let server = common
+        .server
+        .clone()
+        .unwrap_or_else(|| format!("quiver://{}", native.listener.addr));
+    let config_token = native.auth_token.clone();
     let mut options = ClientOptions::default().reconnect(false);
     options.connect_timeout = common.timeout;
     options = options.request_timeout(common.timeout);
@@ -197,6 +195,9 @@ async fn connect(common: &Common) -> Result<Client, CommandError> {
                 CommandError::Input(error.to_string())
             }
             ConnectError::Refused { .. } => CommandError::Refused(error.to_string()),
+            ConnectError::Tls { .. } => CommandError::Input(format!(
+                "{error}; over QUIC, pin the server's certificate with ?fingerprint=HEX in the quiver+quic:// URL (the server logs it at start-up)"
+            )),
             _ => CommandError::Unreachable(format!(
                 "{error}; is a server running there? start one with `quiver serve`, or say where with --server quiver://HOST:PORT"
             )),

@@ -39,7 +39,7 @@ pub async fn run(client: &Client, out: &mut Out, args: PublishArgs) -> Result<()
         }
         None => stdin_lines(),
     };
-    let (mut count, mut first, mut last) = (0u64, None, None);
+    let (mut count, mut first, mut last) = (0u64, None, None::<u64>);
     while let Some(line) = lines.recv().await {
         let line = line.map_err(|error| {
             CommandError::Input(format!(
@@ -48,7 +48,8 @@ pub async fn run(client: &Client, out: &mut Out, args: PublishArgs) -> Result<()
         })?;
         let acked = client
             .publish_with(&args.stream, &headers, line, ack)
-            .await?;
+            .await
+            .map_err(|error| after(count, first, last, error.into()))?;
         let offset = acked.map(|a| a.first_sequence);
         count += 1;
         first = first.or(offset);
@@ -60,7 +61,7 @@ pub async fn run(client: &Client, out: &mut Out, args: PublishArgs) -> Result<()
     if !out.json() {
         let offsets = match (first, last) {
             (Some(a), Some(b)) if a == b => format!(" at offset {a}"),
-            (Some(a), Some(b)) => format!(" at offsets {a}..={b}"),
+            (Some(a), Some(b)) => format!(" at offsets {a} to {b}"),
             _ => String::new(),
         };
         let noun = if count == 1 { "message" } else { "messages" };
@@ -105,4 +106,24 @@ fn stdin_lines() -> mpsc::Receiver<std::io::Result<Vec<u8>>> {
         }
     });
     receiver
+}
+
+/// `error` on line `count + 1`, saying what was published before it.
+fn after(count: u64, first: Option<u64>, last: Option<u64>, error: CommandError) -> CommandError {
+    if count == 0 {
+        return error;
+    }
+    let offsets = match (first, last) {
+        (Some(a), Some(b)) => format!(" (offsets {a} to {b})"),
+        _ => String::new(),
+    };
+    let text = format!(
+        "line {}: {error}; the {count} lines before it were published{offsets}",
+        count + 1
+    );
+    match error {
+        CommandError::Input(_) => CommandError::Input(text),
+        CommandError::Refused(_) => CommandError::Refused(text),
+        CommandError::Unreachable(_) => CommandError::Unreachable(text),
+    }
 }

@@ -57,9 +57,14 @@ async fn fetch(addr: &str) -> Result<Value, CommandError> {
         .map_err(io)?;
     let text = String::from_utf8_lossy(&reply);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    if !head.starts_with("HTTP/") {
+        return Err(CommandError::Unreachable(format!(
+            "{addr} does not speak HTTP: is it Quiver's HTTP listener (http.addr)? say where with --http HOST:PORT"
+        )));
+    }
     if !head.starts_with("HTTP/1.1 200") {
         let status = head.lines().next().unwrap_or_default();
-        return Err(CommandError::Refused(format!("{addr} answered {status:?}")));
+        return Err(CommandError::Refused(format!("{addr} answered {status}")));
     }
     serde_json::from_str(body).map_err(|error| {
         CommandError::Refused(format!("{addr} sent figures that are not JSON: {error}"))

@@ -49,10 +49,12 @@ impl Session {
         if let Some(expected) = &settings.auth_token
             && !same_token(expected, &hello.auth_token)
         {
-            return Err(ErrorFrame::new(
-                ErrorCode::AUTH_FAILED,
-                "the auth token in Hello does not match the server's native.auth_token",
-            ));
+            let message = if hello.auth_token.is_empty() {
+                "this server needs an auth token (its native.auth_token) and Hello carried none"
+            } else {
+                "the auth token in Hello does not match the server's native.auth_token"
+            };
+            return Err(ErrorFrame::new(ErrorCode::AUTH_FAILED, message));
         }
         let supported = if durable {
             Capabilities(SUPPORTED.0 | Capabilities::DURABLE.0)
