@@ -326,7 +326,8 @@ pub fn parse_storage(text: &str) -> Result<Storage, String> {
     if text.trim() == "live" {
         return Ok(Storage::Live);
     }
-    Ok(match parse_durability(text).map_err(|e| e.to_string())? {
+    let stored = parse_durability(text).map_err(|e| format!("{e}, or live (not stored)"))?;
+    Ok(match stored {
         Durability::Buffered => Storage::Buffered,
         Durability::Os => Storage::Os,
         Durability::Interval { interval_ms } => Storage::Interval {

@@ -229,7 +229,7 @@ pub fn stream_config(
                 | settings.dedupe_window_ms;
             if stored != 0 || settings.keep_unacked {
                 return Err(
-                    "retention and de-duplication apply to durable streams; give a durability"
+                    "retention and de-duplication apply to durable streams, not to a live one; give a stored durability (buffered, os, interval:MS or sync)"
                         .to_owned(),
                 );
             }

@@ -455,8 +455,34 @@ async fn cache(http: &mut Http, tag: &str) {
         (bad_db.status, bad_db.error_code().as_str()),
         (400, "invalid_db")
     );
-    let zero_ttl = http.send("PUT", "/v1/cache/0/k?ttl_ms=0", &[], "v").await;
-    assert_eq!(zero_ttl.status, 400);
+    for (ttl, value) in [
+        ("0", "0"),
+        ("-1", "-1"),
+        ("abc", "abc"),
+        ("99999999999999999999", "99999999999999999999"),
+    ] {
+        let path = format!("/v1/cache/0/k?ttl_ms={ttl}");
+        let refused = http.send("PUT", &path, &[], "v").await;
+        assert_eq!(
+            (refused.status, refused.error_code().as_str()),
+            (400, "invalid_ttl"),
+            "{ttl}"
+        );
+        assert_eq!(refused.json()["value"], value);
+    }
+    for path in ["/v1/cache/0/k?x=1", "/v1/streams/acme/a/b?x=1"] {
+        let refused = http.get(path).await;
+        assert_eq!(
+            (refused.status, refused.error_code().as_str()),
+            (400, "invalid_query"),
+            "{path}"
+        );
+    }
+    let limit = http.get("/v1/streams?limit=abc").await;
+    assert_eq!(
+        (limit.status, limit.error_code().as_str()),
+        (400, "invalid_limit")
+    );
     let typo = http.send("PUT", "/v1/cache/0/k?ttl=5000", &[], "v").await;
     assert_eq!(
         (typo.status, typo.error_code().as_str()),

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use quiver_core::cache::{BUSY_TEXT, Cache, MAX_STRING_BYTES, OpError, SetExpiry, SetOptions};
 use serde_json::json;
 
-use super::streams::{parse_query, percent_decode};
+use super::streams::{no_query, parse_query, percent_decode, query_number};
 use super::{ApiError, ApiResult, Gateway, Shared, json, read_body};
 use crate::clock::unix_ms;
 
@@ -25,13 +25,16 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
         .path()
         .strip_prefix("/v1/cache/")
         .unwrap_or_default();
+    let query = parts.uri.query().unwrap_or_default();
+    if parts.method != Method::PUT
+        && let Err(refused) = no_query(query)
+    {
+        return refused.into_response();
+    }
     let result = match target(&shared.gateway.cache, rest) {
         Ok((db, key)) => match parts.method {
             Method::GET | Method::HEAD => get(&shared.gateway.cache, db, &key).await,
-            Method::PUT => {
-                let query = parts.uri.query().unwrap_or_default();
-                put(&shared.gateway, db, &key, query, &parts.headers, body).await
-            }
+            Method::PUT => put(&shared.gateway, db, &key, query, &parts.headers, body).await,
             Method::DELETE => delete(&shared.gateway, db, &key).await,
             ref other => Err(ApiError::wrong_method(other, "GET, HEAD, PUT, DELETE")),
         },
@@ -124,7 +127,7 @@ async fn get(cache: &Cache, db: usize, key: &[u8]) -> ApiResult {
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PutQuery {
-    ttl_ms: Option<u64>,
+    ttl_ms: Option<String>,
 }
 
 /// Refuses a write while persistence fails (RESP's MISCONF).
@@ -158,15 +161,14 @@ async fn put(
     let query: PutQuery = parse_query(query)?;
     let cache = &gateway.cache;
     let now = unix_ms();
-    let expiry = match query.ttl_ms {
+    let ttl = query_number(
+        query.ttl_ms.as_deref(),
+        "ttl_ms",
+        1..=u64::MAX,
+        "invalid_ttl",
+    )?;
+    let expiry = match ttl {
         None => SetExpiry::Clear,
-        Some(0) => {
-            return Err(ApiError::bad_request(
-                "invalid_ttl",
-                "ttl_ms must be above 0; leave it out for no expiry",
-            )
-            .value("0"));
-        }
         Some(ttl) => SetExpiry::after(now, ttl).ok_or_else(|| {
             ApiError::bad_request(
                 "invalid_ttl",

@@ -157,6 +157,10 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let method = parts.method;
     let query = parts.uri.query().unwrap_or_default();
+    let takes_query = matches!(route, StreamRoute::Messages(_) | StreamRoute::Events(_));
+    if !takes_query && let Err(refused) = no_query(query) {
+        return refused.into_response();
+    }
     let result = match (route, &method) {
         (StreamRoute::Stream(name), &Method::GET | &Method::HEAD) => describe(gateway, &name),
         (StreamRoute::Stream(name), &Method::PUT) => {
@@ -207,7 +211,7 @@ pub async fn route(State(shared): State<Shared>, request: Request) -> Response {
 struct ListQuery {
     prefix: Option<String>,
     after: Option<String>,
-    limit: Option<u64>,
+    limit: Option<String>,
 }
 
 /// `GET /v1/streams`: streams in name order, a page at a time.
@@ -219,16 +223,8 @@ pub async fn list(State(shared): State<Shared>, uri: Uri) -> Response {
 fn list_page(broker: &core::Broker, query: &str) -> ApiResult {
     let query: ListQuery = parse_query(query)?;
     let (prefix, after) = (query.prefix.as_deref(), query.after.as_deref());
-    let limit = match query.limit {
-        None => 1000,
-        Some(n @ 1..=10_000) => n as usize,
-        Some(n) => {
-            return Err(
-                ApiError::bad_request("invalid_limit", "limit must be from 1 to 10000")
-                    .value(n.to_string()),
-            );
-        }
-    };
+    let limit = query_number(query.limit.as_deref(), "limit", 1..=10_000, "invalid_limit")?
+        .map_or(1000, |n| n as usize);
     let mut streams = Vec::new();
     let mut more = false;
     for info in broker.list_streams() {
@@ -330,14 +326,15 @@ fn settings(fields: &Map<String, Value>) -> Result<StreamSettings, ApiError> {
             ));
         }
     };
-    let number = |name| json::number(fields, name, 0, 0, u64::MAX);
+    // A retention bound of 0 would keep nothing: absent is no bound (the wire's 0).
+    let bound = |name| json::number(fields, name, 0, 1, u64::MAX);
     Ok(StreamSettings {
         storage,
-        max_age_ms: number("max_age_ms")?,
-        max_bytes: number("max_bytes")?,
-        max_messages: number("max_messages")?,
+        max_age_ms: bound("max_age_ms")?,
+        max_bytes: bound("max_bytes")?,
+        max_messages: bound("max_messages")?,
         keep_unacked,
-        dedupe_window_ms: number("dedupe_window_ms")?,
+        dedupe_window_ms: json::number(fields, "dedupe_window_ms", 0, 0, u64::MAX)?,
         policy,
     })
 }
@@ -575,7 +572,7 @@ pub fn publish_error(error: &PublishError) -> ApiError {
 #[serde(deny_unknown_fields)]
 struct ReadQuery {
     from: Option<String>,
-    limit: Option<u64>,
+    limit: Option<String>,
 }
 
 /// `GET /v1/streams/{stream}/messages?from=&limit=`.
@@ -586,17 +583,13 @@ async fn read(gateway: &Gateway, name: &str, query: &str) -> ApiResult {
         None => StartAt::Earliest,
         Some(text) => start_at("from", text)?,
     };
-    let limit = match query.limit {
-        None => 100,
-        Some(n @ 1..=MAX_READ_LIMIT) => n,
-        Some(n) => {
-            return Err(ApiError::bad_request(
-                "invalid_limit",
-                format!("limit must be from 1 to {MAX_READ_LIMIT}"),
-            )
-            .value(n.to_string()));
-        }
-    };
+    let limit = query_number(
+        query.limit.as_deref(),
+        "limit",
+        1..=MAX_READ_LIMIT,
+        "invalid_limit",
+    )?
+    .unwrap_or(100);
     let handle = gateway
         .broker
         .existing(&stream)
@@ -661,6 +654,43 @@ pub fn start_at(field: &str, text: &str) -> Result<StartAt, ApiError> {
 }
 
 /// The query string as `T`, or 400 naming what is wrong.
+/// A whole number of query parameter `name` within `range`; anything else is `code`,
+/// naming the range. `None` when the parameter is absent.
+pub fn query_number(
+    text: Option<&str>,
+    name: &str,
+    range: std::ops::RangeInclusive<u64>,
+    code: &'static str,
+) -> Result<Option<u64>, ApiError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    Some(text)
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|t| t.parse::<u64>().ok())
+        .filter(|n| range.contains(n))
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                code,
+                format!(
+                    "{name} must be a whole number from {} to {}",
+                    range.start(),
+                    range.end()
+                ),
+            )
+            .value(text)
+        })
+}
+
+/// Refuses any query string on a route that takes no parameters.
+pub fn no_query(query: &str) -> Result<(), ApiError> {
+    if query.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::bad_request("invalid_query", "this route takes no query parameters").value(query))
+}
+
 pub fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     serde_urlencoded::from_str(query).map_err(|error| {
         ApiError::bad_request("invalid_query", format!("the query string: {error}")).value(query)
