@@ -103,7 +103,9 @@ async fn get(cache: &Cache, db: usize, key: &[u8]) -> ApiResult {
     let now = unix_ms();
     let (value, ttl) = {
         let mut handle = cache.db(db).map_err(|e| op_error(&e))?;
-        let value = handle.get(key, now).map_err(|e| op_error(&e))?;
+        let value = handle
+            .get(key, now)
+            .map_err(|e| op_error(&e).value(String::from_utf8_lossy(key)))?;
         (value, handle.pttl(key, now))
     };
     // A read may expire the key.

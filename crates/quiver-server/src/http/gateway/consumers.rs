@@ -190,7 +190,25 @@ pub fn group_error(error: &GroupError) -> ApiError {
         GroupError::Storage { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "storage"),
         _ => (StatusCode::BAD_REQUEST, "invalid_request"),
     };
-    ApiError::new(status, code, error.to_string())
+    let value = match error {
+        GroupError::InvalidName { name } => Some(name.clone()),
+        GroupError::NoStream { stream } | GroupError::NotDurable { stream } => {
+            Some(stream.to_string())
+        }
+        GroupError::NoGroup { group, .. } | GroupError::NotMember { group, .. } => {
+            Some(group.clone())
+        }
+        GroupError::NotHeld { offset, .. } | GroupError::PastEnd { offset, .. } => {
+            Some(offset.to_string())
+        }
+        GroupError::MemberInFlight { max_in_flight } => Some(max_in_flight.to_string()),
+        _ => None,
+    };
+    let refused = ApiError::new(status, code, error.to_string());
+    match value {
+        Some(value) => refused.value(value),
+        None => refused,
+    }
 }
 
 /// Every route under `/v1/streams/{stream}/groups/{group}`.
@@ -401,11 +419,11 @@ fn receive(pull: &mut Pull, delivery: GroupDelivery, events: &mut Vec<GroupEvent
 fn ended_error(reason: &EndReason) -> ApiError {
     match reason {
         EndReason::Shutdown => ApiError::unavailable("draining", reason.to_string(), 1),
-        EndReason::StreamDeleted { .. } => {
-            ApiError::not_found("stream_not_found", reason.to_string())
+        EndReason::StreamDeleted { stream } => {
+            ApiError::not_found("stream_not_found", reason.to_string()).value(stream.to_string())
         }
-        EndReason::GroupDeleted { .. } => {
-            ApiError::not_found("group_not_found", reason.to_string())
+        EndReason::GroupDeleted { group, .. } => {
+            ApiError::not_found("group_not_found", reason.to_string()).value(group.clone())
         }
         _ => ApiError::internal(reason.to_string()),
     }

@@ -167,7 +167,12 @@ fn subscribe_error(error: &SubscribeError) -> ApiError {
     if status == StatusCode::SERVICE_UNAVAILABLE {
         api.retry_after = Some(1);
     }
-    api
+    match error {
+        SubscribeError::NotDurable { pattern, .. }
+        | SubscribeError::OffsetNeedsStream { pattern } => api.value(pattern.clone()),
+        SubscribeError::PastEnd { offset, .. } => api.value(offset.to_string()),
+        _ => api,
+    }
 }
 
 struct Streaming {
