@@ -236,6 +236,25 @@ fn a_quic_key_without_its_certificate_is_refused_even_with_quic_off() {
 }
 
 #[test]
+fn values_serve_would_refuse_are_refused_when_loaded() {
+    for (var, value, says) in [
+        ("QUIVER_CACHE_SAVE", "3600", "pairs of seconds and changes"),
+        (
+            "QUIVER_RESP_REDIS_CONFIG",
+            "appendonly yes",
+            "cache.appendonly",
+        ),
+    ] {
+        let inputs = Inputs {
+            env: env(&[(var, value)]),
+            ..Inputs::default()
+        };
+        let message = error(&inputs);
+        assert!(message.contains(says), "{var}: {message}");
+    }
+}
+
+#[test]
 fn bad_file_value_names_the_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = write_file(&dir, "[net]\nkeepalive = 1.5\n");
@@ -301,12 +320,15 @@ fn unreadable_or_invalid_files_are_reported() {
         "{message}"
     );
 
-    let broken = write_file(&dir, "[http\naddr = ");
+    let broken = write_file(&dir, "# settings\n[http]\naddr = \n");
     let message = error(&Inputs {
         config_file: Some(broken),
         ..Inputs::default()
     });
-    assert!(message.contains("is not valid TOML"), "{message}");
+    assert!(
+        message.contains("is not valid TOML") && message.contains("line 3, column"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -237,6 +237,12 @@ impl Loaded {
                 .expect("every registry key is checked")
         };
         check_together(&raw, "quic.cert", "quic.key")?;
+        check_text(
+            &raw,
+            "cache.save",
+            "pairs of seconds and changes (for example \"3600 1 300 100\"), or empty for none",
+            |text| quiver_core::cache::persist::parse_save_rules(text).is_ok(),
+        )?;
         let mut config = Config::from_values(find);
         config.config_file = raw::config_file(inputs);
         let values = checked
@@ -250,6 +256,30 @@ impl Loaded {
     pub fn to_toml(&self) -> String {
         render::to_toml(self)
     }
+}
+
+/// Refuses the text of `key` unless it is `valid` (a text key with a grammar of its own,
+/// which `allowed` describes).
+fn check_text(
+    raw: &RawConfig,
+    key: &str,
+    allowed: &str,
+    valid: impl Fn(&str) -> bool,
+) -> Result<(), ConfigError> {
+    let entry = raw
+        .entries
+        .iter()
+        .find(|entry| entry.key.name == key)
+        .expect("a registry key");
+    if valid(&entry.text) {
+        return Ok(());
+    }
+    Err(ConfigError::InvalidValue {
+        key: entry.key.name,
+        origin: entry.source.clone(),
+        value: entry.text.clone(),
+        allowed: allowed.to_owned(),
+    })
 }
 
 /// Refuses `a` set without `b` or `b` without `a` (files that only work as a pair), even

@@ -154,7 +154,18 @@ fn read_file(path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
         text.parse()
             .map_err(|error: toml::de::Error| ConfigError::FileSyntax {
                 path: path.to_owned(),
-                message: error.message().to_owned(),
+                message: match error.span() {
+                    Some(span) => {
+                        let before = &text[..span.start.min(text.len())];
+                        let line = before.matches('\n').count() + 1;
+                        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+                        format!(
+                            "line {line}, column {column}: {}",
+                            error.message().trim_end()
+                        )
+                    }
+                    None => error.message().trim_end().to_owned(),
+                },
             })?;
     let mut pairs = Vec::new();
     flatten(path, "", &table, &mut pairs)?;
@@ -178,7 +189,7 @@ fn rules_from_tables(
             key: key.name,
             origin: Source::File(path.to_owned()),
             value: item.to_string(),
-            allowed: format!("{message}; {}", super::rules::HELP),
+            allowed: format!("{}: {message}", super::rules::HELP),
         })?);
     }
     Ok(rules.join("; "))
@@ -233,7 +244,10 @@ fn flatten(
                     key: key.name,
                     origin: Source::File(path.to_owned()),
                     value: other.to_string(),
-                    allowed: "a string, an integer or a boolean".to_owned(),
+                    allowed: format!(
+                        "a string, a whole number or a boolean, as `quiver config` prints it (the default is {:?})",
+                        key.default
+                    ),
                 });
             }
         };

@@ -25,7 +25,7 @@ use quiver_core::streams::durable::{Durability, durability_name, parse_durabilit
 use super::value;
 
 /// What a rule accepts, for error messages.
-pub const HELP: &str = "expected rules `PATTERN [durability=buffered|os|interval:MS|sync] [max_age=DURATION] [max_bytes=SIZE] [max_messages=N] [keep_unacked=BOOL] [dedupe_window=DURATION]` separated by `;`";
+pub const HELP: &str = "rules `PATTERN [durability=buffered|os|interval:MS|sync] [max_age=DURATION] [max_bytes=SIZE] [max_messages=N] [keep_unacked=BOOL] [dedupe_window=DURATION]` separated by `;`";
 
 /// One rule as configured: settings left out take their defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]

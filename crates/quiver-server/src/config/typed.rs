@@ -108,7 +108,7 @@ impl Value {
                 .map_err(invalid),
             Kind::DurableRules => super::rules::parse(text)
                 .map(|rules| Value::Text(super::rules::render(&rules)))
-                .map_err(|message| invalid(format!("{message}; {}", super::rules::HELP))),
+                .map_err(|message| invalid(format!("{}: {message}", super::rules::HELP))),
             Kind::LogFilter => tracing_subscriber::EnvFilter::builder()
                 .parse(text)
                 .map(|_| Value::Text(text.to_owned()))

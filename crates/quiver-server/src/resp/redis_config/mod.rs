@@ -134,6 +134,9 @@ pub(crate) fn parse_entries(text: &str) -> Result<Vec<(String, String)>, String>
         let param = find(name.as_bytes()).ok_or_else(|| {
             format!("`name value` pairs separated by `;`, each name a Redis 7.0 configuration parameter (unknown: {name:?})")
         })?;
+        if let Some(key) = quiver_key(primary(param)) {
+            return Err(format!("{name} set with {key}, Quiver's key for it"));
+        }
         let value = value.trim();
         let shown = check(param, value.as_bytes()).map_err(|reason| {
             format!("a valid value for {}: {reason} (got {value:?})", param.name)

@@ -418,12 +418,9 @@ pub(crate) fn apply_start_params(
 ) -> Result<(), String> {
     let mut changes = Vec::with_capacity(entries.len());
     for (name, value) in entries {
+        // Checked when read: a known parameter that no key of Quiver's sets.
         let param = redis_config::find(name.as_bytes()).expect("checked when read");
-        let primary = redis_config::primary(param);
-        if let Some(key) = redis_config::quiver_key(primary) {
-            return Err(format!("set {name} with {key}, Quiver's key for it"));
-        }
-        changes.push((primary, value.clone()));
+        changes.push((redis_config::primary(param), value.clone()));
     }
     apply_all(shared, changes).map_err(|(name, reason)| format!("{name}: {reason}"))
 }
