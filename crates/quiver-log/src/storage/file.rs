@@ -20,9 +20,14 @@ impl FileStorage {
         if create {
             fs::create_dir_all(dir)?;
         } else if !dir.is_dir() {
+            let what = if dir.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            };
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("{} is not a directory", dir.display()),
+                format!("{} {what}", dir.display()),
             ));
         }
         Ok(FileStorage {

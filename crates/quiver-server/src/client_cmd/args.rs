@@ -69,8 +69,8 @@ pub fn client_commands() -> Vec<Command> {
         Command::new("sub")
             .about("Print the messages of the streams a pattern matches")
             .arg(Arg::new("pattern").value_name("PATTERN").required(true).help("A stream name or pattern: acme/orders/created, acme/orders/*, acme/>"))
-            .arg(Arg::new("from").long("from").value_name("POSITION").help(format!("Where to start: {POSITION_HELP} [default: latest; with --group, where a new group starts: earliest]")))
-            .arg(Arg::new("count").long("count").value_name("N").value_parser(clap::value_parser!(u64)).default_value("0").help("Stop after N messages; 0 runs until interrupted"))
+            .arg(Arg::new("from").long("from").value_name("POSITION").allow_hyphen_values(true).help(format!("Where to start: {POSITION_HELP} [default: latest; with --group, where a new group starts: earliest]")))
+            .arg(Arg::new("count").long("count").value_name("N").allow_negative_numbers(true).value_parser(clap::value_parser!(u64)).default_value("0").help("Stop after N messages; 0 runs until interrupted"))
             .arg(Arg::new("group").long("group").value_name("GROUP").help("Consume as a member of this consumer group (durable streams; each message is acked once printed), or of a queue group (live streams)")),
     );
     let group = Command::new("group")
@@ -94,6 +94,7 @@ pub fn client_commands() -> Vec<Command> {
                 .arg(group_arg())
                 .arg(
                     Arg::new("to")
+                        .allow_hyphen_values(true)
                         .long("to")
                         .value_name("POSITION")
                         .required(true)
@@ -131,18 +132,21 @@ fn create_command() -> Command {
         )
         .arg(
             Arg::new("max-age")
+                .allow_hyphen_values(true)
                 .long("max-age")
                 .value_name("DURATION")
                 .help("Delete messages older than this (168h, 30m)"),
         )
         .arg(
             Arg::new("max-bytes")
+                .allow_hyphen_values(true)
                 .long("max-bytes")
                 .value_name("SIZE")
                 .help("Keep about this much (10GiB)"),
         )
         .arg(
             Arg::new("max-messages")
+                .allow_hyphen_values(true)
                 .long("max-messages")
                 .value_name("N")
                 .value_parser(clap::value_parser!(u64))
@@ -156,6 +160,7 @@ fn create_command() -> Command {
         )
         .arg(
             Arg::new("dedupe-window")
+                .allow_hyphen_values(true)
                 .long("dedupe-window")
                 .value_name("DURATION")
                 .default_value("2m")
