@@ -9,13 +9,16 @@ use std::io::{self, IoSlice};
 
 use bytes::{Bytes, BytesMut};
 use quiver_wire::{EVENT_BATCH_PREFIX_LEN, FramePayload};
+use std::sync::Arc;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
 
-/// Frames queued for one connection before producers wait. Bounds the memory a connection
-/// that does not read can pin (together with the subscription queues in the broker, which
-/// apply the slow-subscriber policy once this is full).
-pub const WRITE_QUEUE_FRAMES: usize = 256;
+use tokio::sync::{Semaphore, mpsc};
+
+/// Bytes of frames queued for one connection (over QUIC, for one stream) before producers
+/// wait. Bounds the memory a peer that does not read can pin, whatever the size of its
+/// frames; once it is full, the subscription queues in the broker fill and apply the
+/// slow-subscriber policy. A frame larger than this waits until the queue is empty.
+pub const WRITE_QUEUE_BYTES: usize = 4 << 20;
 
 /// Most chunks handed to one vectored write (Linux accepts 1024 iovecs).
 pub(crate) const MAX_GATHER_CHUNKS: usize = 256;
@@ -66,37 +69,105 @@ impl Outgoing {
 }
 
 /// The sending side, cloned into every producer of the connection.
-pub type WriteQueue = mpsc::Sender<Outgoing>;
+#[derive(Debug, Clone)]
+pub struct WriteQueue {
+    frames: mpsc::UnboundedSender<Outgoing>,
+    room: Arc<Semaphore>,
+}
 
-/// Creates a connection's write queue.
-pub fn queue() -> (WriteQueue, mpsc::Receiver<Outgoing>) {
-    mpsc::channel(WRITE_QUEUE_FRAMES)
+/// The writer's side: the frames, and the room it gives back once they are written.
+#[derive(Debug)]
+pub struct Queued {
+    frames: mpsc::UnboundedReceiver<Outgoing>,
+    room: Arc<Semaphore>,
+}
+
+/// The writer is gone (the peer is): nothing more is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+/// Creates a connection's (or a QUIC stream's) write queue.
+pub fn queue() -> (WriteQueue, Queued) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let room = Arc::new(Semaphore::new(WRITE_QUEUE_BYTES));
+    let queue = WriteQueue {
+        frames: sender,
+        room: Arc::clone(&room),
+    };
+    let queued = Queued {
+        frames: receiver,
+        room,
+    };
+    (queue, queued)
+}
+
+impl Outgoing {
+    /// The room the frame takes in a write queue.
+    pub(crate) fn room(&self) -> u32 {
+        self.len().min(WRITE_QUEUE_BYTES) as u32
+    }
+}
+
+impl WriteQueue {
+    /// Queues `frame`, waiting for room in the queue.
+    pub async fn send(&self, frame: Outgoing) -> Result<(), Closed> {
+        let room = self
+            .room
+            .acquire_many(frame.room())
+            .await
+            .map_err(|_| Closed)?;
+        room.forget();
+        self.frames.send(frame).map_err(|_| Closed)
+    }
+}
+
+impl Queued {
+    /// The next frame; `None` once every sender is gone.
+    pub async fn recv(&mut self) -> Option<Outgoing> {
+        self.frames.recv().await
+    }
+
+    /// The next frame if one is queued.
+    pub fn try_recv(&mut self) -> Option<Outgoing> {
+        self.frames.try_recv().ok()
+    }
+
+    /// Gives back `room` (the sum of [`Outgoing::room`]) of frames written.
+    pub fn written(&self, room: usize) {
+        self.room.add_permits(room);
+    }
+}
+
+impl Drop for Queued {
+    /// Senders waiting for room learn that nothing more is written.
+    fn drop(&mut self) {
+        self.room.close();
+    }
 }
 
 /// Writes queued frames until every sender is gone (then shuts the write side down) or the
 /// peer stops accepting bytes.
-pub async fn run<W>(mut socket: W, mut queue: mpsc::Receiver<Outgoing>)
+pub async fn run<W>(mut socket: W, mut queue: Queued)
 where
     W: AsyncWrite + Unpin,
 {
     let mut gathered: Vec<Outgoing> = Vec::with_capacity(64);
     while let Some(first) = queue.recv().await {
         let mut bytes = first.len();
+        let mut room = first.room() as usize;
         gathered.push(first);
         while gathered.len() * 2 < MAX_GATHER_CHUNKS && bytes < MAX_GATHER_BYTES {
-            match queue.try_recv() {
-                Ok(next) => {
-                    bytes += next.len();
-                    gathered.push(next);
-                }
-                Err(_) => break,
-            }
+            let Some(next) = queue.try_recv() else { break };
+            bytes += next.len();
+            room += next.room() as usize;
+            gathered.push(next);
         }
         if let Err(error) = write_all(&mut socket, &gathered).await {
             tracing::debug!(%error, "native connection write failed");
             return;
         }
         gathered.clear();
+        queue.written(room);
     }
     let _ = socket.shutdown().await;
 }

@@ -5,12 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
 
 use crate::native::NativeShared;
 use crate::native::connection;
 use crate::native::deliveries::Deliveries;
-use crate::native::writer::{self, Outgoing, WriteQueue};
+use crate::native::writer::{self, Outgoing, Queued, WriteQueue};
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 
@@ -103,25 +102,24 @@ impl Deliveries for UniStreams {
 /// The writer of one delivery stream: like the TCP writer it gathers whatever is queued,
 /// but hands quinn the chunks themselves, so an event batch's shared body is queued on
 /// the stream without being copied (only its 20-byte prefix is).
-async fn write_deliveries(mut send: quinn::SendStream, mut queue: mpsc::Receiver<Outgoing>) {
+async fn write_deliveries(mut send: quinn::SendStream, mut queue: Queued) {
     let mut chunks: Vec<Bytes> = Vec::with_capacity(64);
     while let Some(first) = queue.recv().await {
         let mut bytes = first.len();
+        let mut room = first.room() as usize;
         push_chunks(&mut chunks, first);
         while chunks.len() < writer::MAX_GATHER_CHUNKS && bytes < writer::MAX_GATHER_BYTES {
-            match queue.try_recv() {
-                Ok(next) => {
-                    bytes += next.len();
-                    push_chunks(&mut chunks, next);
-                }
-                Err(_) => break,
-            }
+            let Some(next) = queue.try_recv() else { break };
+            bytes += next.len();
+            room += next.room() as usize;
+            push_chunks(&mut chunks, next);
         }
         if let Err(error) = send.write_all_chunks(&mut chunks).await {
             tracing::debug!(%error, "QUIC delivery stream write failed");
             return;
         }
         chunks.clear();
+        queue.written(room);
     }
     let _ = send.finish();
 }
