@@ -46,6 +46,10 @@ pub enum OpError {
     /// LCS's table would pass `proto-max-bulk-len`.
     #[error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")]
     LcsTooLarge,
+    /// A negative count asks for more picks with repeats than one reply holds
+    /// (`MAX_RANDOM_PICKS`, 2^24; Redis would try to build it).
+    #[error("ERR value is out of range: a negative count asks for at most 16777216 picks")]
+    TooManyPicks,
     /// A list index is outside the list (LSET).
     #[error("ERR index out of range")]
     IndexOutOfRange,

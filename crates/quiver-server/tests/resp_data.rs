@@ -172,6 +172,35 @@ fn hashes_sets_and_sorted_sets() {
     assert_eq!(by_score, vec!["a".to_owned(), "c".to_owned()]);
     let rank: Option<usize> = con.zrank("z", "c").expect("ZRANK");
     assert_eq!(rank, Some(2));
+
+    // Picks with repeats past what one reply holds are refused, never attempted.
+    for (command, key) in [
+        ("SRANDMEMBER", "s1"),
+        ("HRANDFIELD", "h"),
+        ("ZRANDMEMBER", "z"),
+    ] {
+        for count in [
+            "-10000000000",
+            "-9223372036854775807",
+            "-9223372036854775808",
+        ] {
+            let refused = redis::cmd(command)
+                .arg(key)
+                .arg(count)
+                .query::<redis::Value>(&mut con)
+                .expect_err("too many picks");
+            assert!(
+                refused.to_string().contains("out of range"),
+                "{command} {count}: {refused}"
+            );
+        }
+        let picks: Vec<String> = redis::cmd(command)
+            .arg(key)
+            .arg(-5)
+            .query(&mut con)
+            .expect("five picks");
+        assert_eq!(picks.len(), 5);
+    }
 }
 
 /// Polls `INFO section` until `field` reaches `at_least`.

@@ -199,7 +199,7 @@ impl Db<'_> {
                 return Ok(Vec::new());
             };
             let len = h.len();
-            let picks = random_indices(&mut k.s.rng, len, count.unwrap_or(1));
+            let picks = random_indices(&mut k.s.rng, len, count.unwrap_or(1))?;
             let h = k.view::<HashValue>()?.expect("present above");
             Ok(picks
                 .into_iter()

@@ -447,17 +447,28 @@ pub(crate) fn distinct_indices(rng: &mut crate::rng::Rng, len: usize, count: usi
     out
 }
 
+/// Most picks with repeats one HRANDFIELD/SRANDMEMBER/ZRANDMEMBER answers (a negative
+/// count): the reply is built whole, so `-10000000000` must not try.
+pub const MAX_RANDOM_PICKS: u64 = 1 << 24;
+
 /// Positions for HRANDFIELD/SRANDMEMBER/ZRANDMEMBER-style `count`: positive = distinct,
-/// negative = |count| picks with repeats.
-pub(crate) fn random_indices(rng: &mut crate::rng::Rng, len: usize, count: i64) -> Vec<usize> {
+/// negative = |count| picks with repeats (at most [`MAX_RANDOM_PICKS`]).
+pub(crate) fn random_indices(
+    rng: &mut crate::rng::Rng,
+    len: usize,
+    count: i64,
+) -> Result<Vec<usize>, OpError> {
     if len == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     if count >= 0 {
-        distinct_indices(rng, len, count as usize)
-    } else {
-        (0..count.unsigned_abs()).map(|_| rng.below(len)).collect()
+        return Ok(distinct_indices(rng, len, count as usize));
     }
+    let picks = count.unsigned_abs();
+    if picks > MAX_RANDOM_PICKS {
+        return Err(OpError::TooManyPicks);
+    }
+    Ok((0..picks).map(|_| rng.below(len)).collect())
 }
 
 /// Validates every key of a multi-key read: expires lazily, checks the value type with

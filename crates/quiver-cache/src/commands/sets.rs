@@ -134,7 +134,7 @@ impl Db<'_> {
             let Some(len) = k.view::<SetValue>()?.map(SetValue::len) else {
                 return Ok(Vec::new());
             };
-            let picks = random_indices(&mut k.s.rng, len, count.unwrap_or(1));
+            let picks = random_indices(&mut k.s.rng, len, count.unwrap_or(1))?;
             let s = k.view::<SetValue>()?.expect("present above");
             Ok(picks.into_iter().map(|i| out(s.at(i))).collect())
         })

@@ -264,7 +264,7 @@ impl Db<'_> {
             let Some(len) = k.view::<ZSetValue>()?.map(ZSetValue::len) else {
                 return Ok(Vec::new());
             };
-            let picks = super::random_indices(&mut k.s.rng, len, count.unwrap_or(1));
+            let picks = super::random_indices(&mut k.s.rng, len, count.unwrap_or(1))?;
             let z = k.view::<ZSetValue>()?.expect("present above");
             Ok(picks
                 .into_iter()
