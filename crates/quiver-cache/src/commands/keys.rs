@@ -24,6 +24,8 @@ pub enum ExpireCondition {
     IfGreater,
     /// LT: only if the new time is earlier (a key without TTL counts as never expiring).
     IfLess,
+    /// XX and LT: only if the key has a TTL and the new time is earlier.
+    IfTtlAndLess,
 }
 
 /// Converts an EX/PX/EXAT/PXAT or EXPIRE-family argument to absolute unix milliseconds:
@@ -143,6 +145,7 @@ impl Db<'_> {
                 ExpireCondition::IfTtl => current.is_some(),
                 ExpireCondition::IfGreater => current.is_some_and(|c| at_ms > c),
                 ExpireCondition::IfLess => current.is_none_or(|c| at_ms < c),
+                ExpireCondition::IfTtlAndLess => current.is_some_and(|c| at_ms < c),
             };
             if !ok {
                 return Ok(false);
@@ -287,12 +290,8 @@ impl Db<'_> {
             d.take();
             let i = d.s.insert(db, dh, moved);
             d.s.set_expire(db, i, ttl);
-            if matches!(
-                d.s.entry(db, i).value,
-                crate::value::Value::List(_) | crate::value::Value::ZSet(_)
-            ) {
-                d.s.signal_ready(db, dst);
-            }
+            // Clients blocked on the new name look at it (they pass over another type).
+            d.s.signal_ready(db, dst);
             set.get(ss).event(db, src, Event::generic("rename_from"));
             set.get(ds).event(db, dst, Event::generic("rename_to"));
             Ok(true)
@@ -335,6 +334,7 @@ impl Db<'_> {
             }
             let i = d.s.insert(dst_db, dh, copied);
             d.s.set_expire(dst_db, i, ttl);
+            d.s.signal_ready(dst_db, dst);
             d.s.event(dst_db, dst, Event::generic("copy_to"));
             Ok(true)
         })
@@ -361,6 +361,7 @@ impl Db<'_> {
             let shard = set.get(shard);
             let at = shard.insert(dst_db, hash, entry);
             shard.set_expire(dst_db, at, ttl);
+            shard.signal_ready(dst_db, key);
             shard.event(db, key, Event::generic("move_from"));
             shard.event(dst_db, key, Event::generic("move_to"));
             Ok(true)

@@ -12,7 +12,7 @@ pub(crate) mod test_support;
 use std::fmt::Display;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use quiver_core::cache::{Cache, Db};
+use quiver_core::cache::{Cache, Db, ValueType};
 use quiver_resp::Protocol;
 use quiver_resp::encode::{
     OK, write_array_len, write_bulk, write_error, write_integer, write_null, write_set_len,
@@ -72,6 +72,27 @@ pub struct DataCtx<'a, 'k> {
     /// `proto-max-bulk-len`, which also bounds what a command builds on the side (LCS's
     /// table).
     pub max_bulk_len: u64,
+    /// A blocked command runs again after it waited: a key of another type than it pops
+    /// is passed over ([`DataCtx::servable`]).
+    pub woken: bool,
+}
+
+impl DataCtx<'_, '_> {
+    /// The keys a blocking command may be served from now: all of them on its first run
+    /// (a key of another type is then an error); after it waited, those holding `wanted`
+    /// or nothing, since Redis serves a blocked client only from keys of the type it
+    /// waits for (it stays blocked when its key is made a hash).
+    pub fn servable<'k>(&mut self, keys: &'k [Bytes], wanted: ValueType) -> Vec<&'k Bytes> {
+        keys.iter()
+            .filter(|key| {
+                !self.woken
+                    || self
+                        .db
+                        .key_type(key, self.now_ms)
+                        .is_none_or(|found| found == wanted)
+            })
+            .collect()
+    }
 }
 
 /// What became of a data command.
@@ -277,6 +298,7 @@ mod tests {
             protocol: quiver_resp::Protocol::Resp2,
             in_transaction: false,
             max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
+            woken: false,
         };
         for line in [
             &["PING"][..],

@@ -69,7 +69,10 @@ impl Connection {
             // and the registration is not missed.
             self.now_ms = unix_ms();
             self.session.wrote.store(true, Ordering::Relaxed);
-            if let Flow::Continue = self.execute(spec, command.clone(), output) {
+            self.woken = true;
+            let flow = self.execute(spec, command.clone(), output);
+            self.woken = false;
+            if let Flow::Continue = flow {
                 break Ok(());
             }
             let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));

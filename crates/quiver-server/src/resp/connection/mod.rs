@@ -120,6 +120,7 @@ pub(super) async fn serve(
         entries: Vec::new(),
         silent: false,
         published: false,
+        woken: false,
     };
     handle.update(&connection.session);
     let live = Live {
@@ -200,6 +201,8 @@ pub(super) struct Connection {
     silent: bool,
     /// A request of the current read published to subscribers.
     pub(super) published: bool,
+    /// The command running is a blocked one run again (`DataCtx::woken`).
+    pub(super) woken: bool,
 }
 
 impl Connection {
@@ -708,6 +711,7 @@ impl Connection {
             protocol: self.session.protocol,
             in_transaction: false,
             max_bulk_len: self.shared.settings.limits.max_bulk_len_bytes as u64,
+            woken: self.woken,
         };
         match execute_data(&mut ctx, command, out) {
             Ok(outcome) => {

@@ -80,6 +80,7 @@ fn every_row_runs_and_writes_one_reply() {
                 // Blocking commands answer at once, as inside EXEC.
                 in_transaction: true,
                 max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
+                woken: false,
             };
             let mut out = BytesMut::new();
             match execute_data(&mut ctx, command.clone(), &mut out) {

@@ -61,6 +61,7 @@ impl Tester {
                 protocol,
                 in_transaction: true,
                 max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
+                woken: false,
             };
             execute_data(&mut ctx, command, &mut out)
         } else {
@@ -73,6 +74,7 @@ impl Tester {
                 protocol,
                 in_transaction: false,
                 max_bulk_len: quiver_resp::limits::DEFAULT_MAX_BULK_LEN_BYTES as u64,
+                woken: false,
             };
             execute_data(&mut ctx, command, &mut out)
         };

@@ -213,13 +213,7 @@ pub(crate) fn execute(
 fn run_expire(ctx: &mut DataCtx<'_, '_>, expire: &Expire, out: &mut BytesMut) {
     let now = i64::try_from(ctx.now_ms).unwrap_or(i64::MAX);
     let Some(at_ms) = expire.deadline_unix_ms(now) else {
-        // Only a relative time can overflow here; the parser converted seconds
-        // to milliseconds, so the unit is told by divisibility.
-        let command = if expire.time_ms % 1000 == 0 {
-            "expire"
-        } else {
-            "pexpire"
-        };
+        let command = expire.command;
         return error(out, &CommandError::InvalidExpireTime { command });
     };
     let condition = match expire.condition {
@@ -228,6 +222,7 @@ fn run_expire(ctx: &mut DataCtx<'_, '_>, expire: &Expire, out: &mut BytesMut) {
         Some(ExpireCondition::Xx) => CacheCondition::IfTtl,
         Some(ExpireCondition::Gt) => CacheCondition::IfGreater,
         Some(ExpireCondition::Lt) => CacheCondition::IfLess,
+        Some(ExpireCondition::XxLt) => CacheCondition::IfTtlAndLess,
     };
     let result = ctx.db.expire_at(&expire.key, at_ms, condition, ctx.now_ms);
     reply(out, result, flag);

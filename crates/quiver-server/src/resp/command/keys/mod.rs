@@ -115,8 +115,10 @@ pub struct Expire {
     pub time_ms: i64,
     /// `EXPIREAT`/`PEXPIREAT`.
     pub absolute: bool,
-    /// `NX`, `XX`, `GT` or `LT`.
+    /// `NX`, `XX`, `GT` or `LT` (`XX` with `LT`: [`ExpireCondition::XxLt`]).
     pub condition: Option<ExpireCondition>,
+    /// The command's name, for the overflow error (`expire`, `pexpire`, ...).
+    pub command: &'static str,
 }
 
 impl Expire {
@@ -142,6 +144,9 @@ pub enum ExpireCondition {
     Gt,
     /// Only if the new expiry is earlier.
     Lt,
+    /// Only if the key has an expiry and the new one is earlier (`XX LT`; `XX GT` is
+    /// `GT`, which a key without expiry never passes).
+    XxLt,
 }
 
 /// `FLUSHDB`/`FLUSHALL` mode.
@@ -268,10 +273,11 @@ fn parse_expire(
             command: args.spec().name,
         })?;
     let condition = [
-        (nx, ExpireCondition::Nx),
-        (xx, ExpireCondition::Xx),
+        (xx && lt, ExpireCondition::XxLt),
         (gt, ExpireCondition::Gt),
         (lt, ExpireCondition::Lt),
+        (nx, ExpireCondition::Nx),
+        (xx, ExpireCondition::Xx),
     ]
     .into_iter()
     .find(|(set, _)| *set)
@@ -281,6 +287,7 @@ fn parse_expire(
         time_ms,
         absolute,
         condition,
+        command: args.spec().name,
     }))
 }
 

@@ -4,7 +4,7 @@
 //! at once as if the timeout had passed.
 
 use bytes::{Bytes, BytesMut};
-use quiver_core::cache::ListEnd;
+use quiver_core::cache::{ListEnd, ValueType};
 use quiver_resp::encode::{write_array_len, write_bulk, write_integer, write_null_array};
 
 use crate::resp::command::ListCommand;
@@ -114,6 +114,12 @@ pub(crate) fn execute(
             timeout_ms,
         } => {
             let (from, to) = (list_end(from), list_end(to));
+            if ctx
+                .servable(std::slice::from_ref(&source), ValueType::List)
+                .is_empty()
+            {
+                return block(vec![source], timeout_ms);
+            }
             match ctx.db.lmove(&source, &destination, from, to, now_ms) {
                 Err(e) => error(out, &e),
                 Ok(Some(element)) => write_bulk(out, &element),
@@ -136,7 +142,7 @@ fn blocking_pop(
     timeout_ms: i64,
     out: &mut BytesMut,
 ) -> Outcome {
-    for key in &keys {
+    for key in ctx.servable(&keys, ValueType::List) {
         match ctx.db.pop(key, end, None, ctx.now_ms) {
             Err(e) => {
                 error(out, &e);
@@ -170,7 +176,7 @@ fn multi_pop(
     timeout_ms: Option<i64>,
     out: &mut BytesMut,
 ) -> Outcome {
-    for key in &keys {
+    for key in ctx.servable(&keys, ValueType::List) {
         match ctx.db.pop(key, end, Some(count), ctx.now_ms) {
             Err(e) => {
                 error(out, &e);

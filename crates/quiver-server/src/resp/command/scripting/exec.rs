@@ -683,6 +683,7 @@ impl ScriptDispatch<'_, '_> {
             protocol,
             in_transaction: true,
             max_bulk_len: run.shared.settings.limits.max_bulk_len_bytes as u64,
+            woken: false,
         };
         if run.tracks && spec.has(flag::READONLY) {
             let keys = spec

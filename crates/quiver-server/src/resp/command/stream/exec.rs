@@ -148,7 +148,11 @@ fn read(
         });
     }
     let mut found = Vec::new();
+    let servable = ctx.servable(&keys, ValueType::Stream);
     for (key, id) in keys.iter().zip(&after) {
+        if !servable.contains(&key) {
+            continue;
+        }
         let entries = ctx.db.xread(key, *id, count, now).map_err(text_of)?;
         if !entries.is_empty() {
             found.push((key, entries));

@@ -37,11 +37,12 @@ pub(crate) fn execute(ctx: &mut DataCtx<'_, '_>, command: StringCommand, out: &m
             let result = ctx.db.set(&key, &value, opts, now_ms);
             reply(out, result, |out, outcome| flag(out, outcome.written));
         }
-        StringCommand::SetEx { key, expiry, value } => {
-            let command = match expiry {
-                Expiry::InMs(ms) if ms % 1000 != 0 => "psetex",
-                _ => "setex",
-            };
+        StringCommand::SetEx {
+            key,
+            expiry,
+            value,
+            command,
+        } => {
             let Some(at_ms) = deadline_ms(expiry, now_ms) else {
                 error(out, &CommandError::InvalidExpireTime { command });
                 return;

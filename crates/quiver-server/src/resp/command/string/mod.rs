@@ -35,6 +35,8 @@ pub enum StringCommand {
         key: Bytes,
         expiry: Expiry,
         value: Bytes,
+        /// `setex` or `psetex`, for the overflow error.
+        command: &'static str,
     },
     /// `MGET key...`.
     MGet { keys: Vec<Bytes> },
@@ -297,6 +299,7 @@ fn parse_setex(args: &mut Args<'_>, unit: Unit) -> Result<Command, CommandError>
         key,
         expiry,
         value: args.next()?,
+        command: args.spec().name,
     })
 }
 

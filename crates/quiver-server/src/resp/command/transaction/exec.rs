@@ -231,6 +231,7 @@ fn run_one<'k>(
         protocol: conn.session.protocol,
         in_transaction: true,
         max_bulk_len: conn.shared.settings.limits.max_bulk_len_bytes as u64,
+        woken: false,
     };
     match execute_data(&mut ctx, command, out) {
         Ok(Outcome::Done) => {}

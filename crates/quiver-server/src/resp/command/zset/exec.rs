@@ -174,7 +174,12 @@ fn pop_first(
     out: &mut BytesMut,
 ) -> Outcome {
     let protocol = ctx.protocol;
-    match ctx.db.zpop_first(&refs(&keys), max, count, ctx.now_ms) {
+    let servable: Vec<&[u8]> = ctx
+        .servable(&keys, ValueType::ZSet)
+        .into_iter()
+        .map(|key| &key[..])
+        .collect();
+    match ctx.db.zpop_first(&servable, max, count, ctx.now_ms) {
         Err(e) => error(out, &e),
         Ok(Some((key, items))) if multi => {
             write_array_len(out, 2);
