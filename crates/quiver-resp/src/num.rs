@@ -51,7 +51,7 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     if first.is_ascii_whitespace() {
         return None;
     }
-    let value: f64 = text.parse().ok()?;
+    let value = str_to_f64(text)?;
     if value.is_nan() {
         return None;
     }
@@ -69,6 +69,73 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
         return None; // strtod: ERANGE underflow
     }
     Some(value)
+}
+
+/// `text` as a whole as C's `strtod` reads it: a decimal float (Rust's grammar, which is
+/// C's for decimals) or a hexadecimal one (`0x10`, `-0x1.8p1`).
+pub fn str_to_f64(text: &str) -> Option<f64> {
+    text.parse().ok().or_else(|| parse_hex_f64(text))
+}
+
+/// A hexadecimal float with an optional sign: `0x` or `0X`, hex digits with an optional
+/// point (at least one digit), then optionally `p` or `P` and a decimal power of two.
+fn parse_hex_f64(text: &str) -> Option<f64> {
+    let (negative, rest) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
+    };
+    let rest = rest
+        .strip_prefix(b"0x")
+        .or_else(|| rest.strip_prefix(b"0X"))?;
+    let (digits, power) = match rest.iter().position(|b| matches!(b, b'p' | b'P')) {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let (whole, fraction) = match digits.iter().position(|b| *b == b'.') {
+        Some(at) => (&digits[..at], &digits[at + 1..]),
+        None => (digits, &[][..]),
+    };
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    // Sixteen hex digits fill the mantissa; further whole digits scale it, further
+    // fraction digits are below its precision.
+    let (mut mantissa, mut exponent) = (0u64, 0i64);
+    let mut used = 0;
+    for (i, &b) in whole.iter().chain(fraction).enumerate() {
+        let digit = u64::from(char::from(b).to_digit(16)?);
+        let in_fraction = i >= whole.len();
+        if used < 16 {
+            mantissa = mantissa << 4 | digit;
+            used += usize::from(mantissa != 0);
+            exponent -= if in_fraction { 4 } else { 0 };
+        } else if !in_fraction {
+            exponent += 4;
+        }
+    }
+    if let Some(power) = power {
+        let (sign, digits) = match power {
+            [b'-', rest @ ..] => (-1, rest),
+            [b'+', rest @ ..] => (1, rest),
+            rest => (1, rest),
+        };
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        // A power too long for an i64 is past any float's range anyway.
+        let magnitude = std::str::from_utf8(digits)
+            .ok()?
+            .parse::<i64>()
+            .unwrap_or(i64::MAX / 4);
+        exponent = exponent.saturating_add(sign * magnitude);
+    }
+    let exponent = i32::try_from(exponent.clamp(-4000, 4000)).expect("clamped");
+    // Two steps, so that an exponent past f64's own range still scales a large or small
+    // mantissa correctly.
+    let half = exponent / 2;
+    let value = mantissa as f64 * 2f64.powi(half) * 2f64.powi(exponent - half);
+    Some(if negative { -value } else { value })
 }
 
 /// Parses an unsigned cursor as Redis's `parseScanCursorOrReply` (`strtoul`:
@@ -227,6 +294,35 @@ impl Out<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hexadecimal_floats_read_as_strtod_reads_them() {
+        for (text, value) in [
+            ("0x10", 16.0),
+            ("0X1p3", 8.0),
+            ("-0x1.8p1", -3.0),
+            ("+0x.8", 0.5),
+            ("0x1P-2", 0.25),
+            ("0x00000000000000000001", 1.0),
+            ("0x10000000000000000000", 2f64.powi(76)),
+            ("0x1p1023", 2f64.powi(1023)),
+        ] {
+            assert_eq!(parse_f64(text.as_bytes()), Some(value), "{text}");
+        }
+        for bad in [
+            "0x",
+            "0xp1",
+            "0x1p",
+            "0x1p+",
+            "0xg",
+            "0x1.2.3",
+            "x10",
+            "0x1p1024",
+            "0x1p-5000",
+        ] {
+            assert_eq!(parse_f64(bad.as_bytes()), None, "{bad}");
+        }
+    }
 
     fn g17(value: f64) -> String {
         let mut buf = [0u8; MAX_DOUBLE_CHARS];

@@ -238,7 +238,7 @@ fn parse_score(text: &[u8]) -> Option<f64> {
     if text.is_empty() {
         return Some(0.0);
     }
-    let score: f64 = trimmed.parse().ok()?;
+    let score = quiver_resp::num::str_to_f64(trimmed)?;
     (!score.is_nan()).then_some(score)
 }
 

@@ -52,7 +52,7 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
             if lower.contains("inf") || lower.contains("nan") {
                 return None;
             }
-            text.parse::<f64>().ok()?
+            quiver_resp::num::str_to_f64(text)?
         }
     };
     (!v.is_nan()).then_some(v)

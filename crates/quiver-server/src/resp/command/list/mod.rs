@@ -227,7 +227,7 @@ pub(crate) fn timeout_ms(arg: &[u8]) -> Result<i64, CommandError> {
     if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
         return Err(CommandError::TimeoutNotFloat);
     }
-    let seconds: f64 = text.parse().map_err(|_| CommandError::TimeoutNotFloat)?;
+    let seconds = quiver_resp::num::str_to_f64(text).ok_or(CommandError::TimeoutNotFloat)?;
     if seconds.is_nan() {
         return Err(CommandError::TimeoutNotFloat);
     }

@@ -78,7 +78,7 @@ fn score_bound(arg: &[u8]) -> Option<ScoreBound> {
     let value = if text.is_empty() {
         0.0
     } else {
-        text.parse::<f64>().ok()?
+        quiver_resp::num::str_to_f64(text)?
     };
     if value.is_nan() {
         return None;
