@@ -8,8 +8,9 @@ use bytes::Bytes;
 use quiver_resp::error::CommandError;
 use quiver_resp::num::parse_i64;
 
-use super::keys::{Scan, parse_scan};
+use super::keys::{Scan, parse_key_scan};
 use super::{Args, Command, is};
+use quiver_core::cache::ValueType;
 
 pub(crate) use specs::SPECS;
 

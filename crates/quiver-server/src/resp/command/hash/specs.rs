@@ -252,10 +252,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Iterates over fields and values of a hash.",
         |a| {
             let key = a.next()?;
-            let cursor = a.next_slice()?;
-            wrap(HashCommand::HScan {
-                key,
-                scan: parse_scan(cursor, a, false)?,
+            parse_key_scan(key, a, ValueType::Hash, |key, scan| {
+                Command::Hash(HashCommand::HScan { key, scan })
             })
         },
     )

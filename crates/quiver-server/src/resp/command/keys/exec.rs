@@ -78,6 +78,11 @@ pub(crate) fn execute(
             replicas,
             timeout_ms,
         } => return wait(ctx, replicas, timeout_ms, out),
+        KeysCommand::ScanRefused { key, kind, error } => match ctx.db.key_type(&key, now_ms) {
+            None => scan_head(out, 0, 0),
+            Some(found) if found != kind => self::error(out, &OpError::WrongType),
+            Some(_) => self::error(out, &error),
+        },
         KeysCommand::Del { keys } => count(out, ctx.db.del(&refs(&keys), now_ms)),
         KeysCommand::Unlink { keys } => {
             let (removed, garbage) = ctx.db.unlink(&refs(&keys), now_ms);

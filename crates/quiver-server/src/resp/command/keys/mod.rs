@@ -8,6 +8,7 @@ pub(in crate::resp) mod migrate;
 mod specs;
 
 use bytes::Bytes;
+use quiver_core::cache::ValueType;
 use quiver_resp::error::CommandError;
 use quiver_resp::num::parse_cursor;
 
@@ -22,6 +23,14 @@ fn wrap(command: KeysCommand) -> Result<Command, CommandError> {
 /// A command on keys of any type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum KeysCommand {
+    /// `SSCAN`, `HSCAN` or `ZSCAN` whose options are refused: Redis looks the key up
+    /// first, so a missing key is still an empty scan and a key of another type
+    /// `WRONGTYPE`; only then is `error` the reply.
+    ScanRefused {
+        key: Bytes,
+        kind: ValueType,
+        error: CommandError,
+    },
     /// `DEL key...`.
     Del { keys: Vec<Bytes> },
     /// `UNLINK key...`.
@@ -190,6 +199,23 @@ pub struct Scan {
 
 /// Redis's default `COUNT` of the `SCAN` family.
 pub const DEFAULT_SCAN_COUNT: u64 = 10;
+
+/// Parses `SSCAN`/`HSCAN`/`ZSCAN key cursor [options]` of a key holding `kind` into
+/// `wrap`'s command: the cursor is checked at once, the options after the key
+/// ([`KeysCommand::ScanRefused`]).
+pub(crate) fn parse_key_scan(
+    key: Bytes,
+    args: &mut Args<'_>,
+    kind: ValueType,
+    wrap: impl FnOnce(Bytes, Scan) -> Command,
+) -> Result<Command, CommandError> {
+    let cursor = args.next_slice()?;
+    match parse_scan(cursor, args, false) {
+        Ok(scan) => Ok(wrap(key, scan)),
+        Err(CommandError::InvalidCursor) => Err(CommandError::InvalidCursor),
+        Err(error) => Ok(Command::Keys(KeysCommand::ScanRefused { key, kind, error })),
+    }
+}
 
 /// Parses a `SCAN`-family cursor and options (`TYPE` only for `SCAN`).
 pub(crate) fn parse_scan(

@@ -10,8 +10,9 @@ use quiver_resp::error::CommandError;
 use quiver_resp::num::parse_i64;
 
 use super::hash::random_count;
-use super::keys::{Scan, parse_scan};
+use super::keys::{Scan, parse_key_scan};
 use super::{Args, Command, is};
+use quiver_core::cache::ValueType;
 
 pub(crate) use specs::SPECS;
 

@@ -262,10 +262,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Iterates over members of a set.",
         |a| {
             let key = a.next()?;
-            let cursor = a.next_slice()?;
-            wrap(SetCommand::SScan {
-                key,
-                scan: parse_scan(cursor, a, false)?,
+            parse_key_scan(key, a, ValueType::Set, |key, scan| {
+                Command::Set(SetCommand::SScan { key, scan })
             })
         },
     )

@@ -13,9 +13,10 @@ pub use quiver_core::cache::ZSetOp;
 pub use range::{LexBound, ScoreBound, ZRange, ZRangeBy};
 
 use super::hash::random_args;
-use super::keys::{Scan, parse_scan};
+use super::keys::{Scan, parse_key_scan};
 use super::list::{multi_pop_args, timeout_ms};
 use super::{Args, Command, is};
+use quiver_core::cache::ValueType;
 use quiver_resp::error::{CommandError, ErrorCode};
 use quiver_resp::num::{parse_f64, parse_i64};
 use range::{RangeKind, lex_range, parse_zrange, score_range};

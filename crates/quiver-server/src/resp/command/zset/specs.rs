@@ -492,10 +492,8 @@ pub(crate) const SPECS: &[CommandSpec] = &[
         "Iterates over members and scores of a sorted set.",
         |a| {
             let key = a.next()?;
-            let cursor = a.next_slice()?;
-            wrap(SortedSetCommand::ZScan {
-                key,
-                scan: parse_scan(cursor, a, false)?,
+            parse_key_scan(key, a, ValueType::ZSet, |key, scan| {
+                Command::SortedSet(SortedSetCommand::ZScan { key, scan })
             })
         },
     )
