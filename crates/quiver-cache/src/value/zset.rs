@@ -164,11 +164,22 @@ impl ZSetValue {
         self.dict.find(member).map(|i| self.dict.at(i).score)
     }
 
+    /// The score as the set keeps it: Redis's listpack encoding stores a zero score as
+    /// the integer 0, so a small set loses the sign of `-0` (a skiplist keeps it).
+    fn stored(&self, score: f64) -> f64 {
+        if score == 0.0 && !self.big {
+            0.0
+        } else {
+            score
+        }
+    }
+
     /// Sets `member`'s score; returns the previous score, if any.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         debug_assert!(!score.is_nan(), "callers refuse NaN scores");
         match self.dict.find(member) {
             Some(i) => {
+                let score = self.stored(score);
                 let old = self.dict.at(i).score;
                 if old != score || old.is_sign_negative() != score.is_sign_negative() {
                     self.dict.at_mut(i).score = score;
@@ -183,6 +194,7 @@ impl ZSetValue {
             None => {
                 self.big |=
                     member.len() > ZSET_MAX_VALUE.get() || self.len() + 1 > ZSET_MAX_ENTRIES.get();
+                let score = self.stored(score);
                 self.heap_bytes += 2 * bytes_size(member.len());
                 self.dict.insert_new(Member {
                     name: member.into(),
