@@ -157,6 +157,10 @@ fn requirepass_gates_every_command_until_auth() {
         "-NOAUTH Authentication required.\r\n"
     );
     assert_eq!(
+        exchange(b"HELLO 3\r\n"),
+        "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"
+    );
+    assert_eq!(
         exchange(b"AUTH wrong\r\n"),
         "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
     );

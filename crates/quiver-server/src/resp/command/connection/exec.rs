@@ -132,7 +132,11 @@ fn hello_command(conn: &mut Connection, hello: Hello, out: &mut BytesMut) {
         return error(out, &err);
     }
     if !conn.session.authenticated {
-        return error(out, &CommandError::NoAuth);
+        let refused = CommandError::Other {
+            code: quiver_resp::error::ErrorCode::NoAuth,
+            message: "HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into(),
+        };
+        return error(out, &refused);
     }
     if let Some(name) = hello.setname {
         conn.session.name = (!name.is_empty()).then_some(name);
