@@ -213,6 +213,12 @@ fn client_commands_name_list_and_kill() {
         .arg("ON")
         .query(&mut first)
         .expect("NO-EVICT");
+    let _: () = redis::cmd("CLIENT")
+        .arg("TRACKING")
+        .arg("ON")
+        .arg("BCAST")
+        .query(&mut first)
+        .expect("TRACKING");
     let list: String = redis::cmd("CLIENT")
         .arg("LIST")
         .query(&mut second)
@@ -223,7 +229,7 @@ fn client_commands_name_list_and_kill() {
         "{list}"
     );
     assert!(
-        list.contains("name=worker-1 ") && list.contains(" flags=e "),
+        list.contains("name=worker-1 ") && list.contains(" flags=tBe "),
         "{list}"
     );
     let killed: i64 = redis::cmd("CLIENT")

@@ -61,14 +61,18 @@ pub struct ClientView {
     pub subscriptions: [usize; 3],
     pub no_evict: bool,
     pub monitor: bool,
+    /// `CLIENT TRACKING on` (and in broadcasting mode).
+    pub tracking: bool,
+    pub broadcast: bool,
     /// The user the client is logged in as.
     pub user: String,
 }
 
 impl ClientView {
     /// `CLIENT LIST` flags, in Redis's order: `O` monitoring, `P` subscribed, `x` in
-    /// MULTI, `e` not to be evicted; `N` for none.
-    pub fn flags(&self) -> String {
+    /// MULTI, `b` blocked (`blocked`), `t` tracking keys, `B` in broadcasting mode, `e`
+    /// not to be evicted; `N` for none.
+    pub fn flags(&self, blocked: bool) -> String {
         let mut flags = String::new();
         if self.monitor {
             flags.push('O');
@@ -78,6 +82,15 @@ impl ClientView {
         }
         if self.multi.is_some() {
             flags.push('x');
+        }
+        if blocked {
+            flags.push('b');
+        }
+        if self.tracking {
+            flags.push('t');
+        }
+        if self.broadcast {
+            flags.push('B');
         }
         if self.no_evict {
             flags.push('e');
@@ -212,6 +225,8 @@ impl ClientHandle {
         view.protocol = session.protocol.version();
         view.no_evict = session.no_evict;
         view.monitor = session.monitor.is_some();
+        view.tracking = session.tracking.is_some();
+        view.broadcast = session.tracking.as_ref().is_some_and(|t| t.mode.bcast);
         if view.user.as_bytes() != &session.user.name[..] {
             view.user = String::from_utf8_lossy(&session.user.name).into_owned();
         }
@@ -246,7 +261,7 @@ impl ClientHandle {
             view.name,
             self.created.elapsed().as_secs(),
             idle,
-            view.flags(),
+            view.flags(self.blocked.load(Ordering::Acquire)),
             view.db,
             view.subscriptions[0],
             view.subscriptions[1],
