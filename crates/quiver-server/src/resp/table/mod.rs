@@ -587,7 +587,12 @@ impl CommandSpec {
         request: &Request,
     ) -> Result<Vec<(usize, &'static [&'static str])>, CommandError> {
         let invalid = CommandError::Message("Invalid arguments specified for command");
-        let counted = self.counted_keys(request).ok_or(invalid.clone())?;
+        // A command whose keys are optional (EVAL, FCALL) has none when its count says
+        // none, or is not a count Redis takes.
+        let optional = self.has(flag::NO_MANDATORY_KEYS);
+        let Some(counted) = self.counted_keys(request) else {
+            return if optional { Ok(Vec::new()) } else { Err(invalid) };
+        };
         let ranges = usize::from(self.first_key > 0) + usize::from(self.first_key_apart);
         let flags = |index: usize| self.key_flags.get(index).copied().unwrap_or_default();
         let first = usize::try_from(self.first_key).unwrap_or(0);
@@ -612,7 +617,7 @@ impl CommandSpec {
         if let (Some(variable), Some((_, first))) = (self.variable_key_flags, keys.first_mut()) {
             *first = variable(request);
         }
-        if keys.is_empty() {
+        if keys.is_empty() && !optional {
             return Err(invalid);
         }
         Ok(keys)
