@@ -591,7 +591,11 @@ impl CommandSpec {
         // none, or is not a count Redis takes.
         let optional = self.has(flag::NO_MANDATORY_KEYS);
         let Some(counted) = self.counted_keys(request) else {
-            return if optional { Ok(Vec::new()) } else { Err(invalid) };
+            return if optional {
+                Ok(Vec::new())
+            } else {
+                Err(invalid)
+            };
         };
         let ranges = usize::from(self.first_key > 0) + usize::from(self.first_key_apart);
         let flags = |index: usize| self.key_flags.get(index).copied().unwrap_or_default();
