@@ -16,20 +16,27 @@ fn open(s: &FaultyStorage, cfg: LogConfig) -> Result<Log, OpenError> {
     Log::open_with(Arc::new(s.clone()) as Arc<dyn Storage>, cfg)
 }
 
-#[test]
-fn torn_tail_is_cut_and_reported() {
+/// A log of ten synced records, then a batch of 200 bytes torn after its first 100; the
+/// storage and the (`os`) config to open it with.
+fn ten_records_and_a_torn_batch() -> (FaultyStorage, LogConfig) {
     let s = FaultyStorage::new();
     let log = open(&s, small(Durability::Sync)).unwrap();
     for i in 0..10 {
         log.append(&value(i)).unwrap();
     }
     drop(log);
-    // Append one more batch without syncing, then tear it.
     let cfg = small(Durability::Os);
     let log = open(&s, cfg.clone()).unwrap();
     log.append(&[7u8; 200]).unwrap();
     s.crash(CrashMode::TearUnsynced(100));
     drop(log);
+    (s, cfg)
+}
+
+#[test]
+fn torn_tail_is_cut_and_reported() {
+    // Append one more batch without syncing, then tear it.
+    let (s, cfg) = ten_records_and_a_torn_batch();
     let log = open(&s, cfg).unwrap();
     let r = log.recovery_report().clone();
     assert_eq!(r.truncations.len(), 1, "{r}");
@@ -633,17 +640,7 @@ fn a_closed_segment_gives_back_its_preallocated_space() {
 
 #[test]
 fn a_damaged_watermark_stops_a_strict_open_before_any_cut_and_salvage_rewrites_it() {
-    let s = FaultyStorage::new();
-    let log = open(&s, small(Durability::Sync)).unwrap();
-    for i in 0..10 {
-        log.append(&value(i)).unwrap();
-    }
-    drop(log);
-    let cfg = small(Durability::Os);
-    let log = open(&s, cfg.clone()).unwrap();
-    log.append(&[7u8; 200]).unwrap();
-    s.crash(CrashMode::TearUnsynced(100));
-    drop(log);
+    let (s, cfg) = ten_records_and_a_torn_batch();
     let wm = s.open("committed.wm", false).unwrap();
     wm.write_at(9, &[0xff]).unwrap();
     wm.sync().unwrap();

@@ -58,6 +58,24 @@ async fn exchange(server: &NativeServer, bytes: &[u8]) -> Vec<Envelope> {
     frames
 }
 
+/// Reads until `frames` holds at least `count` frames.
+async fn read_frames(
+    raw: &mut super::Raw,
+    received: &mut BytesMut,
+    frames: &mut Vec<Envelope>,
+    count: usize,
+) {
+    while frames.len() < count {
+        tokio::time::timeout(WAIT, raw.reader.read_buf(received))
+            .await
+            .expect("replies")
+            .expect("read");
+        while let Some(envelope) = quiver_wire::decode_next(received).expect("valid") {
+            frames.push(envelope);
+        }
+    }
+}
+
 fn last_error(frames: &[Envelope]) -> (u32, ErrorCode) {
     match frames.last() {
         Some(Envelope {
@@ -136,15 +154,7 @@ async fn a_request_error_leaves_the_connection_open(transport: Transport) {
     raw.writer.flush().await.expect("flush");
     let mut received = BytesMut::new();
     let mut frames = Vec::new();
-    while frames.len() < 3 {
-        tokio::time::timeout(WAIT, raw.reader.read_buf(&mut received))
-            .await
-            .expect("replies")
-            .expect("read");
-        while let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid") {
-            frames.push(envelope);
-        }
-    }
+    read_frames(&mut raw, &mut received, &mut frames, 3).await;
     assert!(matches!(frames[0].frame, Frame::HelloOk(_)));
     assert_eq!(last_error(&frames[..2]), (3, ErrorCode::NOT_FOUND));
     assert!(matches!(
@@ -257,15 +267,7 @@ async fn shutdown_ends_subscriptions_before_the_goodbye() {
     raw.writer.flush().await.expect("flush");
     let mut received = BytesMut::new();
     let mut frames = Vec::new();
-    while frames.len() < 2 {
-        tokio::time::timeout(WAIT, raw.reader.read_buf(&mut received))
-            .await
-            .expect("replies")
-            .expect("read");
-        while let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid") {
-            frames.push(envelope);
-        }
-    }
+    read_frames(&mut raw, &mut received, &mut frames, 2).await;
     assert!(
         matches!(frames[1].frame, Frame::Subscribed(_)),
         "{frames:?}"

@@ -135,7 +135,9 @@ pub(crate) fn parse_entries(text: &str) -> Result<Vec<(String, String)>, String>
             format!("`name value` pairs separated by `;`, each name a Redis 7.0 configuration parameter (unknown: {name:?})")
         })?;
         if let Some(key) = quiver_key(primary(param)) {
-            return Err(format!("{name} set with {key}, Quiver's key for it"));
+            return Err(format!(
+                "a parameter Quiver has no key of its own for (set {name} with {key})"
+            ));
         }
         let value = value.trim();
         let shown = check(param, value.as_bytes()).map_err(|reason| {

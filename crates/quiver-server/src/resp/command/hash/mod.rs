@@ -163,6 +163,13 @@ mod tests {
             error("HRANDFIELD h -9223372036854775808"),
             "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
         );
-        assert_eq!(error("HSCAN h 0 TYPE string"), "ERR syntax error");
+        // Refused once the key is known to be a hash (the exec tests).
+        assert!(matches!(
+            parse("HSCAN h 0 TYPE string"),
+            Ok(Command::Keys(
+                crate::resp::command::KeysCommand::ScanRefused { .. }
+            ))
+        ));
+        assert_eq!(error("HSCAN h x TYPE string"), "ERR invalid cursor");
     }
 }
