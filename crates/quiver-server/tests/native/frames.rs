@@ -184,14 +184,13 @@ async fn a_wrong_auth_token_is_refused_and_closed(transport: Transport) {
     assert!(refused.to_string().contains("AUTH_FAILED"), "{refused}");
 }
 
-/// A publish and a Goodbye in one write: the publish's ack comes before the Goodbye,
-/// after which nothing is sent.
-async fn replies_come_before_the_goodbye(transport: Transport) {
-    let server = NativeServer::over(transport, BrokerConfig::default()).await;
+/// A Hello, a publish to `stream` with `ack` (request id 20) and a Goodbye (21) in one
+/// write: the publish's ack comes before the Goodbye, after which nothing is sent.
+async fn publish_then_goodbye(server: &NativeServer, stream: &str, ack: quiver_wire::AckMode) {
     let mut bytes = hello(b"");
     let publish = quiver_wire::Publish {
-        stream: quiver_wire::StreamName::new("acme/g/s").expect("name"),
-        ack: quiver_wire::AckMode::Accepted,
+        stream: quiver_wire::StreamName::new(stream).expect("name"),
+        ack,
         headers: quiver_wire::Headers::new(),
         payload: Bytes::from_static(b"last"),
     };
@@ -201,49 +200,30 @@ async fn replies_come_before_the_goodbye(transport: Transport) {
         message: "bye".to_owned(),
     };
     quiver_wire::encode(21, &goodbye, &mut bytes).expect("goodbye encodes");
-    let frames = exchange(&server, &bytes).await;
+    let frames = exchange(server, &bytes).await;
     let ids: Vec<u32> = frames.iter().map(|f| f.request_id).collect();
     assert_eq!(ids, [1, 20, 21], "{frames:?}");
     assert!(matches!(frames[1].frame, Frame::PublishAck(_)));
     assert!(matches!(frames[2].frame, Frame::Goodbye(_)));
 }
 
-/// A durable server with a `sync` stream, and a raw connection's first bytes: its Hello
-/// and a `committed` publish to it, request id 20.
-async fn pending_commit(transport: Transport, dir: &std::path::Path) -> (NativeServer, BytesMut) {
-    let server = NativeServer::durable(transport, dir).await;
+async fn replies_come_before_the_goodbye(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
+    publish_then_goodbye(&server, "acme/g/s", quiver_wire::AckMode::Accepted).await;
+}
+
+/// The same with a `committed` publish to a `sync` stream: its ack comes first, also when
+/// it still waits for its fsync.
+async fn a_pending_commit_is_acknowledged_before_the_goodbye(transport: Transport) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = NativeServer::durable(transport, dir.path()).await;
     let options = quiver_client::StreamOptions::durable(quiver_client::Storage::Sync);
     let client = server.client().await;
     client
         .create_stream("acme/c/s", options)
         .await
         .expect("create");
-    let mut bytes = hello(b"");
-    let publish = quiver_wire::Publish {
-        stream: quiver_wire::StreamName::new("acme/c/s").expect("name"),
-        ack: quiver_wire::AckMode::Committed,
-        headers: quiver_wire::Headers::new(),
-        payload: Bytes::from_static(b"kept"),
-    };
-    quiver_wire::encode(20, &publish, &mut bytes).expect("publish encodes");
-    (server, bytes)
-}
-
-/// A Goodbye right after a `committed` publish: the ack comes first, also when the
-/// publish still waits for its fsync.
-async fn a_pending_commit_is_acknowledged_before_the_goodbye(transport: Transport) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (server, mut bytes) = pending_commit(transport, dir.path()).await;
-    let goodbye = quiver_wire::Goodbye {
-        code: ErrorCode::NORMAL_CLOSE,
-        message: "bye".to_owned(),
-    };
-    quiver_wire::encode(21, &goodbye, &mut bytes).expect("goodbye encodes");
-    let frames = exchange(&server, &bytes).await;
-    let ids: Vec<u32> = frames.iter().map(|f| f.request_id).collect();
-    assert_eq!(ids, [1, 20, 21], "{frames:?}");
-    assert!(matches!(frames[1].frame, Frame::PublishAck(_)));
-    assert!(matches!(frames[2].frame, Frame::Goodbye(_)));
+    publish_then_goodbye(&server, "acme/c/s", quiver_wire::AckMode::Committed).await;
 }
 
 /// At shutdown a subscription delivers what it was sent and ends with SubscriptionEnded
