@@ -4,10 +4,9 @@
 /// Larger bulk lengths are refused before any byte of the argument is read.
 pub const DEFAULT_MAX_BULK_LEN_BYTES: usize = 512 * 1024 * 1024;
 
-/// Redis 7.0's limit on the element count of one multibulk request (`INT_MAX`; Redis 6
-/// had 1024 * 1024). What the argument vector takes grows with the arguments actually
-/// received, which `client-query-buffer-limit` bounds, never with the count announced.
-pub const DEFAULT_MAX_MULTIBULK_LEN: usize = i32::MAX as usize;
+/// Redis's limit on the element count of one multibulk request (1024 * 1024).
+/// Bounds the argument vector a peer can make the server allocate.
+pub const DEFAULT_MAX_MULTIBULK_LEN: usize = 1024 * 1024;
 
 /// Redis's `PROTO_INLINE_MAX_SIZE` (64 KiB): the longest inline request line,
 /// and the longest `*N` / `$N` header line that may sit in the buffer without
@@ -93,7 +92,7 @@ mod tests {
     fn defaults_are_redis_defaults() {
         let limits = Limits::default();
         assert_eq!(limits.max_bulk_len_bytes, 536_870_912);
-        assert_eq!(limits.max_multibulk_len, 2_147_483_647);
+        assert_eq!(limits.max_multibulk_len, 1_048_576);
         assert_eq!(limits.max_inline_len_bytes, 65_536);
         assert_eq!(limits.max_query_buffer_bytes, 1_073_741_824);
         assert!(!limits.unauthenticated);
