@@ -429,6 +429,9 @@ impl Broker {
         for sub in self.shared.registry.subscriptions() {
             sub.end(EndReason::Shutdown);
         }
+        for member in self.shared.registry.group_members() {
+            member.end(EndReason::Shutdown);
+        }
     }
 
     /// Stops durable streams for good: waits for the appends in progress, then syncs and

@@ -656,6 +656,15 @@ impl Registry {
         all.flatten().cloned().collect()
     }
 
+    /// Every consumer-group member still alive.
+    pub(crate) fn group_members(&self) -> Vec<Arc<MemberShared>> {
+        read(&self.index)
+            .group_members
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
     pub(crate) fn subscription_count(&self) -> usize {
         read(&self.index).subscriptions
     }

@@ -232,8 +232,6 @@ async fn a_pending_commit_is_acknowledged_before_the_goodbye(transport: Transpor
 #[tokio::test]
 async fn shutdown_ends_subscriptions_before_the_goodbye() {
     let server = NativeServer::over(Transport::Tcp, BrokerConfig::default()).await;
-    let mut raw = server.raw().await;
-    let mut bytes = hello(b"");
     let subscribe = quiver_wire::Subscribe {
         pattern: quiver_wire::StreamPattern::new("acme/d/s").expect("pattern"),
         start: quiver_wire::StartPosition::Latest,
@@ -242,14 +240,52 @@ async fn shutdown_ends_subscriptions_before_the_goodbye() {
         max_batch_events: 0,
         resume: Vec::new(),
     };
+    let mut bytes = hello(b"");
     quiver_wire::encode(2, &subscribe, &mut bytes).expect("subscribe encodes");
-    raw.writer.write_all(&bytes).await.expect("send");
+    ended_before_goodbye(&server, &bytes, 1).await;
+}
+
+/// The same for consumer-group memberships, of one stream and of a pattern.
+#[tokio::test]
+async fn shutdown_ends_group_memberships_before_the_goodbye() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = NativeServer::durable(Transport::Tcp, dir.path()).await;
+    let options = quiver_client::StreamOptions::durable(quiver_client::Storage::Os);
+    let client = server.client().await;
+    client
+        .create_stream("acme/d/s", options)
+        .await
+        .expect("create");
+    let mut bytes = hello(b"");
+    for (id, pattern) in [(2, "acme/d/s"), (3, "acme/d/*")] {
+        let join = quiver_wire::JoinGroup {
+            pattern: quiver_wire::StreamPattern::new(pattern).expect("pattern"),
+            group: "workers".to_owned(),
+            member: String::new(),
+            max_in_flight: 0,
+            start: quiver_wire::StartPosition::Earliest,
+            settings: None,
+            limit: 0,
+        };
+        quiver_wire::encode(id, &join, &mut bytes).expect("join encodes");
+    }
+    ended_before_goodbye(&server, &bytes, 2).await;
+}
+
+/// Sends `bytes` (a Hello and `subscriptions` subscribing requests), stops the server
+/// once each is confirmed, and checks that each subscription ends (`SHUTTING_DOWN`)
+/// before the Goodbye, which comes last.
+async fn ended_before_goodbye(server: &NativeServer, bytes: &[u8], subscriptions: usize) {
+    let mut raw = server.raw().await;
+    raw.writer.write_all(bytes).await.expect("send");
     raw.writer.flush().await.expect("flush");
     let mut received = BytesMut::new();
     let mut frames = Vec::new();
-    read_frames(&mut raw, &mut received, &mut frames, 2).await;
+    read_frames(&mut raw, &mut received, &mut frames, 1 + subscriptions).await;
     assert!(
-        matches!(frames[1].frame, Frame::Subscribed(_)),
+        frames[1..]
+            .iter()
+            .all(|f| matches!(f.frame, Frame::Subscribed(_))),
         "{frames:?}"
     );
     server.stop();
@@ -264,14 +300,21 @@ async fn shutdown_ends_subscriptions_before_the_goodbye() {
     while let Some(envelope) = quiver_wire::decode_next(&mut received).expect("valid") {
         frames.push(envelope);
     }
-    let ended = frames.iter().position(|f| {
-        matches!(&f.frame, Frame::SubscriptionEnded(ended) if ended.code == ErrorCode::SHUTTING_DOWN)
-    });
+    let ended: Vec<usize> = frames
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            matches!(&f.frame, Frame::SubscriptionEnded(ended) if ended.code == ErrorCode::SHUTTING_DOWN)
+        })
+        .map(|(at, _)| at)
+        .collect();
     let goodbye = frames
         .iter()
         .position(|f| matches!(f.frame, Frame::Goodbye(_)));
     assert!(
-        ended.is_some() && goodbye == Some(frames.len() - 1) && ended < goodbye,
+        ended.len() == subscriptions
+            && goodbye == Some(frames.len() - 1)
+            && ended.iter().all(|at| Some(*at) < goodbye),
         "{frames:?}"
     );
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use crate::streams::EndReason;
 use crate::streams::groups::group::{Group, dispatch};
 use crate::streams::groups::state::{GroupState, MemberId, Refusal};
 use crate::streams::groups::{
@@ -68,6 +69,13 @@ pub(crate) struct MemberShared {
     pub(crate) options: JoinOptions,
     sender: mpsc::UnboundedSender<GroupDelivery>,
     joined: Mutex<Vec<(Arc<Stream>, Arc<Group>)>>,
+}
+
+impl MemberShared {
+    /// Ends the membership: its receiver gets `Ended(reason)` after what it was given.
+    pub(crate) fn end(&self, reason: EndReason) {
+        let _ = self.sender.send(GroupDelivery::Ended(reason));
+    }
 }
 
 /// One member of a consumer group. Receive with [`recv`](Self::recv), acknowledge with
