@@ -158,6 +158,9 @@ pub async fn run<R, W, D>(
         }
         connection.send_publish_replies().await;
     }
+    // However the session ended (the peer's end of stream, a closing error), the acks of
+    // `committed` publishes still waiting for their log go out before the connection.
+    let _ = tokio::time::timeout(CLOSE_WRITE_TIMEOUT, connection.publisher.settle()).await;
     if let Some(session) = connection.session.as_mut() {
         session.close();
     }
