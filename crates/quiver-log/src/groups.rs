@@ -198,6 +198,17 @@ impl Groups {
     }
 }
 
+/// What a group write does with an offset below the log's first.
+#[derive(Debug, Clone, Copy)]
+enum Floor {
+    /// Writes it as it is (a commit).
+    None,
+    /// Raises it to the first offset (a reset to the earliest, a time, the latest).
+    Raise,
+    /// Refuses it (a reset to an offset retention deleted).
+    Refuse,
+}
+
 fn check_name(name: &str) -> Result<(), GroupError> {
     if valid_name(name) {
         Ok(())
@@ -209,11 +220,15 @@ fn check_name(name: &str) -> Result<(), GroupError> {
 }
 
 impl Log {
+    /// Writes group `name`'s next offset. With `floor`, an offset below the log's first
+    /// (checked under the groups lock, which retention holds while it deletes) is raised to
+    /// it (`Floor::Raise`) or refused (`Floor::Refuse`).
     fn group_write(
         &self,
         name: &str,
         next_offset: u64,
         forward_only: bool,
+        floor: Floor,
     ) -> Result<u64, GroupError> {
         check_name(name)?;
         let inner = self.inner();
@@ -236,6 +251,17 @@ impl Log {
                 source: std::io::Error::other(e.to_string()),
             })?;
         let mut groups = inner.groups.lock().unwrap_or_else(PoisonError::into_inner);
+        let first = self.first_offset();
+        let next_offset = match floor {
+            Floor::Raise => next_offset.max(first),
+            Floor::Refuse if next_offset < first => {
+                return Err(GroupError::BeforeStart {
+                    requested: next_offset,
+                    first,
+                });
+            }
+            Floor::Refuse | Floor::None => next_offset,
+        };
         if let Some(cur) = groups
             .map
             .get(name)
@@ -253,7 +279,7 @@ impl Log {
     /// Commits `next_offset` (the next offset the group will consume) for `group`.
     /// Never moves a group backwards; use [`Log::reset_group`] for that.
     pub fn commit_group(&self, group: &str, next_offset: u64) -> Result<(), GroupError> {
-        self.group_write(group, next_offset, true).map(|_| ())
+        self.group_write(group, next_offset, true, Floor::None).map(|_| ())
     }
 
     /// Acknowledges everything up to and including `offset`.
@@ -263,21 +289,17 @@ impl Log {
 
     /// Moves `group` anywhere, backwards included; returns its new next offset.
     pub fn reset_group(&self, group: &str, to: ResetTo) -> Result<u64, GroupError> {
-        let target = match to {
-            ResetTo::Earliest => self.first_offset(),
-            ResetTo::Latest => self.committed_offset(),
-            ResetTo::Offset(o) if o < self.first_offset() => {
-                return Err(GroupError::BeforeStart {
-                    requested: o,
-                    first: self.first_offset(),
-                });
-            }
-            ResetTo::Offset(o) => o,
-            ResetTo::Timestamp(ts) => self
-                .offset_for_timestamp(ts)?
-                .unwrap_or(self.committed_offset()),
+        let (target, floor) = match to {
+            ResetTo::Earliest => (self.first_offset(), Floor::Raise),
+            ResetTo::Latest => (self.committed_offset(), Floor::Raise),
+            ResetTo::Offset(o) => (o, Floor::Refuse),
+            ResetTo::Timestamp(ts) => (
+                self.offset_for_timestamp(ts)?
+                    .unwrap_or(self.committed_offset()),
+                Floor::Raise,
+            ),
         };
-        self.group_write(group, target, false)
+        self.group_write(group, target, false, floor)
     }
 
     /// The group's next offset, `None` if it never committed.

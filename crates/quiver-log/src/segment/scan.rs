@@ -169,10 +169,11 @@ const SEARCH_CHUNK_BYTES: usize = 1 << 20;
 
 /// Searches past the batch that failed at `fault` (up to `end`) for the start of a valid
 /// batch (magic, header and CRC), returning its position. Used to tell a torn tail
-/// (nothing valid after) from interior corruption. When the failed batch's header is
-/// intact, the search starts past the length it declares: a batch found inside it would be
-/// part of its payload (a value can hold bytes that look like a batch), so a torn batch is
-/// never taken for corruption.
+/// (nothing valid after) from interior corruption. A batch whose intact header says it
+/// runs past `end` is a torn write: nothing after it is searched, since a batch found
+/// inside it would be part of its payload (a value can hold bytes that look like a
+/// batch). A batch that fits but fails its check is searched past byte by byte, so that
+/// a damaged length cannot hide the batches after it.
 pub fn find_valid_batch_after(
     file: &dyn StorageFile,
     fault: u64,
@@ -182,8 +183,10 @@ pub fn find_valid_batch_after(
     if end - fault >= HEADER_BYTES as u64 {
         let mut header = [0u8; HEADER_BYTES];
         file.read_at(fault, &mut header)?;
-        if let Ok(header) = BatchHeader::decode(&header) {
-            start = fault.saturating_add(header.total_len());
+        if let Ok(header) = BatchHeader::decode(&header)
+            && fault.saturating_add(header.total_len()) > end
+        {
+            return Ok(None);
         }
     }
     let magic = crate::format::batch::BATCH_MAGIC;
