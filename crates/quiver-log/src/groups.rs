@@ -128,13 +128,12 @@ impl Groups {
     /// Checks every group against the recovered end of the log: a group past it lost
     /// records it had consumed (only a disk that dropped fsynced data, or a salvage cut,
     /// leaves one). Strict recovery refuses; salvage moves the group back to the end,
-    /// rewriting its file unless `read_only`, and returns what it moved.
+    /// rewriting its file, and returns what it moved.
     pub fn check_end(
         &mut self,
         storage: &dyn Storage,
         end: u64,
         salvage: bool,
-        read_only: bool,
     ) -> Result<Vec<(String, u64)>, RecoveryError> {
         let ahead: Vec<(String, u64)> = self
             .map
@@ -152,17 +151,11 @@ impl Groups {
                     ),
                 });
             }
-            if read_only {
-                if let Some(state) = self.map.get_mut(name) {
-                    state.next_offset = end;
-                }
-            } else {
-                self.store(storage, name, end)
-                    .map_err(|error| RecoveryError::Io {
-                        file,
-                        source: std::io::Error::other(error.to_string()),
-                    })?;
-            }
+            self.store(storage, name, end)
+                .map_err(|error| RecoveryError::Io {
+                    file,
+                    source: std::io::Error::other(error.to_string()),
+                })?;
         }
         Ok(ahead)
     }
@@ -279,7 +272,8 @@ impl Log {
     /// Commits `next_offset` (the next offset the group will consume) for `group`.
     /// Never moves a group backwards; use [`Log::reset_group`] for that.
     pub fn commit_group(&self, group: &str, next_offset: u64) -> Result<(), GroupError> {
-        self.group_write(group, next_offset, true, Floor::None).map(|_| ())
+        self.group_write(group, next_offset, true, Floor::None)
+            .map(|_| ())
     }
 
     /// Acknowledges everything up to and including `offset`.

@@ -51,7 +51,11 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     if first.is_ascii_whitespace() {
         return None;
     }
-    let value = str_to_f64(text)?;
+    if let Some(value) = parse_hex_f64(text) {
+        // Overflow and underflow are refused by the hexadecimal reader itself.
+        return value;
+    }
+    let value: f64 = text.parse().ok()?;
     if value.is_nan() {
         return None;
     }
@@ -74,12 +78,17 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
 /// `text` as a whole as C's `strtod` reads it: a decimal float (Rust's grammar, which is
 /// C's for decimals) or a hexadecimal one (`0x10`, `-0x1.8p1`).
 pub fn str_to_f64(text: &str) -> Option<f64> {
-    text.parse().ok().or_else(|| parse_hex_f64(text))
+    match parse_hex_f64(text) {
+        Some(value) => value,
+        None => text.parse().ok(),
+    }
 }
 
 /// A hexadecimal float with an optional sign: `0x` or `0X`, hex digits with an optional
 /// point (at least one digit), then optionally `p` or `P` and a decimal power of two.
-fn parse_hex_f64(text: &str) -> Option<f64> {
+/// `None` when `text` is not hexadecimal at all; `Some(None)` when it is but is malformed
+/// or out of f64's range (strtod's ERANGE: a non-zero value that overflows or underflows).
+fn parse_hex_f64(text: &str) -> Option<Option<f64>> {
     let (negative, rest) = match text.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
         [b'+', rest @ ..] => (false, rest),
@@ -88,6 +97,11 @@ fn parse_hex_f64(text: &str) -> Option<f64> {
     let rest = rest
         .strip_prefix(b"0x")
         .or_else(|| rest.strip_prefix(b"0X"))?;
+    Some(hex_value(rest).map(|value| if negative { -value } else { value }))
+}
+
+/// The value of what follows `0x`.
+fn hex_value(rest: &[u8]) -> Option<f64> {
     let (digits, power) = match rest.iter().position(|b| matches!(b, b'p' | b'P')) {
         Some(at) => (&rest[..at], Some(&rest[at + 1..])),
         None => (rest, None),
@@ -110,8 +124,11 @@ fn parse_hex_f64(text: &str) -> Option<f64> {
             mantissa = mantissa << 4 | digit;
             used += usize::from(mantissa != 0);
             exponent -= if in_fraction { 4 } else { 0 };
-        } else if !in_fraction {
-            exponent += 4;
+        } else {
+            // Below the mantissa's precision: a non-zero digit is kept as a sticky low
+            // bit, so that the conversion rounds as the exact value would.
+            mantissa |= u64::from(digit != 0);
+            exponent += if in_fraction { 0 } else { 4 };
         }
     }
     if let Some(power) = power {
@@ -135,7 +152,8 @@ fn parse_hex_f64(text: &str) -> Option<f64> {
     // mantissa correctly.
     let half = exponent / 2;
     let value = mantissa as f64 * 2f64.powi(half) * 2f64.powi(exponent - half);
-    Some(if negative { -value } else { value })
+    let out_of_range = value.is_infinite() || value == 0.0 && mantissa != 0;
+    (!out_of_range).then_some(value)
 }
 
 /// Parses an unsigned cursor as Redis's `parseScanCursorOrReply` (`strtoul`:
@@ -319,9 +337,11 @@ mod tests {
             "x10",
             "0x1p1024",
             "0x1p-5000",
+            "0xep-5000",
         ] {
             assert_eq!(parse_f64(bad.as_bytes()), None, "{bad}");
         }
+        assert_eq!(parse_f64(b"0x0p1"), Some(0.0));
     }
 
     fn g17(value: f64) -> String {

@@ -96,10 +96,12 @@ impl fmt::Display for RecoveryReport {
             write!(f, "; watermark {wm} was ahead of the data end {end}")?;
         }
         if let Some(fault) = &self.watermark_damaged {
-            write!(
-                f,
-                "; the watermark was unreadable ({fault}) and was written again"
-            )?;
+            let then = if self.read_only {
+                "a writer would write it again"
+            } else {
+                "it was written again"
+            };
+            write!(f, "; the watermark was unreadable ({fault}); {then}")?;
         }
         for (group, offset) in &self.groups_moved_back {
             write!(

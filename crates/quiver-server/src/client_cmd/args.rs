@@ -182,7 +182,7 @@ fn connected(command: Command) -> Command {
     command
         .after_help(CONNECTION_HELP)
         .arg(Arg::new("server").long("server").value_name("URL").help("quiver://HOST:PORT or quiver+quic://HOST:PORT?fingerprint=HEX [default: native.addr of the configuration]"))
-        .arg(Arg::new("token").long("token").value_name("TOKEN").help("The server's native.auth_token [default: from the configuration]"))
+        .arg(Arg::new("token").long("token").value_name("TOKEN").help("The server's native.auth_token [default: the configuration's, when the server is the configured native.addr]"))
         .arg(Arg::new("config").long("config").value_name("FILE").value_parser(clap::value_parser!(PathBuf)).help("TOML config file [env: QUIVER_CONFIG]"))
         .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("JSON output (one object per line where there are many)"))
         .arg(Arg::new("timeout").long("timeout").value_name("DURATION").default_value("5s").help("Longest wait for the connection and for each reply"))

@@ -177,11 +177,13 @@ async fn execute(common: &Common, command: ClientCommand) -> Result<(), CommandE
 async fn connect(common: &Common) -> Result<Client, CommandError> {
     let loaded = Loaded::load(&common.inputs).map_err(|e| CommandError::Input(e.to_string()))?;
     let native = &loaded.config.native;
-    let server = common
-        .server
+    let configured = format!("quiver://{}", native.listener.addr);
+    let server = common.server.clone().unwrap_or_else(|| configured.clone());
+    // The configured token goes only to the configured server, never to another host.
+    let config_token = native
+        .auth_token
         .clone()
-        .unwrap_or_else(|| format!("quiver://{}", native.listener.addr));
-    let config_token = native.auth_token.clone();
+        .filter(|_| server.trim_end_matches('/') == configured);
     let mut options = ClientOptions::default().reconnect(false);
     options.connect_timeout = common.timeout;
     options = options.request_timeout(common.timeout);

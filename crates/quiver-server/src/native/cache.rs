@@ -101,11 +101,15 @@ pub async fn unheld(cache: &Cache, request_id: u32, op: impl FnOnce() -> Outgoin
 /// what it changed is as durable as `appendfsync` promises, an error frame instead if it
 /// could not be journaled.
 pub async fn write(cache: &Cache, request_id: u32, make: impl FnOnce() -> Outgoing) -> Outgoing {
-    if cache.refuses_writes() {
-        let message = "writes are refused: the cache cannot persist to disk (see the server log)";
-        return Outgoing::encode(request_id, &ErrorFrame::new(ErrorCode::INTERNAL, message));
-    }
-    let reply = unheld(cache, request_id, make).await;
+    let reply = unheld(cache, request_id, || {
+        if cache.refuses_writes() {
+            let message =
+                "writes are refused: the cache cannot persist to disk (see the server log)";
+            return Outgoing::encode(request_id, &ErrorFrame::new(ErrorCode::INTERNAL, message));
+        }
+        make()
+    })
+    .await;
     match cache.wait_durable(0).await {
         Ok(()) => reply,
         Err(error) => Outgoing::encode(

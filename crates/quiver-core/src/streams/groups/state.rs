@@ -44,8 +44,10 @@ pub(crate) struct MemberState {
     pub(crate) held: u32,
     pub(crate) delivered: u64,
     pub(crate) acked: u64,
-    /// A pull member's credit: how many more messages it asked for. `None`: a push
-    /// member, given messages whenever it has room.
+    /// How many more messages the member may be given: for a pull member, what it asked
+    /// for ([`GroupState::grant`]); for a push member that joined with a limit, what is
+    /// left of it (only pull members ask). `None`: a push member without a limit, given
+    /// messages whenever it has room.
     pub(crate) credit: Option<u32>,
 }
 

@@ -653,7 +653,6 @@ pub fn start_at(field: &str, text: &str) -> Result<StartAt, ApiError> {
     }
 }
 
-/// The query string as `T`, or 400 naming what is wrong.
 /// A whole number of query parameter `name` within `range`; anything else is `code`,
 /// naming the range. `None` when the parameter is absent.
 pub fn query_number(
@@ -691,6 +690,7 @@ pub fn no_query(query: &str) -> Result<(), ApiError> {
     Err(ApiError::bad_request("invalid_query", "this route takes no query parameters").value(query))
 }
 
+/// The query string as `T`, or 400 naming what is wrong.
 pub fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     serde_urlencoded::from_str(query).map_err(|error| {
         ApiError::bad_request("invalid_query", format!("the query string: {error}")).value(query)
