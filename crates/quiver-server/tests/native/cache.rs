@@ -60,4 +60,20 @@ async fn set_get_delete_with_ttl(transport: Transport) {
     );
 }
 
-super::over_both!(set_get_delete_with_ttl,);
+/// A value of the largest size: its reply is one frame larger than a connection's
+/// (or a QUIC stream's) whole write queue, which still carries it.
+async fn the_largest_value_goes_both_ways(transport: Transport) {
+    let server = NativeServer::over(transport, BrokerConfig::default()).await;
+    let client = server.client().await;
+    let value = vec![7u8; quiver_wire::limits::MAX_CACHE_VALUE_LEN];
+    client
+        .cache_set("big", value.clone(), None)
+        .await
+        .expect("set");
+    for _ in 0..3 {
+        let read = client.cache_get("big").await.expect("get");
+        assert_eq!(read.as_deref(), Some(&value[..]));
+    }
+}
+
+super::over_both!(set_get_delete_with_ttl, the_largest_value_goes_both_ways,);

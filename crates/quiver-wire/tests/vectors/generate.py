@@ -26,6 +26,7 @@ TYPES = {
 }
 FLAG_HEADERS = 0x0001
 FLAG_RESUME = 0x0100
+FLAG_LIMIT = 0x0200
 
 
 # Each field is (bytes, comment).
@@ -274,6 +275,18 @@ the default dead-letter stream.""", "JoinGroup",
           "JoinGroup", [pre8(STREAM, "pattern"), pre8(b"jobs", "group"), pre8(b"", "member"),
                         u32(0, "max in flight (the group's)"), u8(0, "start latest"),
                         u64(0, "start value"), u8(0, "has settings")], request_id=51)
+    frame("join_group_limit", """JoinGroup of a member that takes 5 messages in all (flag LIMIT: the limit
+follows the fixed fields).""", "JoinGroup",
+          [pre8(STREAM, "pattern"), pre8(b"jobs", "group"), pre8(b"", "member"),
+           u32(5, "max in flight (this member)"), u8(0, "start latest"),
+           u64(0, "start value"), u8(0, "has settings"), u32(5, "limit")],
+          flags=FLAG_LIMIT, request_id=52)
+    frame("error_join_group_limit_zero", "JoinGroup with flag LIMIT and a limit of 0.",
+          "JoinGroup",
+          [pre8(STREAM, "pattern"), pre8(b"jobs", "group"), pre8(b"", "member"),
+           u32(0, "max in flight (the group's)"), u8(0, "start latest"),
+           u64(0, "start value"), u8(0, "has settings"), u32(0, "limit")],
+          flags=FLAG_LIMIT, request_id=53, expect="error MALFORMED_FRAME")
     frame("group_event_batch", """GroupEventBatch for membership 4: two messages of acme/orders/created, the
 second delivered for the third time.""", "GroupEventBatch",
           [u32(4, "subscription id"), pre8(STREAM, "stream"), u16(2, "count"),
