@@ -31,7 +31,8 @@ pub enum Invocation {
     /// Print the effective configuration.
     Config(Inputs),
     /// Offline tools for a log directory.
-    Log(LogCommand),
+    /// `--json`: one JSON object per line instead of text.
+    Log(LogCommand, bool),
     /// A command to a running server (`stream`, `pub`, `sub`, `group`).
     Client(Box<(crate::client_cmd::Common, crate::client_cmd::ClientCommand)>),
     /// Bad arguments a client command found after clap (exit status 2).
@@ -75,6 +76,12 @@ fn log_command() -> Command {
             .value_parser(clap::value_parser!(PathBuf))
             .help("The log's directory (one log, holding its segment files)")
     };
+    let json = || {
+        Arg::new("json")
+            .long("json")
+            .action(clap::ArgAction::SetTrue)
+            .help("JSON output (one object per line where there are many)")
+    };
     let number = |name: &'static str,
                   value_name: &'static str,
                   default: &'static str,
@@ -92,13 +99,15 @@ fn log_command() -> Command {
         .subcommand(
             Command::new("verify")
                 .about("Check every batch CRC and index entry; exit 1 at the first fault, naming file and byte")
-                .arg(dir()),
+                .arg(dir())
+                .arg(json()),
         )
-        .subcommand(Command::new("inspect").about("List segments, offsets, sizes and consumer groups").arg(dir()))
+        .subcommand(Command::new("inspect").about("List segments, offsets, sizes and consumer groups").arg(dir()).arg(json()))
         .subcommand(
             Command::new("dump")
                 .about("Print records: offset, timestamp, length, headers and payload (escaped)")
                 .arg(dir())
+                .arg(json())
                 .arg(number("from", "OFFSET", "0", "First offset to print"))
                 .arg(number("count", "N", "100", "Most records to print")),
         )
@@ -114,7 +123,12 @@ pub fn parse<T: Into<std::ffi::OsString> + Clone>(
     Ok(match matches.subcommand() {
         Some(("serve", sub)) => Invocation::Serve(inputs(sub, env)),
         Some(("config", sub)) => Invocation::Config(inputs(sub, env)),
-        Some(("log", sub)) => Invocation::Log(log_invocation(sub)),
+        Some(("log", sub)) => {
+            let json = sub
+                .subcommand()
+                .is_some_and(|(_, tool)| tool.get_flag("json"));
+            Invocation::Log(log_invocation(sub), json)
+        }
         Some((name, sub)) if ["stream", "pub", "sub", "group", "status"].contains(&name) => {
             match crate::client_cmd::parse(name, sub, env) {
                 Ok(parsed) => Invocation::Client(Box::new(parsed)),

@@ -53,7 +53,9 @@ fn run(invocation: Invocation) -> anyhow::Result<()> {
         Invocation::Config(inputs) => {
             print!("{}", Loaded::load(&inputs)?.to_toml());
         }
-        Invocation::Log(command) => log_tools::run(&command, &mut std::io::stdout().lock())?,
+        Invocation::Log(command, json) => {
+            log_tools::run(&command, json, &mut std::io::stdout().lock())?
+        }
         Invocation::Client(_) | Invocation::Invalid(_) => {
             unreachable!("client commands are run before")
         }

@@ -52,6 +52,28 @@ fn verify_inspect_and_dump_a_clean_log() {
         "{lines:?}"
     );
     assert!(lines[2].ends_with("record-22"), "{lines:?}");
+
+    // The same as JSON, for scripts.
+    let json = |args: &[&str]| -> Vec<serde_json::Value> {
+        let output = quiver(args);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect()
+    };
+    let verified = json(&["log", "verify", path, "--json"]);
+    assert_eq!(verified[0]["records"], 25, "{verified:?}");
+    let inspected = json(&["log", "inspect", path, "--json"]);
+    assert_eq!(inspected[0]["next_offset"], 25, "{inspected:?}");
+    let dumped = json(&[
+        "log", "dump", path, "--from", "20", "--count", "2", "--json",
+    ]);
+    assert_eq!(dumped.len(), 2);
+    assert_eq!(
+        (&dumped[1]["offset"], &dumped[1]["payload"]),
+        (&serde_json::json!(21), &serde_json::json!("record-21"))
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@
 
 pub(crate) mod args;
 pub(crate) mod groups;
-mod output;
+pub(crate) mod output;
 mod publish;
 mod status;
 pub(crate) mod streams;
