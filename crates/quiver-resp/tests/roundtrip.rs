@@ -89,3 +89,25 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Every finite, normal double written as a hexadecimal float (its 53-bit mantissa and
+    /// power of two, the digits shifted by a random amount) reads back exactly.
+    #[test]
+    fn hexadecimal_floats_read_back_exactly(bits in any::<u64>(), shift in 0u32..8) {
+        let value = f64::from_bits(bits);
+        prop_assume!(value.is_normal());
+        let exponent = i64::from(((bits >> 52) & 0x7ff) as u32) - 1075;
+        let mantissa = (bits & ((1 << 52) - 1)) | (1 << 52);
+        // The mantissa's digits moved `4 * shift` bits left, the power down as much.
+        let text = format!(
+            "{}0x{:x}p{}",
+            if value < 0.0 { "-" } else { "" },
+            u128::from(mantissa) << (4 * shift),
+            exponent - 4 * i64::from(shift)
+        );
+        prop_assert_eq!(quiver_resp::num::parse_f64(text.as_bytes()), Some(value), "{}", text);
+    }
+}
