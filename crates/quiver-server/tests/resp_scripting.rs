@@ -304,6 +304,80 @@ fn busy_script_refuses_http_and_native_cache_requests() {
     assert_eq!(value, None);
 }
 
+/// While a script is busy, what is allowed then but takes shard locks never holds a
+/// connection thread: a client closing with watched keys or tracking on, UNWATCH and
+/// DISCARD (answered at once), WATCH (answered once the script is killed); PING is
+/// answered BUSY and SCRIPT KILL works, on the same thread (one connection thread).
+#[test]
+fn busy_script_leaves_watches_and_tracking_to_later() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--resp-io-threads",
+            "1",
+            "--resp-busy-reply-threshold",
+            "100ms",
+        ],
+    );
+    let resp = server.resp;
+    let mut watcher = connect(resp);
+    let mut tracker = connect(resp);
+    let mut unwatcher = connect(resp);
+    for con in [&mut watcher, &mut unwatcher] {
+        let _: () = redis::cmd("WATCH").arg("w").query(con).expect("WATCH");
+    }
+    let _: () = redis::cmd("CLIENT")
+        .arg("TRACKING")
+        .arg("ON")
+        .query(&mut tracker)
+        .expect("TRACKING");
+    let _: Option<String> = redis::cmd("GET").arg("t").query(&mut tracker).expect("GET");
+    let mut admin = redis_connection(&server);
+    // A thread held by a lock fails the test instead of hanging it.
+    let limit = Some(Duration::from_secs(20));
+    for con in [&mut admin, &mut unwatcher] {
+        con.set_read_timeout(limit).expect("read timeout");
+    }
+    std::thread::scope(|scope| {
+        let runner = scope.spawn(move || {
+            let mut con = connect(resp);
+            con.set_read_timeout(limit).expect("read timeout");
+            redis::cmd("EVAL")
+                .arg("while true do end")
+                .arg(0)
+                .query::<i64>(&mut con)
+                .expect_err("killed")
+        });
+        until_error(&mut admin, &redis::cmd("PING"), "BUSY");
+        drop(watcher);
+        drop(tracker);
+        let unwatched: String = redis::cmd("UNWATCH")
+            .query(&mut unwatcher)
+            .expect("UNWATCH");
+        assert_eq!(unwatched, "OK");
+        let late_watch = scope.spawn(move || {
+            let mut con = connect(resp);
+            con.set_read_timeout(limit).expect("read timeout");
+            redis::cmd("WATCH").arg("x").query::<String>(&mut con)
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let busy = redis::cmd("PING")
+            .query::<String>(&mut admin)
+            .expect_err("still busy");
+        assert_eq!(busy.code(), Some("BUSY"));
+        let killed: String = redis::cmd("SCRIPT")
+            .arg("KILL")
+            .query(&mut admin)
+            .expect("SCRIPT KILL");
+        assert_eq!(killed, "OK");
+        runner.join().expect("runner");
+        assert_eq!(late_watch.join().expect("watch").expect("WATCH"), "OK");
+    });
+    let pong: String = redis::cmd("PING").query(&mut admin).expect("PING");
+    assert_eq!(pong, "PONG");
+}
+
 /// A script that wrote answers UNKILLABLE; SHUTDOWN NOSAVE, allowed while it is busy,
 /// stops the server.
 #[test]

@@ -5,6 +5,7 @@
 //! that will stop the script). Once the holder is busy (a script past
 //! `busy-reply-threshold`), a transport refuses instead of waiting (RESP's `BUSY`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
@@ -50,6 +51,35 @@ impl Hold {
         }
     }
 
+    /// Resolves once the keyspace is let go, busy or not: for work that needs its shards.
+    pub async fn released(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if !self.held() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Runs `work` (which takes shard locks) now or, while the keyspace is held, once it
+    /// is let go, on the blocking pool: no thread that serves clients waits for it.
+    pub fn after_release(self: &Arc<Self>, work: impl FnOnce() + Send + 'static) {
+        if !self.held() {
+            return work();
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return work();
+        };
+        let hold = Arc::clone(self);
+        runtime.spawn(async move {
+            hold.released().await;
+            let _ = tokio::task::spawn_blocking(work).await;
+        });
+    }
+
     /// Resolves once the keyspace is let go or its holder is busy.
     pub async fn settled(&self) {
         loop {
@@ -66,7 +96,6 @@ impl Hold {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;

@@ -145,9 +145,16 @@ struct Live {
 impl Drop for Live {
     fn drop(&mut self) {
         let shared = &self.connection.shared;
-        for watched in self.connection.session.watched.drain(..) {
-            shared.cache.unwatch(&watched);
-        }
+        // Both take shard locks: while a script holds them, done once it lets them go.
+        let watched = std::mem::take(&mut self.connection.session.watched);
+        let subscriber = self.connection.session.subscriber.take();
+        let cache = Arc::clone(&shared.cache);
+        shared.cache.hold().after_release(move || {
+            for watched in &watched {
+                cache.unwatch(watched);
+            }
+            drop(subscriber);
+        });
         shared.clients.remove(self.connection.session.id);
         if self.connection.session.monitor.is_some() {
             shared.monitors.remove(self.connection.session.id);
@@ -256,6 +263,11 @@ impl Connection {
                     if !script_call && self.shared.scripts.holding() {
                         self.shared.scripts.settled().await;
                     }
+                    // Allowed while a script is busy, but they take shard locks: they
+                    // wait (without holding this thread) until it lets them go.
+                    if self.shared.scripts.holding() && needs_shards(&request) {
+                        self.shared.cache.hold().released().await;
+                    }
                 }
                 let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
@@ -273,6 +285,9 @@ impl Connection {
                     self.clock = Instant::now();
                     if self.shared.scripts.holding() && !is_script_call(&request) {
                         self.shared.scripts.settled().await;
+                    }
+                    if self.shared.scripts.holding() && needs_shards(&request) {
+                        self.shared.cache.hold().released().await;
                     }
                     flow = self.handle_request(&request, command, &mut output);
                 }
@@ -773,6 +788,19 @@ fn runs_inside_multi(spec: &CommandSpec) -> bool {
 }
 
 /// EVAL, EVALSHA, FCALL and their read-only forms, by name.
+/// Commands allowed while a script is busy that take shard locks: WATCH (its keys'
+/// versions), RESET and CLIENT TRACKING (the change feed). UNWATCH and DISCARD let their
+/// watches go later instead (`unwatch_all`).
+fn needs_shards(request: &Request) -> bool {
+    let named = |name: &[u8]| request.name().is_some_and(|n| n.eq_ignore_ascii_case(name));
+    named(b"watch")
+        || named(b"reset")
+        || named(b"client")
+            && request
+                .arg(1)
+                .is_some_and(|sub| sub.eq_ignore_ascii_case(b"tracking"))
+}
+
 pub(super) fn is_script_call(request: &Request) -> bool {
     const CALLS: [&[u8]; 6] = [
         b"eval",

@@ -65,9 +65,18 @@ pub(in crate::resp) fn execute(
 
 /// Stops watching every key the client watches (EXEC, DISCARD, UNWATCH, a refused EXEC).
 pub(in crate::resp) fn unwatch_all(conn: &mut Connection) {
-    for watched in conn.session.watched.drain(..) {
-        conn.shared.cache.unwatch(&watched);
+    if conn.session.watched.is_empty() {
+        return;
     }
+    // While a script holds the keyspace (UNWATCH and DISCARD may run then), done once it
+    // lets it go: the client is answered at once.
+    let watched = std::mem::take(&mut conn.session.watched);
+    let cache = std::sync::Arc::clone(&conn.shared.cache);
+    conn.shared.cache.hold().after_release(move || {
+        for watched in &watched {
+            cache.unwatch(watched);
+        }
+    });
 }
 
 fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
