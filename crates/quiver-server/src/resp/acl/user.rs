@@ -118,6 +118,18 @@ impl Selector {
     /// `~pattern`, `%R~pattern` and its kin, `&pattern`: bytes.
     fn apply_pattern(&mut self, first: u8, rest: &[u8]) -> Result<(), &'static str> {
         match first {
+            // `~*` and `&*` are other names of `allkeys` and `allchannels`, as in Redis:
+            // given again, they are no error.
+            b'~' | b'&' if rest == b"*" => {
+                if first == b'~' {
+                    self.all_keys = true;
+                    self.keys.clear();
+                } else {
+                    self.all_channels = true;
+                    self.channels.clear();
+                }
+                Ok(())
+            }
             b'~' => self.add_keys(rest, true, true),
             b'%' => {
                 let split = rest.iter().position(|&b| b == b'~').ok_or(SYNTAX)?;
