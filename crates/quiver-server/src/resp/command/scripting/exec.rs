@@ -171,6 +171,20 @@ fn answer_now(
 /// EVALSHA of a script the cache does not hold.
 const NO_SCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
+/// Whether an XREAD or XREADGROUP asks to block: a `BLOCK` option (with a value) before
+/// `STREAMS`, where Redis refuses it in a script before it reads the timeout.
+fn blocks(request: &Request) -> bool {
+    let options: Vec<&[u8]> = request
+        .args()
+        .skip(1)
+        .take_while(|arg| !arg.eq_ignore_ascii_case(b"streams"))
+        .collect();
+    options
+        .iter()
+        .enumerate()
+        .any(|(i, arg)| arg.eq_ignore_ascii_case(b"block") && i + 1 < options.len())
+}
+
 fn fail(out: &mut BytesMut, text: &str) {
     write::write_error(out, text.as_bytes());
 }
@@ -653,6 +667,11 @@ impl ScriptDispatch<'_, '_> {
                 out,
                 "ERR Write commands are not allowed from read-only scripts.",
             );
+        }
+        if matches!(spec.name, "xread" | "xreadgroup") && blocks(&request) {
+            let name = String::from_utf8_lossy(request.name().unwrap_or_default());
+            let text = format!("ERR {name} command is not allowed with BLOCK option from scripts");
+            return refuse(out, &text);
         }
         let monitors = &run.shared.monitors;
         if monitors.active() {
