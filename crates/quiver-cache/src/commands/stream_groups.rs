@@ -348,9 +348,12 @@ impl Db<'_> {
                             None => Vec::new(),
                         }
                     };
-                    let delivered = ids.iter().map(|id| (*id, s.get(*id).cloned())).collect();
+                    let delivered: Vec<_> =
+                        ids.iter().map(|id| (*id, s.get(*id).cloned())).collect();
                     let g = s.groups_mut().get_mut(name).expect("checked");
-                    for id in &ids {
+                    // An entry deleted from the stream is answered as nil and, as in
+                    // Redis, not counted as delivered again.
+                    for (id, _) in delivered.iter().filter(|(_, entry)| entry.is_some()) {
                         if let Some(p) = g.pending.get_mut(id) {
                             p.delivered_ms = now_ms;
                             p.deliveries += 1;
