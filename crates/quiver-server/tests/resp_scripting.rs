@@ -419,6 +419,12 @@ fn script_that_wrote(extra: &[&str]) {
     });
     let kill = redis::cmd("SCRIPT").arg("KILL").clone();
     until_error(&mut admin, &kill, "UNKILLABLE");
+    // FUNCTION KILL too: that it wrote comes first, as in Redis.
+    let function_kill = redis::cmd("FUNCTION")
+        .arg("KILL")
+        .query::<String>(&mut admin)
+        .expect_err("unkillable");
+    assert_eq!(function_kill.code(), Some("UNKILLABLE"));
     let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").exec(&mut admin);
     let status = server.wait_exit(Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");

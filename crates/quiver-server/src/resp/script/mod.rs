@@ -331,11 +331,12 @@ impl Scripts {
         if !self.running() {
             return Err(NOT_BUSY);
         }
-        if state.function.load(Ordering::Relaxed) != function {
-            return Err(self.busy_error());
-        }
+        // Redis's order: a script that wrote is unkillable whichever KILL is sent.
         if state.wrote.load(Ordering::Relaxed) {
             return Err(UNKILLABLE);
+        }
+        if state.function.load(Ordering::Relaxed) != function {
+            return Err(self.busy_error());
         }
         state.kill.store(true, Ordering::Relaxed);
         Ok(())
