@@ -92,7 +92,8 @@ struct Loaded {
 #[derive(Clone, Default)]
 pub(super) struct Registry {
     libraries: BTreeMap<String, Loaded>,
-    /// Function name → library name.
+    /// Function name, in lower case (names are case-insensitive, as in Redis) → library
+    /// name.
     index: BTreeMap<String, String>,
 }
 
@@ -283,11 +284,11 @@ fn registration(lua: &Lua, args: MultiValue) -> mlua::Result<Registered> {
 impl Registry {
     pub(super) fn find(&self, name: &[u8]) -> Option<(&RegistryKey, &str, Flags)> {
         let name = std::str::from_utf8(name).ok()?;
-        let library = self.index.get(name)?;
+        let library = self.index.get(&name.to_ascii_lowercase())?;
         let function = self.libraries[library]
             .functions
             .iter()
-            .find(|f| f.name == name)?;
+            .find(|f| f.name.eq_ignore_ascii_case(name))?;
         Some((&function.callback, &function.name, function.flags))
     }
 
@@ -363,7 +364,7 @@ impl Registry {
     /// belongs to another library.
     fn add(&mut self, name: String, loaded: Loaded) -> Result<(), String> {
         for function in &loaded.functions {
-            if let Some(owner) = self.index.get(&function.name)
+            if let Some(owner) = self.index.get(&function.name.to_ascii_lowercase())
                 && *owner != name
             {
                 return Err(format!("ERR Function {} already exists", function.name));
@@ -371,7 +372,8 @@ impl Registry {
         }
         self.remove(&name);
         for function in &loaded.functions {
-            self.index.insert(function.name.clone(), name.clone());
+            self.index
+                .insert(function.name.to_ascii_lowercase(), name.clone());
         }
         self.libraries.insert(name, loaded);
         Ok(())
@@ -382,7 +384,7 @@ impl Registry {
             return false;
         };
         for function in old.functions {
-            self.index.remove(&function.name);
+            self.index.remove(&function.name.to_ascii_lowercase());
         }
         true
     }
