@@ -261,8 +261,9 @@ fn field_type(word: &[u8]) -> Result<(bool, u32), CommandError> {
         "Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.",
     );
     let (signed, digits) = match word.split_first() {
-        Some((b'i' | b'I', digits)) => (true, digits),
-        Some((b'u' | b'U', digits)) => (false, digits),
+        // Lower case only, as Redis reads it.
+        Some((b'i', digits)) => (true, digits),
+        Some((b'u', digits)) => (false, digits),
         _ => return Err(invalid),
     };
     let limit = if signed { 64 } else { 63 };
