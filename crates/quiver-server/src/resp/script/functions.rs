@@ -113,12 +113,17 @@ type Shebang = (Vec<u8>, Vec<Vec<u8>>, Vec<u8>);
 fn shebang(code: &[u8]) -> Option<Shebang> {
     let rest = code.strip_prefix(b"#!")?;
     let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-    let mut words = rest[..end]
+    // The engine is the first word, `#!` included (`#! lua` names none).
+    let (engine, options) = match rest[..end].iter().position(|b| *b == b' ') {
+        Some(at) => (&rest[..at], &rest[at..end]),
+        None => (&rest[..end], &[][..]),
+    };
+    let engine = engine.to_vec();
+    let options = options
         .split(|b| *b == b' ')
         .filter(|w| !w.is_empty())
-        .map(<[u8]>::to_vec);
-    let engine = words.next().unwrap_or_default();
-    let options = words.collect();
+        .map(<[u8]>::to_vec)
+        .collect();
     let mut body = code.to_vec();
     body[..2].copy_from_slice(b"--");
     Some((engine, options, body))
@@ -132,7 +137,8 @@ pub(super) fn script_shebang(body: &[u8]) -> Result<(Flags, bool, Vec<u8>), Stri
     if memchr::memchr(b'\n', body).is_none() {
         return Err("ERR Invalid script shebang".into());
     }
-    if !engine.eq_ignore_ascii_case(b"lua") {
+    // Exactly `#!lua`, as Redis compares it.
+    if engine != b"lua" {
         return Err(format!(
             "ERR Unexpected engine in script shebang: #!{}",
             String::from_utf8_lossy(&engine)
@@ -167,15 +173,18 @@ fn library_name(code: &[u8]) -> Result<(String, Vec<u8>), String> {
     if memchr::memchr(b'\n', code).is_none() {
         return Err("ERR Invalid library metadata".into());
     }
-    if !engine.eq_ignore_ascii_case(b"lua") {
-        return Err(format!(
-            "ERR Engine '{}' not found",
-            String::from_utf8_lossy(&engine)
-        ));
-    }
     let mut name = None;
     for option in options {
-        match option.strip_prefix(b"name=") {
+        let value = option
+            .get(..5)
+            .filter(|prefix| prefix.eq_ignore_ascii_case(b"name="))
+            .map(|_| &option[5..]);
+        match value {
+            Some(_) if name.is_some() => {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into(),
+                );
+            }
             Some(value) => name = Some(value.to_vec()),
             None => {
                 return Err(format!(
@@ -188,6 +197,13 @@ fn library_name(code: &[u8]) -> Result<(String, Vec<u8>), String> {
     let Some(name) = name else {
         return Err("ERR Library name was not given".into());
     };
+    // After the options, as Redis checks them.
+    if !engine.eq_ignore_ascii_case(b"lua") {
+        return Err(format!(
+            "ERR Engine '{}' not found",
+            String::from_utf8_lossy(&engine)
+        ));
+    }
     if !valid_name(&name) {
         return Err(format!("ERR Library names {NAME_RULE}"));
     }
