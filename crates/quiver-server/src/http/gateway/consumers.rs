@@ -350,7 +350,9 @@ async fn fetch(
     entry.touch(consumers);
     if let Some(reason) = &ended {
         consumers.remove(key);
-        if events.is_empty() {
+        // At shutdown a waiting fetch is answered with what it has, maybe nothing (the
+        // drain's next requests are refused `draining`).
+        if events.is_empty() && !matches!(reason, EndReason::Shutdown) {
             return Err(ended_error(reason));
         }
     }
