@@ -198,19 +198,22 @@ fn pipelined_script_calls_of_several_clients_keep_their_callers() {
     }
 }
 
+/// A server with one connection thread, whose scripts are busy after 100 ms.
+fn one_thread_busy_after_100ms(dir: &std::path::Path) -> Server {
+    let args = [
+        "--resp-io-threads",
+        "1",
+        "--resp-busy-reply-threshold",
+        "100ms",
+    ];
+    Server::start(dir, &args)
+}
+
 #[test]
 fn busy_script_is_killed_from_the_same_connection_thread() {
     let dir = tempfile::tempdir().expect("temp dir");
     // One connection thread: the killer shares it with the client running the script.
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--resp-io-threads",
-            "1",
-            "--resp-busy-reply-threshold",
-            "100ms",
-        ],
-    );
+    let server = one_thread_busy_after_100ms(dir.path());
     let mut admin = redis_connection(&server);
     let resp = server.resp;
     let runner = std::thread::scope(|scope| {
@@ -311,15 +314,7 @@ fn busy_script_refuses_http_and_native_cache_requests() {
 #[test]
 fn busy_script_leaves_watches_and_tracking_to_later() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--resp-io-threads",
-            "1",
-            "--resp-busy-reply-threshold",
-            "100ms",
-        ],
-    );
+    let server = one_thread_busy_after_100ms(dir.path());
     let resp = server.resp;
     let mut watcher = connect(resp);
     let mut tracker = connect(resp);
