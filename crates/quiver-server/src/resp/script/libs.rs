@@ -154,7 +154,11 @@ fn bit(lua: &Lua) -> mlua::Result<Table> {
             if upper {
                 n = n.saturating_neg();
             }
-            let digits = n.clamp(1, 8) as usize;
+            // LuaBitOp's own rule: at most 8 digits, and 0 of them is the empty string.
+            let digits = n.clamp(0, 8) as usize;
+            if digits == 0 {
+                return Ok(String::new());
+            }
             let value = x as u32 as u64 & ((1u64 << (4 * digits)) - 1);
             Ok(if upper {
                 format!("{value:0digits$X}")

@@ -509,12 +509,16 @@ fn redis_library(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set(
         "sha1hex",
         lua.create_function(|lua, args: MultiValue| {
-            let text = match (args.len(), args.into_iter().next()) {
-                (1, Some(value)) => lua.coerce_string(value)?,
-                _ => None,
+            let (1, Some(value)) = (args.len(), args.into_iter().next()) else {
+                return Err(raised("ERR wrong number of arguments"));
             };
-            let text = text.ok_or_else(|| raised("ERR wrong number of arguments"))?;
-            Ok(super::sha1_hex(&text.as_bytes()))
+            // What is not a string or a number hashes as the empty string, as in Redis
+            // (`lua_tolstring` gives it no bytes).
+            let text = lua.coerce_string(value)?;
+            Ok(match text {
+                Some(text) => super::sha1_hex(&text.as_bytes()),
+                None => super::sha1_hex(b""),
+            })
         })?,
     )?;
     // Redis's checks of error_reply and status_reply: one string, else an error reply
