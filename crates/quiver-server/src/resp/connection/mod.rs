@@ -5,7 +5,11 @@
 //! thread (see `resp::threads`).
 
 mod block;
+mod classify;
 mod refuse;
+
+pub(in crate::resp) use classify::is_script_call;
+use classify::{may_write, runs_inside_multi};
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -213,6 +217,20 @@ pub(super) struct Connection {
 }
 
 impl Connection {
+    /// While the script thread holds the keyspace, waits here rather than on a shard,
+    /// without holding this thread: until it lets the keyspace go or its script is busy
+    /// (then most commands are answered BUSY), and, for what is allowed while busy but
+    /// takes shard locks ([`classify::needs_shards`]), until it lets it go.
+    async fn wait_for_script(&self, request: &Request) {
+        let scripts = &self.shared.scripts;
+        if scripts.holding() && !is_script_call(request) {
+            scripts.settled().await;
+        }
+        if scripts.holding() && classify::needs_shards(request) {
+            self.shared.cache.hold().released().await;
+        }
+    }
+
     async fn run(
         &mut self,
         mut reader: ReadHalf<'_>,
@@ -260,14 +278,7 @@ impl Connection {
                     if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
                         drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
                     }
-                    if !script_call && self.shared.scripts.holding() {
-                        self.shared.scripts.settled().await;
-                    }
-                    // Allowed while a script is busy, but they take shard locks: they
-                    // wait (without holding this thread) until it lets them go.
-                    if self.shared.scripts.holding() && needs_shards(&request) {
-                        self.shared.cache.hold().released().await;
-                    }
+                    self.wait_for_script(&request).await;
                 }
                 let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
@@ -283,12 +294,7 @@ impl Connection {
                     // Its time starts now, and a script may have taken the keyspace.
                     self.now_ms = unix_ms();
                     self.clock = Instant::now();
-                    if self.shared.scripts.holding() && !is_script_call(&request) {
-                        self.shared.scripts.settled().await;
-                    }
-                    if self.shared.scripts.holding() && needs_shards(&request) {
-                        self.shared.cache.hold().released().await;
-                    }
+                    self.wait_for_script(&request).await;
                     flow = self.handle_request(&request, command, &mut output);
                 }
                 match flow {
@@ -760,59 +766,6 @@ impl Connection {
             Err(command) => execute_session(self, command, out),
         }
     }
-}
-
-/// Whether a command may write (or, in Redis's words, replicate): what a CLIENT PAUSE
-/// WRITE holds, and after which replies wait for the append-only file.
-fn may_write(spec: &CommandSpec) -> bool {
-    spec.has(flag::WRITE)
-        || matches!(
-            spec.name,
-            "eval"
-                | "evalsha"
-                | "fcall"
-                | "publish"
-                | "spublish"
-                | "pfcount"
-                | "script|load"
-                | "script|flush"
-        )
-}
-
-/// Commands that run at once even inside MULTI instead of being queued.
-fn runs_inside_multi(spec: &CommandSpec) -> bool {
-    matches!(
-        spec.name,
-        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-    )
-}
-
-/// EVAL, EVALSHA, FCALL and their read-only forms, by name.
-/// Commands allowed while a script is busy that take shard locks: WATCH (its keys'
-/// versions), RESET and CLIENT TRACKING (the change feed). UNWATCH and DISCARD let their
-/// watches go later instead (`unwatch_all`).
-fn needs_shards(request: &Request) -> bool {
-    let named = |name: &[u8]| request.name().is_some_and(|n| n.eq_ignore_ascii_case(name));
-    named(b"watch")
-        || named(b"reset")
-        || named(b"client")
-            && request
-                .arg(1)
-                .is_some_and(|sub| sub.eq_ignore_ascii_case(b"tracking"))
-}
-
-pub(super) fn is_script_call(request: &Request) -> bool {
-    const CALLS: [&[u8]; 6] = [
-        b"eval",
-        b"evalsha",
-        b"eval_ro",
-        b"evalsha_ro",
-        b"fcall",
-        b"fcall_ro",
-    ];
-    request.name().is_some_and(|name| {
-        (4..=10).contains(&name.len()) && CALLS.iter().any(|call| name.eq_ignore_ascii_case(call))
-    })
 }
 
 /// A request and the command its name names, if any.
