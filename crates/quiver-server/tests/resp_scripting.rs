@@ -10,6 +10,15 @@ use std::time::{Duration, Instant};
 
 use crate::support::{Server, http_get, redis_connection};
 
+/// SCRIPT KILL, answered OK.
+fn kill_script(admin: &mut redis::Connection) {
+    let killed: String = redis::cmd("SCRIPT")
+        .arg("KILL")
+        .query(admin)
+        .expect("SCRIPT KILL");
+    assert_eq!(killed, "OK");
+}
+
 /// A connection to a RESP address (a `Server` stays on the test's thread).
 fn connect(resp: SocketAddr) -> redis::Connection {
     let client = redis::Client::open(format!("redis://{resp}/")).expect("redis url");
@@ -233,11 +242,7 @@ fn busy_script_is_killed_from_the_same_connection_thread() {
             .query::<String>(&mut admin)
             .expect_err("not a function");
         assert_eq!(stats.code(), Some("BUSY"));
-        let killed: String = redis::cmd("SCRIPT")
-            .arg("KILL")
-            .query(&mut admin)
-            .expect("SCRIPT KILL");
-        assert_eq!(killed, "OK");
+        kill_script(&mut admin);
         runner.join().expect("runner")
     });
     assert!(
@@ -294,11 +299,7 @@ fn busy_script_refuses_http_and_native_cache_requests() {
             .expect_err("refused while busy")
             .to_string();
         assert!(refused.contains("OVERLOADED"), "{refused}");
-        let killed: String = redis::cmd("SCRIPT")
-            .arg("KILL")
-            .query(&mut admin)
-            .expect("SCRIPT KILL");
-        assert_eq!(killed, "OK");
+        kill_script(&mut admin);
         runner.join().expect("runner");
     });
     let (status, body) = http_get(server.http, "/v1/cache/0/k");
@@ -361,11 +362,7 @@ fn busy_script_leaves_watches_and_tracking_to_later() {
             .query::<String>(&mut admin)
             .expect_err("still busy");
         assert_eq!(busy.code(), Some("BUSY"));
-        let killed: String = redis::cmd("SCRIPT")
-            .arg("KILL")
-            .query(&mut admin)
-            .expect("SCRIPT KILL");
-        assert_eq!(killed, "OK");
+        kill_script(&mut admin);
         runner.join().expect("runner");
         assert_eq!(late_watch.join().expect("watch").expect("WATCH"), "OK");
     });
