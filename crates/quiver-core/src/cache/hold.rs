@@ -80,6 +80,16 @@ impl Hold {
         });
     }
 
+    /// For a request of another transport (HTTP, native): waits, without holding its
+    /// thread, until the keyspace is free; `false` when its holder is busy instead (refuse
+    /// the request, saying [`BUSY_TEXT`]).
+    pub async fn enter(&self) -> bool {
+        if self.held() {
+            self.settled().await;
+        }
+        !self.busy()
+    }
+
     /// Resolves once the keyspace is let go or its holder is busy.
     pub async fn settled(&self) {
         loop {

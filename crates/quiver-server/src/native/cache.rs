@@ -84,11 +84,7 @@ pub fn delete(cache: &Cache, request_id: u32, request: &CacheDelete) -> Outgoing
 /// Runs `op` on the keyspace once a script no longer holds it, without holding this
 /// thread meanwhile; refused (`OVERLOADED`) while a script is busy.
 pub async fn unheld(cache: &Cache, request_id: u32, op: impl FnOnce() -> Outgoing) -> Outgoing {
-    let hold = cache.hold();
-    if hold.held() {
-        hold.settled().await;
-    }
-    if hold.busy() {
+    if !cache.hold().enter().await {
         return Outgoing::encode(
             request_id,
             &ErrorFrame::new(ErrorCode::OVERLOADED, BUSY_TEXT),

@@ -88,11 +88,7 @@ fn op_error(error: &OpError) -> ApiError {
 /// Waits, without holding this thread, until a script no longer holds the keyspace;
 /// refused while a script is busy (RESP's `BUSY`).
 async fn unheld(cache: &Cache) -> Result<(), ApiError> {
-    let hold = cache.hold();
-    if hold.held() {
-        hold.settled().await;
-    }
-    if hold.busy() {
+    if !cache.hold().enter().await {
         return Err(ApiError::unavailable("busy", BUSY_TEXT, 1));
     }
     Ok(())
