@@ -266,11 +266,7 @@ fn check_text(
     allowed: &str,
     valid: impl Fn(&str) -> bool,
 ) -> Result<(), ConfigError> {
-    let entry = raw
-        .entries
-        .iter()
-        .find(|entry| entry.key.name == key)
-        .expect("a registry key");
+    let entry = raw.entry(key);
     if valid(&entry.text) {
         return Ok(());
     }
@@ -285,13 +281,7 @@ fn check_text(
 /// Refuses `a` set without `b` or `b` without `a` (files that only work as a pair), even
 /// where they are not used yet (`quic.enabled = false`).
 fn check_together(raw: &RawConfig, a: &str, b: &str) -> Result<(), ConfigError> {
-    let entry = |name: &str| {
-        raw.entries
-            .iter()
-            .find(|entry| entry.key.name == name)
-            .expect("both are registry keys")
-    };
-    let (a, b) = (entry(a), entry(b));
+    let (a, b) = (raw.entry(a), raw.entry(b));
     let alone = match (a.text.is_empty(), b.text.is_empty()) {
         (false, true) => a,
         (true, false) => b,
