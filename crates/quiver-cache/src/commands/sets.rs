@@ -140,7 +140,8 @@ impl Db<'_> {
         })
     }
 
-    /// SMOVE: moves `member` from `src` to `dst`; returns whether it was in `src`.
+    /// SMOVE: moves `member` from `src` to `dst`; returns whether it was in `src`. Not
+    /// refused under `maxmemory` (it moves what is stored), as in Redis.
     pub fn smove(
         &mut self,
         src: &[u8],
@@ -148,7 +149,6 @@ impl Db<'_> {
         member: &[u8],
         now_ms: u64,
     ) -> Result<bool, OpError> {
-        self.make_room(now_ms)?;
         let (db, clock) = (self.db, self.clock(now_ms));
         self.multi(&[src, dst], |set, routes| {
             let (ss, sh) = routes[0];

@@ -39,24 +39,23 @@ impl Connection {
     }
 
     /// Whether `maxmemory` refuses `spec` before it runs, as Redis's check before a
-    /// command: inside MULTI nothing but EXEC, DISCARD, QUIT and RESET is queued while
-    /// eviction cannot bring memory under the limit, and EXEC is refused when a queued
-    /// command may grow memory. (Outside MULTI each write checks memory as it runs.)
+    /// command: a command that may grow memory (`denyoom`) is refused while eviction cannot
+    /// bring memory under the limit, inside MULTI nothing but EXEC, DISCARD, QUIT and
+    /// RESET is queued then, and EXEC is refused when a queued command may grow memory.
+    /// (Each write of the keyspace checks memory again as it runs, for every transport.)
     pub(super) fn refused_for_memory(&self, spec: &CommandSpec) -> bool {
-        let Some(multi) = &self.session.multi else {
-            return false;
-        };
         // A busy script holds the keyspace (Redis skips the check while one runs too).
-        if self.shared.scripts.busy() {
+        let checked = match (&self.session.multi, spec.name) {
+            (Some(multi), "exec") => multi.deny_oom,
+            (Some(_), "discard" | "quit" | "reset") => false,
+            (Some(_), _) => true,
+            (None, _) => spec.has(flag::DENYOOM),
+        };
+        if !checked || self.shared.scripts.busy() {
             return false;
         }
-        let checked = match spec.name {
-            "exec" => multi.deny_oom,
-            "discard" | "quit" | "reset" => false,
-            _ => true,
-        };
         let cache = &self.shared.cache;
-        if !checked || cache.max_memory_bytes() == 0 {
+        if cache.max_memory_bytes() == 0 {
             return false;
         }
         let refused = cache.make_room(self.now_ms).is_err();
