@@ -2,7 +2,7 @@
 //! keys and channels it may use; built by ACL SETUSER's rules, described as ACL LIST
 //! and ACL GETUSER show it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 use quiver_core::cache::glob_match;
@@ -40,7 +40,13 @@ pub struct Selector {
     rules: Vec<String>,
     /// The full names (`client|list`) the rules allow.
     allowed: HashSet<&'static str>,
+    /// Of a command without subcommands that the rules do not allow, the first
+    /// arguments it is allowed with (`+select|0`), compared without case.
+    first_args: FirstArgs,
 }
+
+/// A command's allowed first arguments, by the command's name.
+type FirstArgs = HashMap<&'static str, Vec<String>>;
 
 impl Selector {
     /// No command and no key; every channel or none (`acl-pubsub-default`).
@@ -53,6 +59,7 @@ impl Selector {
             all_commands: false,
             rules: Vec::new(),
             allowed: HashSet::new(),
+            first_args: HashMap::new(),
         }
     }
 
@@ -104,11 +111,25 @@ impl Selector {
             "allcommands" | "+@all" => self.set_all_commands(true),
             "nocommands" | "-@all" => self.set_all_commands(false),
             _ if lower.starts_with('+') || lower.starts_with('-') => {
-                let name = &lower[1..];
-                command_targets(name).ok_or(UNKNOWN_COMMAND)?;
+                let rule = match target(&text[1..], lower.starts_with('+'))? {
+                    Target::Commands(_) => lower,
+                    // A first argument already allowed keeps its place and spelling.
+                    Target::FirstArg(name, arg)
+                        if allowed_by(self.all_commands, &self.rules)
+                            .1
+                            .get(name)
+                            .is_some_and(|args| {
+                                args.iter().any(|a| a.eq_ignore_ascii_case(&arg))
+                            }) =>
+                    {
+                        return Ok(true);
+                    }
+                    // The command's name as the table spells it, the argument as given.
+                    Target::FirstArg(name, arg) => format!("+{name}|{arg}"),
+                };
                 self.rules
-                    .retain(|rule| !rule[1..].eq_ignore_ascii_case(name));
-                self.rules.push(lower.clone());
+                    .retain(|known| !known[1..].eq_ignore_ascii_case(&rule[1..]));
+                self.rules.push(rule);
             }
             _ => return Ok(false),
         }
@@ -193,23 +214,33 @@ impl Selector {
     /// change them (as Redis describes a user's commands by what they allow). Once per
     /// SETUSER: it costs rules² walks of the command table.
     fn settle(&mut self) {
-        self.allowed = allowed_by(self.all_commands, &self.rules);
+        let allowed = allowed_by(self.all_commands, &self.rules);
         let mut i = 0;
         while i < self.rules.len() {
             let mut without = self.rules.clone();
             without.remove(i);
-            if allowed_by(self.all_commands, &without) == self.allowed {
+            if allowed_by(self.all_commands, &without) == allowed {
                 self.rules = without;
             } else {
                 i += 1;
             }
         }
+        (self.allowed, self.first_args) = allowed;
     }
 
     /// Whether this set allows `request` (resolved to `spec`) whole.
     fn check(&self, spec: &CommandSpec, request: &Request) -> Result<(), Denied> {
         // AUTH and HELLO (flagged no-auth) are every user's, as in Redis.
-        if !self.allowed.contains(spec.name) && !spec.has(table::flag::NO_AUTH) {
+        if !self.allowed.contains(spec.name)
+            && !spec.has(table::flag::NO_AUTH)
+            && !self.first_args.get(spec.name).is_some_and(|args| {
+                let first = request.arg(1).unwrap_or_default();
+                request.len() > 1
+                    && args
+                        .iter()
+                        .any(|a| a.as_bytes().eq_ignore_ascii_case(first))
+            })
+        {
             return Err(Denied::Command);
         }
         if !self.all_keys && spec.has_keys() {
@@ -256,10 +287,16 @@ impl Selector {
             })
     }
 
-    /// The command rules, as ACL LIST and GETUSER show them.
+    /// The command rules, as ACL LIST and GETUSER show them: first arguments last, as
+    /// Redis lists them.
     pub fn commands(&self) -> String {
         let mut text = String::from(if self.all_commands { "+@all" } else { "-@all" });
-        for rule in &self.rules {
+        let first_arg = |rule: &&String| {
+            rule.starts_with('+') && matches!(target(&rule[1..], true), Ok(Target::FirstArg(..)))
+        };
+        let (first_args, commands): (Vec<&String>, Vec<&String>) =
+            self.rules.iter().partition(first_arg);
+        for rule in commands.into_iter().chain(first_args) {
             text.push(' ');
             text.push_str(rule);
         }
@@ -589,48 +626,95 @@ pub fn merge_selectors(args: &[Bytes]) -> Result<Vec<Bytes>, Bytes> {
 const SYNTAX: &str = "Syntax error";
 const UNKNOWN_COMMAND: &str = "Unknown command or category name in ACL";
 
-/// The commands a rule's target names: `@category`, a command (a container with its
-/// subcommands) or `command|subcommand`.
-fn command_targets(target: &str) -> Option<Vec<&'static str>> {
-    if let Some(category) = target.strip_prefix('@') {
+const FIRST_ARG_OF_SUBCOMMAND: &str = "Allowing first-arg of a subcommand is not supported";
+
+/// What a command rule names.
+enum Target {
+    /// Commands by full name: a category's, a command with its subcommands, or
+    /// `command|subcommand`.
+    Commands(Vec<&'static str>),
+    /// A command without subcommands with one first argument (`select|0`), which only a
+    /// `+` rule may name.
+    FirstArg(&'static str, String),
+}
+
+/// What the rule `+target` (`allow`) or `-target` names; the error is Redis's.
+fn target(target: &str, allow: bool) -> Result<Target, &'static str> {
+    let lower = target.to_ascii_lowercase();
+    if let Some(category) = lower.strip_prefix('@') {
         if !CATEGORIES.contains(&category) {
-            return None;
+            return Err(UNKNOWN_COMMAND);
         }
-        return Some(in_category(category).map(|spec| spec.name).collect());
+        return Ok(Target::Commands(
+            in_category(category).map(|spec| spec.name).collect(),
+        ));
     }
-    let (name, sub) = match target.split_once('|') {
-        Some((name, sub)) => (name, Some(sub)),
-        None => (target, None),
-    };
-    let spec = table::lookup(name.as_bytes())?;
-    match sub {
-        Some(sub) => Some(vec![spec.subcommand(sub.as_bytes())?.name]),
-        None => Some(
+    let Some((name, arg)) = target.rsplit_once('|') else {
+        let spec = table::lookup(target.as_bytes()).ok_or(UNKNOWN_COMMAND)?;
+        return Ok(Target::Commands(
             std::iter::once(spec.name)
                 .chain(spec.subcommands.iter().map(|s| s.name))
                 .collect(),
-        ),
+        ));
+    };
+    // As Redis: what is before the last `|` must be a command (a subcommand takes no
+    // first argument), and what follows it a subcommand of it or, for `+` only, any
+    // first argument of a command that has no subcommands.
+    let spec = match name.split_once('|') {
+        Some((parent, sub)) if allow => {
+            let parent = table::lookup(parent.as_bytes()).ok_or(UNKNOWN_COMMAND)?;
+            parent.subcommand(sub.as_bytes()).ok_or(UNKNOWN_COMMAND)?;
+            return Err(FIRST_ARG_OF_SUBCOMMAND);
+        }
+        Some(_) => return Err(UNKNOWN_COMMAND),
+        None => table::lookup(name.as_bytes()).ok_or(UNKNOWN_COMMAND)?,
+    };
+    if arg.is_empty() && allow {
+        return Err(SYNTAX);
+    }
+    match spec.subcommand(arg.as_bytes()) {
+        Some(sub) => Ok(Target::Commands(vec![sub.name])),
+        None if allow && spec.subcommands.is_empty() => {
+            Ok(Target::FirstArg(spec.name, arg.to_owned()))
+        }
+        None => Err(UNKNOWN_COMMAND),
     }
 }
 
-/// The commands allowed from `+@all` (or none) and the rules after it.
-fn allowed_by(all: bool, rules: &[String]) -> HashSet<&'static str> {
+/// The commands allowed from `+@all` (or none) and the rules after it, and the first
+/// arguments allowed of commands not allowed whole. A rule on a command forgets its
+/// first arguments, as in Redis.
+fn allowed_by(all: bool, rules: &[String]) -> (HashSet<&'static str>, FirstArgs) {
     let mut allowed: HashSet<&'static str> = if all {
         every_command().map(|spec| spec.name).collect()
     } else {
         HashSet::new()
     };
+    let mut first_args = FirstArgs::new();
     for rule in rules {
-        let targets = command_targets(&rule[1..]).unwrap_or_default();
-        if rule.starts_with('+') {
-            allowed.extend(targets);
-        } else {
-            targets.iter().for_each(|name| {
-                allowed.remove(name);
-            });
+        let allow = rule.starts_with('+');
+        match target(&rule[1..], allow) {
+            Ok(Target::Commands(names)) => {
+                for name in names {
+                    first_args.remove(name);
+                    if allow {
+                        allowed.insert(name);
+                    } else {
+                        allowed.remove(name);
+                    }
+                }
+            }
+            Ok(Target::FirstArg(name, arg)) => {
+                let args = first_args.entry(name).or_default();
+                if !args.iter().any(|a| a.eq_ignore_ascii_case(&arg)) {
+                    args.push(arg);
+                }
+            }
+            Err(_) => {}
         }
     }
-    allowed
+    first_args.retain(|name, _| !allowed.contains(name));
+    (allowed, first_args)
 }
 
 fn check_hash(hash: &str) -> Result<(), &'static str> {
@@ -733,6 +817,46 @@ mod tests {
                 .starts_with("Adding a pattern")
         );
         assert_eq!(user(&["(+get ~a))"]).err(), Some(SYNTAX));
+    }
+
+    #[test]
+    fn first_arguments_of_commands_without_subcommands() {
+        let u = user(&[
+            "~*",
+            "+SELECT|Ab",
+            "+select|0",
+            "+select|ab",
+            "+debug|object",
+        ])
+        .unwrap();
+        assert_eq!(
+            u.root.commands(),
+            "-@all +select|Ab +select|0 +debug|object"
+        );
+        let check = |line: &[&str]| {
+            let request = Request::from_args(line);
+            u.check(table::resolve(&request).unwrap(), &request)
+        };
+        assert_eq!(check(&["select", "0"]), Ok(()));
+        assert_eq!(check(&["SELECT", "AB"]), Ok(()));
+        assert_eq!(check(&["select", "1"]), Err(Denied::Command));
+        // A rule on the command itself forgets its first arguments.
+        let reset = user(&["+select|0", "-select", "+get|x", "+@all", "-get"]).unwrap();
+        assert_eq!(reset.root.commands(), "+@all -get");
+        let again = user(&["+select|0", "-select", "+select|0"]).unwrap();
+        assert_eq!(again.root.commands(), "-@all +select|0");
+        // Shown last, as Redis shows them.
+        let last = user(&["+select|0", "+get"]).unwrap();
+        assert_eq!(last.root.commands(), "-@all +get +select|0");
+        assert_eq!(user(&["+get|"]).err(), Some(SYNTAX));
+        assert_eq!(user(&["-select|0"]).err(), Some(UNKNOWN_COMMAND));
+        assert_eq!(user(&["+nosuch|0"]).err(), Some(UNKNOWN_COMMAND));
+        assert_eq!(user(&["+select|0|1"]).err(), Some(UNKNOWN_COMMAND));
+        assert_eq!(user(&["+config|nosuch"]).err(), Some(UNKNOWN_COMMAND));
+        assert_eq!(
+            user(&["+config|get|maxmemory"]).err(),
+            Some(FIRST_ARG_OF_SUBCOMMAND)
+        );
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
         "6.0.0",
         "Lists the ACL categories, or the commands inside a category.",
         |a| {
+            at_most_one(a)?;
             let category = (a.remaining() > 0).then(|| a.next()).transpose()?;
             acl(AclCommand::Cat { category })
         },
@@ -192,17 +193,23 @@ pub(super) const ACL_SUBCOMMANDS: &[CommandSpec] = &[
     ),
 ];
 
-fn parse_log(a: &mut Args<'_>) -> Result<Command, CommandError> {
-    if a.remaining() > 1 {
-        let sub = String::from_utf8_lossy(a.subcommand_as_sent());
-        return Err(CommandError::Other {
-            code: quiver_resp::ErrorCode::Err,
-            message: format!(
-                "unknown subcommand or wrong number of arguments for '{sub}'. Try ACL HELP."
-            )
-            .into(),
-        });
+/// Redis's refusal of more arguments than ACL CAT and ACL LOG take.
+fn at_most_one(a: &Args<'_>) -> Result<(), CommandError> {
+    if a.remaining() <= 1 {
+        return Ok(());
     }
+    let sub = String::from_utf8_lossy(a.subcommand_as_sent());
+    Err(CommandError::Other {
+        code: quiver_resp::ErrorCode::Err,
+        message: format!(
+            "unknown subcommand or wrong number of arguments for '{sub}'. Try ACL HELP."
+        )
+        .into(),
+    })
+}
+
+fn parse_log(a: &mut Args<'_>) -> Result<Command, CommandError> {
+    at_most_one(a)?;
     let count = match a.peek() {
         None => Some(10),
         Some(word) if is(word, "reset") => None,
