@@ -53,6 +53,11 @@ fn users_come_from_the_acl_file_and_acl_save_writes_it() {
     // The log names who was refused what.
     let log: Vec<redis::Value> = query(&mut admin, &["ACL", "LOG"]).unwrap();
     assert_eq!(log.len(), 2, "{log:?}");
+    // Each entry's client, as CLIENT LIST shows it, names the refused command.
+    let logged = format!("{log:?}");
+    for command in ["cmd=del", "cmd=set"] {
+        assert!(logged.contains(command), "{command} in {logged}");
+    }
     // Deleting alice closes her connection.
     let removed: i64 = query(&mut admin, &["ACL", "DELUSER", "alice"]).unwrap();
     assert_eq!(removed, 1);

@@ -555,6 +555,8 @@ impl Connection {
                 return self.refuse(rejected, &error, out);
             }
         };
+        // The command CLIENT LIST and ACL LOG show, also when it is refused, as in Redis.
+        self.session.last_command = spec.name;
         if !self.session.authenticated && !spec.has(flag::NO_AUTH) {
             return self.refuse(Some(spec), &CommandError::NoAuth, out);
         }
@@ -628,7 +630,6 @@ impl Connection {
                 return self.refuse(Some(spec), &error, out);
             }
         };
-        self.session.last_command = spec.name;
         if queues {
             if spec.has(flag::READONLY)
                 && self.session.tracking.is_some()

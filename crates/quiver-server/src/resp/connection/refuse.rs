@@ -32,6 +32,8 @@ impl Connection {
         } else {
             "toplevel"
         };
+        // The client as it is now, refused command included.
+        self.handle.update(&self.session);
         let client_info = self.handle.line();
         let refusal = Refusal::of(spec, request, denied, user, context, client_info);
         self.shared.log_refusal(refusal);
