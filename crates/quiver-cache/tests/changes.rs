@@ -60,9 +60,10 @@ fn writes_removals_and_flushes_in_order() {
         [
             change(1, "c", Written),
             change(1, "d", Written),
+            change(1, "", Flushed),
             change(1, "", Flushed)
         ],
-        "one Flushed per emptied database, none for an empty one"
+        "one Flushed per flush of a database, also of an empty one"
     );
     // A TTL change is a write; GETEX PERSIST of a key without one is not.
     db.set(b"t", b"v", SetOptions::default(), T0).unwrap();

@@ -219,8 +219,13 @@ impl Tracking {
         {
             let mut state = lock(&self.state);
             let mut broadcast: HashMap<(u64, usize), Vec<Bytes>> = HashMap::new();
+            let mut previous = None;
             for change in changes {
+                let after_flush = previous == Some(ChangeKind::Flushed);
+                previous = Some(change.kind);
                 match change.kind {
+                    // One flush of several databases (FLUSHALL, SWAPDB) is told once.
+                    ChangeKind::Flushed if after_flush => continue,
                     ChangeKind::Flushed => {
                         flushed(&mut state, &mut outgoing);
                         continue;
