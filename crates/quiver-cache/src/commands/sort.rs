@@ -231,15 +231,13 @@ fn by_pattern(
 }
 
 /// What Redis's `strtod` accepts as a whole: leading blanks, then a number (an empty
-/// string is 0); NaN is refused.
+/// string is 0); NaN and what overflows or underflows a double are refused.
 fn parse_score(text: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(text).ok()?;
-    let trimmed = text.trim_start_matches(|c: char| c.is_ascii_whitespace());
     if text.is_empty() {
         return Some(0.0);
     }
-    let score = quiver_resp::num::str_to_f64(trimmed)?;
-    (!score.is_nan()).then_some(score)
+    let blanks = text.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    quiver_resp::num::parse_f64(&text[blanks..])
 }
 
 /// Text order: bytes with STORE (Redis's binary comparison); otherwise `strcoll` in the
