@@ -5,7 +5,7 @@
 //! sends each of them one invalidation and forgets them (they read it again to be told
 //! again). Broadcast mode (BCAST) remembers nothing: every change of a key under one of
 //! the client's prefixes (all keys without one) is sent, the keys of one change batch
-//! under one prefix together. A flush sends every tracking client a null invalidation
+//! under one prefix together, in byte order and once each. A flush sends every tracking client a null invalidation
 //! ("everything"). NOLOOP skips what the client changed itself ([`Change::origin`]).
 //! Invalidations go to the client's own mailbox, or to the client it redirects to; a
 //! redirect target that is gone is reported to the client instead (once per message).
@@ -15,7 +15,7 @@
 //! then the tracking state, then a mailbox; the feed calls in with its delivery lock held
 //! and takes only the state and mailboxes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
@@ -218,7 +218,9 @@ impl Tracking {
         let mut outgoing = Vec::new();
         {
             let mut state = lock(&self.state);
-            let mut broadcast: HashMap<(u64, usize), Vec<Bytes>> = HashMap::new();
+            // Per client and prefix, the keys changed, in order and once each, as Redis
+            // sends them (prefixes in byte order too).
+            let mut broadcast: BTreeMap<(u64, Bytes), BTreeSet<Bytes>> = BTreeMap::new();
             let mut previous = None;
             for change in changes {
                 let after_flush = previous == Some(ChangeKind::Flushed);
@@ -242,19 +244,24 @@ impl Tracking {
                     }
                     let prefixes = &tracked.mode.prefixes;
                     if prefixes.is_empty() {
-                        broadcast.entry((client, 0)).or_default().push(key.clone());
+                        broadcast
+                            .entry((client, Bytes::new()))
+                            .or_default()
+                            .insert(key.clone());
                     }
-                    for (i, prefix) in prefixes.iter().enumerate() {
-                        if key.starts_with(prefix) {
-                            broadcast.entry((client, i)).or_default().push(key.clone());
-                        }
+                    for prefix in prefixes.iter().filter(|prefix| key.starts_with(prefix)) {
+                        let batch = broadcast.entry((client, prefix.clone())).or_default();
+                        batch.insert(key.clone());
                     }
                 }
             }
-            let mut batches: Vec<_> = broadcast.into_iter().collect();
-            batches.sort_by_key(|(at, _)| *at);
-            for ((client, _), keys) in batches {
-                message(&mut state, client, Some(keys), &mut outgoing);
+            for ((client, _), keys) in broadcast {
+                message(
+                    &mut state,
+                    client,
+                    Some(keys.into_iter().collect()),
+                    &mut outgoing,
+                );
             }
         }
         self.send(outgoing);
