@@ -431,8 +431,8 @@ impl Db<'_> {
                 for &i in &all {
                     set.get(i).flush(db, &mut garbage);
                 }
-                set.get(0).note_flushed(db);
             }
+            set.get(0).note_flushed(dbs);
             garbage
         })
     }
@@ -451,8 +451,7 @@ impl Db<'_> {
             for &i in &all {
                 set.get(i).swap_dbs(a, b);
             }
-            set.get(0).note_flushed(a);
-            set.get(0).note_flushed(b);
+            set.get(0).note_flushed(&[a, b]);
         });
         Ok(())
     }

@@ -110,6 +110,20 @@ impl ChangeLog {
         self.pending.store(true, Ordering::Release);
     }
 
+    /// Records that databases `dbs` were emptied, together: whoever takes the changes
+    /// takes all of them or none (client-side caching tells one flush once).
+    pub(crate) fn record_flushed(&self, dbs: &[usize]) {
+        let origin = ORIGIN.get();
+        let flushed = dbs.iter().map(|&db| Change {
+            db,
+            key: Box::default(),
+            kind: ChangeKind::Flushed,
+            origin,
+        });
+        self.lock().extend(flushed);
+        self.pending.store(true, Ordering::Release);
+    }
+
     /// Records `event` of `key` if its class is selected.
     pub(crate) fn event(&self, db: usize, key: &[u8], event: Event) {
         if self.events().intersects(event.class) {

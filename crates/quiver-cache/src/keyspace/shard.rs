@@ -401,10 +401,10 @@ impl Shard {
         }
     }
 
-    /// Records in the change feed that database `db` was emptied.
-    pub(crate) fn note_flushed(&self, db: usize) {
+    /// Records in the change feed that databases `dbs` were emptied (by one command).
+    pub(crate) fn note_flushed(&self, dbs: &[usize]) {
         if let Some(feed) = &self.feed {
-            feed.record(db, b"", ChangeKind::Flushed);
+            feed.record_flushed(dbs);
         }
     }
 

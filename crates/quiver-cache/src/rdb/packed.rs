@@ -1,5 +1,5 @@
 //! Redis's packed containers as they appear inside RDB strings: listpacks (written and
-//! read), intsets (written and read) and ziplists (read, from older dumps).
+//! read), intsets (written and read), ziplists and zipmaps (read, from older dumps).
 
 use std::borrow::Cow;
 
@@ -254,6 +254,58 @@ pub(crate) fn intset_values(data: &[u8]) -> Result<Vec<i64>> {
     Ok(values)
 }
 
+/// The field/value pairs of a zipmap (the compact hash of dumps before Redis 2.6): a
+/// one-byte pair count (254: "count them"), then per pair the field's length, the field,
+/// the value's length, a byte counting free bytes after the value, the value and those
+/// free bytes, and a final 0xff. A length below 254 is that byte; a larger byte is
+/// followed by the length (254 or more) as four bytes, little-endian. Checked as Redis checks one it loads: nothing
+/// outside the blob, at least one pair, a count that matches.
+pub(crate) fn zipmap_pairs(zm: &[u8]) -> Result<Vec<(&[u8], &[u8])>> {
+    const BIG: u8 = 254;
+    const END: u8 = 0xff;
+    let cut = || bad("a zipmap entry past its end");
+    if zm.len() < 2 || zm[zm.len() - 1] != END {
+        return Err(bad("a zipmap without its end marker"));
+    }
+    let length = |at: &mut usize| -> Result<usize> {
+        let first = *zm.get(*at).ok_or_else(cut)?;
+        if first < BIG {
+            *at += 1;
+            return Ok(usize::from(first));
+        }
+        let n = le(slice(zm, *at + 1, 4)?) as usize;
+        // Redis reads a length's bytes by the length's value: a short length written long
+        // would be misread.
+        if n < usize::from(BIG) {
+            return Err(bad(format!(
+                "a zipmap length of {n} written in the long form"
+            )));
+        }
+        *at += 5;
+        Ok(n)
+    };
+    let mut pairs = Vec::new();
+    let mut at = 1;
+    while *zm.get(at).ok_or_else(cut)? != END {
+        let field_len = length(&mut at)?;
+        let field = slice(zm, at, field_len)?;
+        at += field_len;
+        let value_len = length(&mut at)?;
+        let free = usize::from(*zm.get(at).ok_or_else(cut)?);
+        let value = slice(zm, at + 1, value_len)?;
+        at += 1 + value_len + free;
+        pairs.push((field, value));
+    }
+    if pairs.is_empty() || (zm[0] < BIG && usize::from(zm[0]) != pairs.len()) {
+        return Err(bad(format!(
+            "a zipmap whose count ({}) does not match its {} pairs",
+            zm[0],
+            pairs.len()
+        )));
+    }
+    Ok(pairs)
+}
+
 /// The elements of a ziplist (the compact encoding of dumps before Redis 7.0).
 pub(crate) fn ziplist_items(zl: &[u8]) -> Result<Vec<Item<'_>>> {
     if zl.len() < 11 || le(&zl[..4]) != zl.len() as u64 || zl[zl.len() - 1] != 0xff {
@@ -312,6 +364,37 @@ pub(crate) fn ziplist_items(zl: &[u8]) -> Result<Vec<Item<'_>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zipmaps_read_as_redis_reads_them() {
+        let long = vec![b'k'; 300];
+        let mut zm = vec![254, 2, b'f', b'1', 2, 2, b'v', b'1', b'.', b'.', 254];
+        zm.extend_from_slice(&300u32.to_le_bytes());
+        zm.extend_from_slice(&long);
+        zm.extend_from_slice(&[0, 0, 0xff]);
+        let pairs = zipmap_pairs(&zm).unwrap();
+        assert_eq!(pairs, [(&b"f1"[..], &b"v1"[..]), (&long[..], &b""[..])]);
+        zm[0] = 2;
+        assert_eq!(zipmap_pairs(&zm).unwrap().len(), 2);
+        for bad in [
+            &b"\x03\x01a\x01\x00x\xff"[..], // a count that does not match
+            b"\x00\xff",                    // no pair
+            b"\x01\x01a\x05\x00x\xff",      // a value past the end
+            b"\x01\x01a\x01\x00x",          // no end marker
+            b"\x01\x01a\x01\x00x\x00\xff",  // a length past the end
+            b"\x01\xfe\x03\x00\x00\x00big\x00\x00\xff", // a short length written long
+            b"\x01\xfe\xff\xff\xff\xff\xff", // a length past the end
+        ] {
+            assert!(zipmap_pairs(bad).is_err(), "{bad:?}");
+        }
+        // What follows the first end marker is not read, as in Redis.
+        assert_eq!(
+            zipmap_pairs(b"\x01\x01a\x01\x00x\xff\x07\xff")
+                .unwrap()
+                .len(),
+            1
+        );
+    }
 
     #[test]
     fn listpack_round_trip_in_every_encoding() {

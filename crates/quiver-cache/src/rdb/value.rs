@@ -2,7 +2,9 @@
 
 use bytes::Bytes;
 
-use super::packed::{Item, ListpackWriter, intset, intset_values, listpack_items, ziplist_items};
+use super::packed::{
+    Item, ListpackWriter, intset, intset_values, listpack_items, ziplist_items, zipmap_pairs,
+};
 use super::{
     Input, RDB_VERSION, Result, bad, crc64, write_int_string, write_length, write_raw_id,
     write_string,
@@ -24,6 +26,7 @@ const TYPE_SET: u8 = 2;
 const TYPE_ZSET: u8 = 3;
 const TYPE_HASH: u8 = 4;
 const TYPE_ZSET_2: u8 = 5;
+const TYPE_HASH_ZIPMAP: u8 = 9;
 const TYPE_LIST_ZIPLIST: u8 = 10;
 const TYPE_SET_INTSET: u8 = 11;
 const TYPE_ZSET_ZIPLIST: u8 = 12;
@@ -379,6 +382,16 @@ pub(crate) fn read_value(t: u8, input: &mut Input<'_>) -> Result<Loaded> {
             for _ in 0..input.count(2)? {
                 let field = input.string()?;
                 if !hash.set(&field, &input.string()?) {
+                    return Err(bad("a hash with a duplicate field"));
+                }
+            }
+            Value::Hash(Box::new(hash))
+        }
+        TYPE_HASH_ZIPMAP => {
+            let blob = input.string()?;
+            let mut hash = HashValue::default();
+            for (field, value) in zipmap_pairs(&blob)? {
+                if !hash.set(field, value) {
                     return Err(bad("a hash with a duplicate field"));
                 }
             }
