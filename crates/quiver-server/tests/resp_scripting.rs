@@ -370,8 +370,10 @@ fn busy_script_leaves_watches_and_tracking_to_later() {
     assert_eq!(pong, "PONG");
 }
 
-/// A script that wrote answers UNKILLABLE; SHUTDOWN NOSAVE, allowed while it is busy,
-/// stops the server.
+/// A script that wrote answers UNKILLABLE; SHUTDOWN and SHUTDOWN SAVE answer BUSY (a save
+/// would wait for the keys it holds); SHUTDOWN NOSAVE, allowed while it is busy, stops the
+/// server without waiting for the script's client to leave (the drain would last
+/// two minutes).
 #[test]
 fn a_script_that_wrote_cannot_be_killed() {
     script_that_wrote(&[]);
@@ -395,7 +397,7 @@ fn script_that_wrote(extra: &[&str]) {
         "--resp-busy-reply-threshold",
         "50ms",
         "--shutdown-drain-timeout",
-        "1s",
+        "120s",
     ];
     args.extend_from_slice(extra);
     let mut server = Server::start(dir.path(), &args);
@@ -417,6 +419,13 @@ fn script_that_wrote(extra: &[&str]) {
         .query::<String>(&mut admin)
         .expect_err("unkillable");
     assert_eq!(function_kill.code(), Some("UNKILLABLE"));
+    for save in [None, Some("SAVE")] {
+        let refused = redis::cmd("SHUTDOWN")
+            .arg(save)
+            .exec(&mut admin)
+            .expect_err("busy");
+        assert_eq!(refused.code(), Some("BUSY"), "{refused}");
+    }
     let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").exec(&mut admin);
     let status = server.wait_exit(Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");

@@ -253,7 +253,7 @@ impl Connection {
                     Ok(Some(found)) => found,
                     Ok(None) => break,
                     Err(error) => {
-                        drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
+                        drain_scripts(&mut scripts, &mut output, &self.shared, shutdown).await?;
                         if error.replies() {
                             let before = output.len();
                             write::write_error(&mut output, error.to_string().as_bytes());
@@ -276,7 +276,7 @@ impl Connection {
                 if !scripts.is_empty() || self.shared.scripts.holding() {
                     let script_call = is_script_call(&request);
                     if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
-                        drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
+                        drain_scripts(&mut scripts, &mut output, &self.shared, shutdown).await?;
                     }
                     self.wait_for_script(&request).await;
                 }
@@ -367,7 +367,7 @@ impl Connection {
                 }
             }
             if !scripts.is_empty() {
-                drain_scripts(&mut scripts, &mut output, &self.shared.stats).await;
+                drain_scripts(&mut scripts, &mut output, &self.shared, shutdown).await?;
             }
             // The replies of a pipeline go out after the thread's other ready connections
             // have been served: a client waiting on several of them is woken once for the
@@ -790,10 +790,17 @@ type ScriptReply = (
 async fn drain_scripts(
     scripts: &mut VecDeque<ScriptReply>,
     output: &mut BytesMut,
-    stats: &super::stats::CommandStats,
-) {
+    shared: &RespShared,
+    shutdown: &Shutdown,
+) -> Result<(), End> {
+    let stats = &shared.stats;
     while let Some((reply, silent, spec)) = scripts.pop_front() {
-        let Ok(done) = reply.await else {
+        let reply = tokio::select! {
+            biased;
+            reply = reply => reply,
+            () = abandoned(shared, shutdown) => return Err(End::Closed),
+        };
+        let Ok(done) = reply else {
             let before = output.len();
             write::write_error(output, b"ERR the script engine failed to run this call");
             stats.error(&output[before..]);
@@ -807,6 +814,20 @@ async fn drain_scripts(
         if !silent {
             output.extend_from_slice(&done.out);
         }
+    }
+    Ok(())
+}
+
+/// Resolves when the server shuts down (SHUTDOWN NOSAVE, a signal) while a script runs
+/// past `busy-reply-threshold`: its caller stops waiting for a script that may never end,
+/// as Redis exits without finishing it. What the script wrote is not journaled: its
+/// changes are taken when it returns.
+async fn abandoned(shared: &RespShared, shutdown: &Shutdown) {
+    shutdown.wait().await;
+    shared.scripts.settled().await;
+    if !shared.scripts.busy() {
+        // The script let the keyspace go: its reply is on its way.
+        std::future::pending::<()>().await;
     }
 }
 

@@ -196,6 +196,12 @@ pub(in crate::resp) fn execute(
             write::write_integer(out, i64::try_from(last).unwrap_or(i64::MAX));
         }
         ServerCommand::Shutdown { save, .. } => {
+            // A script past busy-reply-threshold holds the keyspace, which a save would
+            // wait for: only NOSAVE may stop the server then, as in Redis.
+            if save != Some(false) && conn.shared.scripts.busy() {
+                write::write_error(out, conn.shared.scripts.busy_error().as_bytes());
+                return Flow::Continue;
+            }
             // As Redis: SAVE always writes a snapshot first, NOSAVE never, and no option
             // writes one when `save` rules are set. A failed save keeps the server up.
             let rules = !conn.shared.cache.persistence().rules().is_empty();
