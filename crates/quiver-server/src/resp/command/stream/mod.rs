@@ -199,13 +199,31 @@ fn invalid_id() -> CommandError {
     message("Invalid stream ID specified as stream command argument")
 }
 
-/// Digits only, as Redis's `string2ull` takes them.
+/// A part of an ID as Redis's `string2ull` reads it: a negative integer in Redis's own
+/// syntax (`-1`) is refused; anything else goes to C's `strtoull`, which takes leading
+/// blanks and a sign, and wraps a negative number around (`" -1"`, `-01`: 2^64 - 1).
 fn parse_u64(text: &[u8]) -> Option<u64> {
-    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+    let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let blanks = text.iter().take_while(|b| is_blank(b)).count();
+    let (negative, digits) = match &text[blanks..] {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    std::str::from_utf8(text).ok()?.parse().ok()
+    let value: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    let redis_integer = blanks == 0 && digits[0] != b'0' && value <= 1 << 63;
+    match negative {
+        true if redis_integer => None,
+        true => Some(value.wrapping_neg()),
+        false => Some(value),
+    }
 }
+
+/// The longest ID Redis reads (its buffer holds 127 bytes).
+const MAX_ID_BYTES: usize = 127;
 
 /// `ms-seq` or `ms` (the sequence `missing_seq`); `-` and `+` unless `strict`. With
 /// `seq_star`, `ms-*` gives `Err(Some(ms))`-free form: see [`parse_add_id`].
@@ -219,6 +237,9 @@ pub(crate) fn parse_id(
     }
     if !strict && text == b"+" {
         return Ok(StreamId::MAX);
+    }
+    if text.len() > MAX_ID_BYTES {
+        return Err(invalid_id());
     }
     let (ms, seq) = match text.iter().position(|&b| b == b'-') {
         Some(dash) => (&text[..dash], Some(&text[dash + 1..])),
@@ -238,7 +259,10 @@ fn parse_add_id(text: &[u8]) -> Result<StreamAddId, CommandError> {
         return Ok(StreamAddId::Auto);
     }
     if let Some(ms) = text.strip_suffix(b"-*") {
-        return parse_u64(ms).map(StreamAddId::Seq).ok_or_else(invalid_id);
+        return parse_u64(ms)
+            .filter(|_| text.len() <= MAX_ID_BYTES)
+            .map(StreamAddId::Seq)
+            .ok_or_else(invalid_id);
     }
     parse_id(text, 0, true).map(StreamAddId::Explicit)
 }
