@@ -293,6 +293,12 @@ impl Cache {
         info
     }
 
+    /// LASTSAVE: when the last snapshot was written (seconds since the epoch). Reads no
+    /// shard, so a script holding the keyspace may ask.
+    pub fn last_save_s(&self) -> u64 {
+        self.persistence.state().info.last_save_s
+    }
+
     /// SAVE: writes the snapshot now, holding every shard until it is on disk.
     pub fn save(&self, now_ms: u64) -> Result<SnapshotStats, SaveError> {
         let changes = self.keyspace.changes();

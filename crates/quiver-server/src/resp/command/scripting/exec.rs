@@ -21,11 +21,11 @@ use crate::resp::RespShared;
 use crate::resp::acl::log::Refusal;
 use crate::resp::acl::{Denied, User};
 use crate::resp::command::exec::{DataCtx, Outcome, SessionCommand, execute_data};
-use crate::resp::command::server::exec::write_time;
+use crate::resp::command::server::exec::execute_shared;
 use crate::resp::command::{Command, ConnectionCommand, ServerCommand, pubsub};
 use crate::resp::connection::{Connection, Flow};
 use crate::resp::script::{Dispatch, Flags, FunctionStats, Runs, Scripts};
-use crate::resp::table::{self, CommandSpec, command_reply, flag};
+use crate::resp::table::{self, CommandSpec, flag};
 
 /// Runs a scripting command; `held` is the keyspace EXEC holds, when inside one.
 /// Outside EXEC, whatever uses the engine is handed to the script thread and the
@@ -747,15 +747,17 @@ impl ScriptDispatch<'_, '_> {
                 }
                 | ConnectionCommand::Echo { message },
             ) => write::write_bulk(out, &message),
-            SessionCommand::Server(ServerCommand::Time) => write_time(out),
-            SessionCommand::Server(ServerCommand::Command(command)) => {
-                command_reply(&command).encode(protocol, out)
+            SessionCommand::Server(command) => {
+                match execute_shared(&run.shared, command, protocol, out) {
+                    Ok(()) => {}
+                    // INFO reads every shard, which the script holds.
+                    Err(ServerCommand::Info { .. }) => fail(
+                        out,
+                        "ERR INFO cannot run inside a script on Quiver: the script holds the keyspace INFO reads",
+                    ),
+                    Err(_) => fail(out, "ERR This Redis command is not allowed from script"),
+                }
             }
-            // INFO reads every shard, which the script holds.
-            SessionCommand::Server(ServerCommand::Info { .. }) => fail(
-                out,
-                "ERR INFO cannot run inside a script on Quiver: the script holds the keyspace INFO reads",
-            ),
             SessionCommand::PubSub(command) => {
                 pubsub::exec::execute_detached(&run.shared, command, protocol, out)
             }

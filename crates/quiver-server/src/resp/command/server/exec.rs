@@ -2,10 +2,11 @@
 
 use bytes::{Bytes, BytesMut};
 use quiver_core::cache::persist::SaveError;
-use quiver_resp::Reply;
 use quiver_resp::encode as write;
+use quiver_resp::{Protocol, Reply};
 
 use crate::clock::unix_ms;
+use crate::resp::RespShared;
 use crate::resp::command::exec::container_help;
 use crate::resp::command::server::{DebugCommand, ServerCommand};
 use crate::resp::connection::{Connection, Flow};
@@ -20,37 +21,24 @@ pub(in crate::resp) fn write_time(out: &mut BytesMut) {
     write::write_bulk(out, (micros % 1_000_000).to_string().as_bytes());
 }
 
-/// Runs a server command.
-pub(in crate::resp) fn execute(
-    conn: &mut Connection,
+/// Runs a server command that needs only the server's shared state (also from a
+/// script); any other comes back.
+pub(in crate::resp) fn execute_shared(
+    shared: &RespShared,
     command: ServerCommand,
+    protocol: Protocol,
     out: &mut BytesMut,
-) -> Flow {
-    let protocol = conn.session.protocol;
+) -> Result<(), ServerCommand> {
     match command {
-        ServerCommand::Info { sections } => {
-            let text = info::render(&conn.shared, &sections);
-            Reply::Verbatim {
-                format: *b"txt",
-                text: Bytes::from(text),
-            }
-            .encode(protocol, out);
-        }
-        ServerCommand::Migrate(migrate) => {
-            return crate::resp::command::keys::migrate::start(conn, *migrate, out);
-        }
         ServerCommand::Command(command) => command_reply(&command).encode(protocol, out),
         ServerCommand::Time => write_time(out),
-        ServerCommand::Config(command) => super::config::config(conn, command, out),
         ServerCommand::ClusterDisabled => {
             write::write_error(out, b"ERR This instance has cluster support disabled");
         }
-        ServerCommand::Debug(command) => debug(conn, command, out),
         ServerCommand::ModuleList => write::write_array_len(out, 0),
         ServerCommand::ModuleHelp => container_help("module", protocol, out),
-        ServerCommand::ModuleLoad { path } => module_load(conn, path, out),
         ServerCommand::SlowLogGet { count } => {
-            let entries = conn.shared.slowlog.newest(count);
+            let entries = shared.slowlog.newest(count);
             write::write_array_len(out, entries.len());
             for entry in entries {
                 write::write_array_len(out, 6);
@@ -66,11 +54,11 @@ pub(in crate::resp) fn execute(
             }
         }
         ServerCommand::SlowLogLen => {
-            let len = conn.shared.slowlog.entries();
+            let len = shared.slowlog.entries();
             write::write_integer(out, i64::try_from(len).unwrap_or(i64::MAX));
         }
         ServerCommand::SlowLogReset => {
-            conn.shared.slowlog.reset();
+            shared.slowlog.reset();
             write::write_simple(out, b"OK");
         }
         ServerCommand::SlowLogHelp => container_help("slowlog", protocol, out),
@@ -95,6 +83,45 @@ pub(in crate::resp) fn execute(
             )
             .as_bytes(),
         ),
+        ServerCommand::MemoryMallocStats => super::memory::malloc_stats(out),
+        // Redis purges only jemalloc's dirty pages; built on the system allocator, as
+        // Quiver is, it answers OK with nothing to do.
+        ServerCommand::MemoryPurge => write::write_simple(out, b"OK"),
+        ServerCommand::LastSave => {
+            let last = shared.cache.last_save_s();
+            write::write_integer(out, i64::try_from(last).unwrap_or(i64::MAX));
+        }
+        command => return Err(command),
+    }
+    Ok(())
+}
+
+/// Runs a server command.
+pub(in crate::resp) fn execute(
+    conn: &mut Connection,
+    command: ServerCommand,
+    out: &mut BytesMut,
+) -> Flow {
+    let protocol = conn.session.protocol;
+    let command = match execute_shared(&conn.shared, command, protocol, out) {
+        Ok(()) => return Flow::Continue,
+        Err(command) => command,
+    };
+    match command {
+        ServerCommand::Info { sections } => {
+            let text = info::render(&conn.shared, &sections);
+            Reply::Verbatim {
+                format: *b"txt",
+                text: Bytes::from(text),
+            }
+            .encode(protocol, out);
+        }
+        ServerCommand::Migrate(migrate) => {
+            return crate::resp::command::keys::migrate::start(conn, *migrate, out);
+        }
+        ServerCommand::Config(command) => super::config::config(conn, command, out),
+        ServerCommand::Debug(command) => debug(conn, command, out),
+        ServerCommand::ModuleLoad { path } => module_load(conn, path, out),
         ServerCommand::Shutdown { abort: true, .. } => {
             write::write_error(out, b"ERR No shutdown in progress.")
         }
@@ -187,14 +214,22 @@ pub(in crate::resp) fn execute(
         }
         ServerCommand::MemoryStats => super::memory::stats(conn, out),
         ServerCommand::MemoryDoctor => super::memory::doctor(conn, out),
-        ServerCommand::MemoryMallocStats => super::memory::malloc_stats(out),
-        // Redis purges only jemalloc's dirty pages; built on the system allocator, as
-        // Quiver is, it answers OK with nothing to do.
-        ServerCommand::MemoryPurge => write::write_simple(out, b"OK"),
-        ServerCommand::LastSave => {
-            let last = conn.shared.cache.persist_info().last_save_s;
-            write::write_integer(out, i64::try_from(last).unwrap_or(i64::MAX));
-        }
+        // Answered by `execute_shared` above.
+        ServerCommand::Command(_)
+        | ServerCommand::Time
+        | ServerCommand::ClusterDisabled
+        | ServerCommand::ModuleList
+        | ServerCommand::ModuleHelp
+        | ServerCommand::SlowLogGet { .. }
+        | ServerCommand::SlowLogLen
+        | ServerCommand::SlowLogReset
+        | ServerCommand::SlowLogHelp
+        | ServerCommand::Lolwut
+        | ServerCommand::Role
+        | ServerCommand::ReplicaOf { .. }
+        | ServerCommand::MemoryMallocStats
+        | ServerCommand::MemoryPurge
+        | ServerCommand::LastSave => {}
         ServerCommand::Shutdown { save, .. } => {
             // A script past busy-reply-threshold holds the keyspace, which a save would
             // wait for: only NOSAVE may stop the server then, as in Redis.
