@@ -2,10 +2,16 @@
 //! (`docs/catalog-format.md`).
 //!
 //! ```text
-//! "QVGR" | version u8 = 1 | stream (u8 len, bytes) | group (u8 len, bytes)
+//! "QVGR" | version u8 = 2 | stream (u8 len, bytes) | group (u8 len, bytes)
 //! ack_wait_ms u64 | max_deliveries u32 | max_in_flight u32 | dead_letter (u8 len, bytes; 0 = default)
-//! next u64 | acked u64 | redelivered u64 | dead_lettered u64
+//! next u64 | acked u64 | redelivered u64 | dead_lettered u64 | lost_to_retention u64
 //! pending count u32 | count x (offset u64, deliveries u32)
+//! ```
+//!
+//! Version 1, written before the lost-to-retention counter, has no `lost_to_retention`
+//! and is still read (the counter starts at 0).
+//!
+//! ```text
 //! crc32c u32 over everything before it
 //! ```
 
@@ -16,7 +22,9 @@ use crate::streams::StreamName;
 use crate::streams::groups::GroupConfig;
 
 const MAGIC: &[u8; 4] = b"QVGR";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// The version without `lost_to_retention`.
+const VERSION_1: u8 = 1;
 
 /// One group's durable state: where it is, what is pending, and its counters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +37,7 @@ pub(crate) struct GroupSnapshot {
     pub(crate) acked: u64,
     pub(crate) redelivered: u64,
     pub(crate) dead_lettered: u64,
+    pub(crate) lost_to_retention: u64,
     /// Delivered, not acknowledged: (offset, deliveries so far), in offset order.
     pub(crate) pending: Vec<(u64, u32)>,
 }
@@ -46,7 +55,14 @@ impl GroupSnapshot {
         b.extend_from_slice(&self.config.max_in_flight.to_le_bytes());
         let dead = self.config.dead_letter.as_ref().map_or("", |n| n.as_str());
         put8(&mut b, dead.as_bytes());
-        for value in [self.next, self.acked, self.redelivered, self.dead_lettered] {
+        let counters = [
+            self.next,
+            self.acked,
+            self.redelivered,
+            self.dead_lettered,
+            self.lost_to_retention,
+        ];
+        for value in counters {
             b.extend_from_slice(&value.to_le_bytes());
         }
         let count = u32::try_from(self.pending.len()).expect("pending is bounded far below u32");
@@ -65,9 +81,9 @@ impl GroupSnapshot {
             return Err("not a group file (bad magic)".to_owned());
         }
         let version = r.u8()?;
-        if version != VERSION {
+        if version != VERSION && version != VERSION_1 {
             return Err(format!(
-                "version {version} is not known; expected {VERSION}"
+                "version {version} is not known; expected {VERSION_1} or {VERSION}"
             ));
         }
         let stream = StreamName::new(r.str8()?).map_err(|e| e.to_string())?;
@@ -80,6 +96,7 @@ impl GroupSnapshot {
             name => Some(StreamName::new(name).map_err(|e| e.to_string())?),
         };
         let (next, acked, redelivered, dead_lettered) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let lost_to_retention = if version == VERSION_1 { 0 } else { r.u64()? };
         let count = r.u32()? as usize;
         if count.checked_mul(12) != Some(r.0.len()) {
             return Err(format!(
@@ -114,6 +131,7 @@ impl GroupSnapshot {
             acked,
             redelivered,
             dead_lettered,
+            lost_to_retention,
             pending,
         })
     }
@@ -178,6 +196,7 @@ mod tests {
             acked: 990,
             redelivered: 3,
             dead_lettered: 1,
+            lost_to_retention: 6,
             pending: vec![(7, 2), (998, 1)],
         };
         let bytes = snapshot.encode();
@@ -191,5 +210,33 @@ mod tests {
             );
         }
         assert!(GroupSnapshot::decode(&bytes[..bytes.len() - 1]).is_err());
+    }
+
+    /// A version 1 file (before the lost-to-retention counter) still loads.
+    #[test]
+    fn version_1_files_load_with_no_loss_counted() {
+        let snapshot = GroupSnapshot {
+            stream: StreamName::new("acme/orders/created").unwrap(),
+            group: "billing".to_owned(),
+            config: GroupConfig {
+                ack_wait: Duration::from_secs(30),
+                max_deliveries: 5,
+                max_in_flight: 100,
+                dead_letter: None,
+            },
+            next: 10,
+            acked: 9,
+            redelivered: 0,
+            dead_lettered: 0,
+            lost_to_retention: 0,
+            pending: vec![(4, 1)],
+        };
+        // Version 1: the same bytes without the counter, sealed again.
+        let encoded = snapshot.encode();
+        let mut body = encoded[..encoded.len() - 4].to_vec();
+        body[4] = VERSION_1;
+        let counter_at = body.len() - 4 - 12 - 8;
+        body.drain(counter_at..counter_at + 8);
+        assert_eq!(GroupSnapshot::decode(&seal(body)).unwrap(), snapshot);
     }
 }

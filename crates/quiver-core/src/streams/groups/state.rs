@@ -129,6 +129,7 @@ impl GroupState {
         state.acked = snapshot.acked;
         state.redelivered = snapshot.redelivered;
         state.dead_lettered = snapshot.dead_lettered;
+        state.lost_to_retention = snapshot.lost_to_retention;
         if next < snapshot.next {
             tracing::warn!(
                 stream = %snapshot.stream,
@@ -162,6 +163,7 @@ impl GroupState {
             acked: self.acked,
             redelivered: self.redelivered,
             dead_lettered: self.dead_lettered,
+            lost_to_retention: self.lost_to_retention,
             pending: self
                 .pending
                 .iter()
@@ -583,5 +585,8 @@ mod tests {
         assert_eq!((restored.pending(), restored.next()), (0, 3));
         restored.skip_below(5);
         assert_eq!((restored.next(), restored.lost_to_retention), (5, 2));
+        // The loss is counted across a restart.
+        let again = GroupState::restore(&restored.snapshot(&stream, "g"), 10);
+        assert_eq!(again.lost_to_retention, 2);
     }
 }
