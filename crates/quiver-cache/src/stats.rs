@@ -29,6 +29,20 @@ pub struct DbStats {
     pub keys: usize,
     /// Keys with a TTL.
     pub expires: usize,
+    /// The mean expiry time (Unix ms) of a sample of the keys with a TTL (up to
+    /// [`TTL_SAMPLE`] per shard, spread over each shard's keys); 0 without any.
+    pub mean_expire_at_ms: u64,
+}
+
+/// Keys with a TTL sampled per shard for [`DbStats::mean_expire_at_ms`].
+pub const TTL_SAMPLE: usize = 16;
+
+impl DbStats {
+    /// The mean time to live of the keys with one (INFO's `avg_ttl`), estimated from the
+    /// sample; 0 without any, as Redis reports it.
+    pub fn avg_ttl_ms(&self, now_ms: u64) -> u64 {
+        self.mean_expire_at_ms.saturating_sub(now_ms)
+    }
 }
 
 /// A snapshot of the keyspace's counters.

@@ -119,3 +119,22 @@ fn ttl_survives_in_place_updates_but_not_set() {
         .unwrap();
     assert_eq!(db.pttl(b"n", T0 + 1000), 6000);
 }
+
+/// INFO's `avg_ttl`: the mean time to live of the keys with one, from a sample; 0 when
+/// no key has one.
+#[test]
+fn average_ttl_of_the_keys_that_have_one() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    db.set(b"plain", b"v", SetOptions::default(), T0).unwrap();
+    assert_eq!(ks.stats().dbs[0].avg_ttl_ms(T0), 0);
+    for i in 0..2000u64 {
+        // TTLs of 10 to 30 seconds, 20 seconds on average.
+        let key = format!("k{i}");
+        db.set(key.as_bytes(), b"v", with_ttl(10_000 + i * 10), T0)
+            .unwrap();
+    }
+    let avg = ks.stats().dbs[0].avg_ttl_ms(T0 + 1_000);
+    assert!((16_000..=22_000).contains(&avg), "{avg}");
+    assert_eq!(ks.stats().dbs[1].avg_ttl_ms(T0), 0);
+}

@@ -34,7 +34,7 @@ pub use warm::WarmTarget;
 use crate::config::{CacheConfig, EvictionPolicy, MAX_SAMPLES};
 use crate::error::{ConfigError, OpError};
 use crate::evict::{Clock, EvictionPool};
-use crate::stats::{DbStats, ShardStats, Stats};
+use crate::stats::{DbStats, ShardStats, Stats, TTL_SAMPLE};
 use changes::ChangeLog;
 
 /// A shard's mutex and its published memory figure, padded to its own cache lines so two
@@ -365,13 +365,23 @@ impl Keyspace {
     pub fn stats(&self) -> Stats {
         let mut total = ShardStats::default();
         let mut dbs = vec![DbStats::default(); self.databases];
+        // Per database, the sum and count of the sampled expiry times.
+        let mut sampled = vec![(0u128, 0u128); self.databases];
         for c in self.shards.iter() {
             let s = lock(&c.lock);
             total.add(&s.stats);
             for (d, t) in s.dbs.iter().enumerate() {
                 dbs[d].keys += t.table.len();
                 dbs[d].expires += t.volatile.len();
+                let step = t.volatile.len().div_ceil(TTL_SAMPLE).max(1);
+                for v in t.volatile.iter().step_by(step) {
+                    sampled[d].0 += u128::from(v.expire_at_ms);
+                    sampled[d].1 += 1;
+                }
             }
+        }
+        for (db, (sum, count)) in dbs.iter_mut().zip(sampled) {
+            db.mean_expire_at_ms = sum.checked_div(count).map_or(0, |mean| mean as u64);
         }
         let used = self.used_memory();
         Stats {

@@ -280,12 +280,15 @@ fn cpu(out: &mut String) {
 
 fn keyspace(shared: &RespShared, out: &mut String) {
     out.push_str("# Keyspace\r\n");
+    let now_ms = crate::clock::unix_ms();
     for (index, db) in shared.cache.stats().dbs.iter().enumerate() {
         if db.keys > 0 {
             let _ = write!(
                 out,
-                "db{index}:keys={},expires={},avg_ttl=0\r\n",
-                db.keys, db.expires
+                "db{index}:keys={},expires={},avg_ttl={}\r\n",
+                db.keys,
+                db.expires,
+                db.avg_ttl_ms(now_ms)
             );
         }
     }
