@@ -693,6 +693,19 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
     let (_dir, server) = start(&[]);
     let mut admin = redis_connection(&server);
     let mut other = redis_connection(&server);
+    let library = "#!lua name=paused\n\
+        redis.register_function{function_name='reader', callback=function() return 1 end, flags={'no-writes'}}";
+    let _: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(library)
+        .query(&mut admin)
+        .unwrap();
+    let reader = "#!lua flags=no-writes\nreturn 1";
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(reader)
+        .query(&mut admin)
+        .unwrap();
     let ok: String = redis::cmd("CLIENT")
         .arg("PAUSE")
         .arg(60_000)
@@ -700,9 +713,25 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
         .query(&mut admin)
         .unwrap();
     assert_eq!(ok, "OK");
-    // Reads go on; a write waits until CLIENT UNPAUSE.
+    // Reads go on, and script calls that declare `no-writes`, and SCRIPT LOAD (were they
+    // held, the read would time out); a write waits until CLIENT UNPAUSE.
+    other
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let read: Option<String> = redis::cmd("GET").arg("k").query(&mut other).unwrap();
     assert_eq!(read, None);
+    for call in [
+        redis::cmd("EVAL").arg(reader).arg(0).clone(),
+        redis::cmd("EVALSHA").arg(&sha).arg(0).clone(),
+        redis::cmd("FCALL").arg("reader").arg(0).clone(),
+    ] {
+        assert_eq!(call.query::<i64>(&mut other).unwrap(), 1);
+    }
+    let _: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("return 2")
+        .query(&mut other)
+        .unwrap();
     let written = std::thread::spawn(move || {
         redis::cmd("SET")
             .arg("k")

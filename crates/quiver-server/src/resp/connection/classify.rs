@@ -6,19 +6,12 @@ use quiver_resp::request::Request;
 use crate::resp::table::{CommandSpec, flag};
 
 /// Whether a command may write (or, in Redis's words, replicate): what a CLIENT PAUSE
-/// WRITE holds, and after which replies wait for the append-only file.
+/// WRITE holds (a script call that declares `no-writes` aside: `declared_read_only`).
 pub(super) fn may_write(spec: &CommandSpec) -> bool {
     spec.has(flag::WRITE)
         || matches!(
             spec.name,
-            "eval"
-                | "evalsha"
-                | "fcall"
-                | "publish"
-                | "spublish"
-                | "pfcount"
-                | "script|load"
-                | "script|flush"
+            "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount"
         )
 }
 

@@ -592,7 +592,11 @@ impl Connection {
         }
         let writes = may_write(spec)
             || spec.name == "exec" && self.session.multi.as_ref().is_some_and(|m| m.writes);
-        if let Some(until) = self.shared.pause.holds(writes) {
+        // A script call that declares `no-writes` is not held by CLIENT PAUSE WRITE.
+        if let Some(until) = self.shared.pause.holds(writes)
+            && !(matches!(spec.name, "eval" | "evalsha" | "fcall")
+                && self.shared.scripts.declared_read_only(request))
+        {
             return Flow::Paused(until);
         }
         if spec.has(flag::WRITE) || matches!(spec.name, "eval" | "evalsha" | "fcall" | "exec") {

@@ -279,6 +279,32 @@ impl Scripts {
         let _ = self.jobs.send(job);
     }
 
+    /// Whether the script or function `request` (an EVAL, EVALSHA or FCALL) calls
+    /// declares `no-writes`, so that `CLIENT PAUSE WRITE` lets it run, as Redis does. A
+    /// script the engine is running meanwhile keeps the engine's lock: then the call is
+    /// taken to write (it waits for the pause) rather than wait here.
+    pub(in crate::resp) fn declared_read_only(&self, request: &Request) -> bool {
+        let (Some(name), Some(target)) = (request.name(), request.arg(1)) else {
+            return false;
+        };
+        let no_writes = |(flags, declared): (functions::Flags, bool)| {
+            declared && flags.has(functions::Flags::NO_WRITES)
+        };
+        if name.eq_ignore_ascii_case(b"eval") {
+            return functions::script_shebang(target)
+                .is_ok_and(|(flags, declared, _)| no_writes((flags, declared)));
+        }
+        let Ok(engine) = self.engine.try_lock() else {
+            return false;
+        };
+        let found = if name.eq_ignore_ascii_case(b"evalsha") {
+            engine.by_sha(target)
+        } else {
+            engine.function(target)
+        };
+        found.is_some_and(|target| no_writes((target.flags, target.declared)))
+    }
+
     fn engine(&self) -> MutexGuard<'_, Engine> {
         self.engine.lock().unwrap_or_else(PoisonError::into_inner)
     }
