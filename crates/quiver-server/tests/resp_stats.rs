@@ -75,10 +75,13 @@ fn commandstats_count_commands_of_transactions_and_scripts() {
     run(&mut con, &["EVAL", "return redis.pcall('get', 's')", "0"]);
     run(&mut con, &["EVAL", "return redis.call('get')", "0"]);
     run(&mut con, &["SCRIPT", "LOAD", "retur"]);
+    run(&mut con, &["SET", "a", "b", "c", "d"]); // failed: wrong options
 
     // Directly, twice in EXEC and twice from scripts; one rejected directly and one
     // from a script.
     assert_eq!(calls(&mut con, "get"), (5, 2, 3));
+    // Wrong options are the command's failure (it ran), not a refusal, as in Redis.
+    assert_eq!(calls(&mut con, "set"), (1, 0, 1));
     assert_eq!(calls(&mut con, "config|get"), (0, 1, 0));
     assert_eq!(calls(&mut con, "exec"), (1, 0, 0));
     // A script call fails when its reply is an error.
@@ -86,10 +89,10 @@ fn commandstats_count_commands_of_transactions_and_scripts() {
     assert_eq!(calls(&mut con, "script|load"), (1, 0, 1));
 
     let stats = fields(&info(&mut con, "stats"));
-    assert_eq!(stats["total_error_replies"], "7", "{stats:?}");
+    assert_eq!(stats["total_error_replies"], "8", "{stats:?}");
     let errors = info(&mut con, "errorstats");
     assert!(
-        errors.contains("errorstat_ERR:count=4\r\nerrorstat_WRONGTYPE:count=3\r\n"),
+        errors.contains("errorstat_ERR:count=5\r\nerrorstat_WRONGTYPE:count=3\r\n"),
         "{errors}"
     );
     let _: () = redis::cmd("CONFIG")

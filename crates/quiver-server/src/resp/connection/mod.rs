@@ -627,11 +627,12 @@ impl Connection {
             Err(error) if self.session.multi.is_some() => {
                 return self.queue(Queued::Refused(spec, error), out);
             }
+            // Otherwise wrong options are the command's own failure, as in Redis (where
+            // the command reads them): a failed call, in the slow log like any other.
             Err(error) => {
-                if show_after {
-                    self.show(spec, request);
-                }
-                return self.refuse(Some(spec), &error, out);
+                let before = out.len();
+                write::write_error(out, error.to_string().as_bytes());
+                return self.finish(spec, request, show_after, before, Flow::Continue, out);
             }
         };
         if queues {
@@ -651,6 +652,20 @@ impl Connection {
         }
         let before = out.len();
         let flow = self.execute(spec, command, out);
+        self.finish(spec, request, show_after, before, flow, out)
+    }
+
+    /// What follows a command that ran (its reply from `before` in `out`): MONITOR,
+    /// client-side caching, the slow log, latency and the command's statistics.
+    fn finish(
+        &mut self,
+        spec: &'static CommandSpec,
+        request: &Request,
+        show_after: bool,
+        before: usize,
+        flow: Flow,
+        out: &BytesMut,
+    ) -> Flow {
         if show_after {
             self.show(spec, request);
         }

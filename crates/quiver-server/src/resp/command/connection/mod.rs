@@ -360,7 +360,9 @@ fn parse_client_kill(args: &mut Args<'_>) -> Result<Command, CommandError> {
         ..ClientKill::default()
     };
     if args.argc() == 3 {
+        // The old form may close the caller's own connection too, as in Redis.
         kill.legacy = true;
+        kill.skip_me = false;
         kill.addr = Some(args.next()?);
         return client(ClientCommand::Kill(kill));
     }
@@ -481,7 +483,7 @@ mod tests {
             Command::Connection(ConnectionCommand::Client(ClientCommand::Kill(kill))) => kill,
             other => panic!("{other:?}"),
         };
-        assert!(legacy.legacy);
+        assert!(legacy.legacy && !legacy.skip_me);
         assert_eq!(legacy.addr, Some(b("127.0.0.1:5000")));
         assert_eq!(
             error("CLIENT KILL ID 0"),
