@@ -190,12 +190,19 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
         }
         ClientCommand::Kill(filter) => kill(conn, &filter, out),
         ClientCommand::Pause { timeout_ms, all } => {
+            // Redis's end of the pause is the time in milliseconds plus the timeout: one
+            // that passes the largest time it can hold has already passed (no pause),
+            // rather than one no command could ever end.
+            let overflows = i64::try_from(crate::clock::unix_ms())
+                .ok()
+                .and_then(|now| now.checked_add(i64::try_from(timeout_ms).ok()?))
+                .is_none();
             let until = std::time::Instant::now()
                 .checked_add(std::time::Duration::from_millis(timeout_ms))
-                .unwrap_or_else(|| {
-                    std::time::Instant::now() + std::time::Duration::from_secs(1 << 40)
-                });
-            conn.shared.pause.pause(until, all);
+                .filter(|_| !overflows);
+            if let Some(until) = until {
+                conn.shared.pause.pause(until, all);
+            }
             write::write_simple(out, b"OK");
         }
         ClientCommand::Unpause => {
