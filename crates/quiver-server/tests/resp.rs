@@ -620,6 +620,27 @@ fn debug_runs_when_the_configuration_allows_it() {
     );
 }
 
+/// CLIENT LIST shows a client's last command as it was looked up: NULL when there was no
+/// such command, the command when only its arguments were wrong, as Redis shows them.
+#[test]
+fn client_list_shows_the_command_looked_up() {
+    let (_dir, server) = start(&[]);
+    let mut admin = redis_connection(&server);
+    let mut other = redis_connection(&server);
+    for (words, shown) in [
+        (&["NOSUCH"][..], "NULL"),
+        (&["GET"][..], "get"),
+        (&["CONFIG", "NOSUCH"][..], "NULL"),
+        (&["CONFIG", "GET"][..], "config|get"),
+        (&["SET", "a", "b", "c", "d"][..], "set"),
+    ] {
+        let _ = redis::cmd(words[0])
+            .arg(&words[1..])
+            .query::<redis::Value>(&mut other);
+        client_running(&mut admin, shown);
+    }
+}
+
 /// The id of the client whose `CLIENT LIST` line shows `cmd`, once one does.
 fn client_running(con: &mut redis::Connection, cmd: &str) -> u64 {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -739,6 +760,8 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
             .query::<()>(&mut other)
             .unwrap();
     });
+    // CLIENT LIST shows the command that waits.
+    client_running(&mut admin, "set");
     std::thread::sleep(Duration::from_millis(200));
     assert!(!written.is_finished(), "the write waits");
     let _: String = redis::cmd("CLIENT")

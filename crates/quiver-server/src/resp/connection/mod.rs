@@ -283,6 +283,8 @@ impl Connection {
                 let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
                     flush(&mut writer, &mut output, &self.session, &self.shared).await?;
+                    // CLIENT LIST shows the command that waits.
+                    self.handle.update(&self.session);
                     tokio::select! {
                         biased;
                         () = self.handle.kill.notified() => if self.handle.killed.load(Ordering::Acquire) {
@@ -552,6 +554,8 @@ impl Connection {
                     _ if error.code() == ErrorCode::ExecAbort => command,
                     _ => None,
                 };
+                // CLIENT LIST shows the command looked up, or NULL, as Redis does.
+                self.session.last_command = rejected.map_or("NULL", |spec| spec.name);
                 return self.refuse(rejected, &error, out);
             }
         };
