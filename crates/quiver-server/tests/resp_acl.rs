@@ -84,6 +84,44 @@ fn users_come_from_the_acl_file_and_acl_save_writes_it() {
     }
 }
 
+/// A failed login is logged under the command's name as sent, and in the `multi` context
+/// when EXEC runs it, as Redis logs it.
+#[test]
+fn failed_logins_are_logged_by_command_and_context() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut con = redis_connection(&server);
+    let _ = query::<()>(&mut con, &["AUTH", "nobody", "pw"]);
+    let _ = query::<()>(&mut con, &["hello", "2", "AUTH", "nobody", "pw"]);
+    let mut pipe = redis::pipe();
+    pipe.atomic().cmd("AUTH").arg("nobody").arg("pw");
+    let _ = pipe.query::<redis::Value>(&mut con);
+    let log: Vec<Vec<redis::Value>> = query(&mut con, &["ACL", "LOG"]).unwrap();
+    let field = |entry: &[redis::Value], name: &str| -> String {
+        let at = entry
+            .iter()
+            .position(|v| matches!(v, redis::Value::BulkString(b) if b == name.as_bytes()))
+            .unwrap_or_else(|| panic!("{name} in {entry:?}"));
+        redis::from_redis_value(entry[at + 1].clone()).unwrap()
+    };
+    // Newest first: the AUTH in EXEC (counted apart from the first AUTH, whose context
+    // differs), HELLO, AUTH.
+    let seen: Vec<(String, String, String)> = log
+        .iter()
+        .map(|e| (field(e, "object"), field(e, "context"), field(e, "count")))
+        .collect();
+    let expected = [
+        ("AUTH", "multi", "1"),
+        ("hello", "toplevel", "1"),
+        ("AUTH", "toplevel", "1"),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(o, c, n)| (o.to_string(), c.to_string(), n.to_string()))
+        .collect();
+    assert_eq!(seen, expected);
+}
+
 #[test]
 fn requirepass_is_the_default_users_password() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -69,6 +69,8 @@ pub struct Session {
     /// Full name of the last command run, as `CLIENT LIST` shows it.
     pub last_command: &'static str,
     pub multi: Option<Multi>,
+    /// EXEC is running the queued commands (ACL LOG's `multi` context).
+    pub in_exec: bool,
     pub watched: Vec<WatchedKey>,
     /// Channel, pattern and shard-channel subscriptions and client-side caching; `None`
     /// until the client subscribes or tracks.
@@ -152,6 +154,7 @@ impl Session {
             last_command_at: Instant::now(),
             last_command: "NULL",
             multi: None,
+            in_exec: false,
             watched: Vec::new(),
             subscriber: None,
             tracking: None,

@@ -41,12 +41,14 @@ pub(in crate::resp) fn execute(
             write::write_bulk(out, &message);
         }
         ConnectionCommand::Hello(hello) => hello_command(conn, hello, out),
-        ConnectionCommand::Auth { username, password } => {
-            match authenticate(conn, username.as_deref(), &password) {
-                Ok(()) => write::write_simple(out, b"OK"),
-                Err(err) => error(out, &err),
-            }
-        }
+        ConnectionCommand::Auth {
+            username,
+            password,
+            command,
+        } => match authenticate(conn, &command, username.as_deref(), &password) {
+            Ok(()) => write::write_simple(out, b"OK"),
+            Err(err) => error(out, &err),
+        },
         ConnectionCommand::Select { db } => match conn.shared.cache.select(db.into()) {
             Ok(db) => {
                 conn.session.db = db;
@@ -76,9 +78,11 @@ pub(in crate::resp) fn execute(
 }
 
 /// Logs the client in as `username` (`default` without one) if `password` is one of
-/// its passwords (any, for a `nopass` user); a failure is logged (ACL LOG).
+/// its passwords (any, for a `nopass` user); a failure is logged (ACL LOG) under
+/// `command`, the name of the command as sent, as Redis logs it.
 fn authenticate(
     conn: &mut Connection,
+    command: &[u8],
     username: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), CommandError> {
@@ -92,8 +96,12 @@ fn authenticate(
     let Some(user) = acl.authenticate(name, password) else {
         let refusal = crate::resp::acl::log::Refusal {
             reason: "auth",
-            context: "toplevel",
-            object: "auth".to_owned(),
+            context: if conn.session.in_exec {
+                "multi"
+            } else {
+                "toplevel"
+            },
+            object: String::from_utf8_lossy(command).into_owned(),
             username: String::from_utf8_lossy(name).into_owned(),
             client_info: conn.handle.line(),
         };
@@ -127,7 +135,7 @@ fn hello_command(conn: &mut Connection, hello: Hello, out: &mut BytesMut) {
         },
     };
     if let Some((user, pass)) = &hello.auth
-        && let Err(err) = authenticate(conn, Some(user), pass)
+        && let Err(err) = authenticate(conn, &hello.command, Some(user), pass)
     {
         return error(out, &err);
     }

@@ -30,10 +30,11 @@ pub enum ConnectionCommand {
     Echo { message: Bytes },
     /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
     Hello(Hello),
-    /// `AUTH [username] password`.
+    /// `AUTH [username] password`; `command` is the name as sent (ACL LOG shows it).
     Auth {
         username: Option<Bytes>,
         password: Bytes,
+        command: Bytes,
     },
     /// `SELECT db` (range checked against `databases` by the server).
     Select { db: i32 },
@@ -52,6 +53,8 @@ pub struct Hello {
     pub protover: Option<i64>,
     /// `AUTH username password`.
     pub auth: Option<(Bytes, Bytes)>,
+    /// The command's name as sent (ACL LOG shows it for a failed login).
+    pub command: Bytes,
     /// `SETNAME name` (validated).
     pub setname: Option<Bytes>,
 }
@@ -236,6 +239,7 @@ fn parse_hello(args: &mut Args<'_>) -> Result<Command, CommandError> {
         protover: None,
         auth: None,
         setname: None,
+        command: Bytes::copy_from_slice(args.name_as_sent()),
     };
     if args.remaining() > 0 {
         let version = parse_i64(args.next_slice()?).ok_or(CommandError::Message(
@@ -410,7 +414,8 @@ mod tests {
             Command::Connection(ConnectionCommand::Hello(Hello {
                 protover: Some(3),
                 auth: Some((b("default"), b("secret"))),
-                setname: Some(b("app"))
+                setname: Some(b("app")),
+                command: b("HELLO"),
             }))
         );
         assert_eq!(error("HELLO 4"), "NOPROTO unsupported protocol version");
@@ -516,7 +521,8 @@ mod tests {
             parse("AUTH pw").unwrap(),
             Command::Connection(ConnectionCommand::Auth {
                 username: None,
-                password: b("pw")
+                password: b("pw"),
+                command: b("AUTH"),
             })
         );
     }

@@ -80,7 +80,12 @@ pub(crate) const SPECS: &[CommandSpec] = &[
                 2 => (Some(a.next()?), a.next()?),
                 _ => return Err(CommandError::Syntax),
             };
-            wrap(ConnectionCommand::Auth { username, password })
+            let command = Bytes::copy_from_slice(a.name_as_sent());
+            wrap(ConnectionCommand::Auth {
+                username,
+                password,
+                command,
+            })
         },
     )
     .with_syntax("[username] password"),

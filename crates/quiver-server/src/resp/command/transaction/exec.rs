@@ -95,7 +95,9 @@ fn exec(conn: &mut Connection, out: &mut BytesMut) -> Flow {
             reads,
             ..
         } = multi;
+        conn.session.in_exec = true;
         let flow = run(conn, queued, &shown, (&reads, &mut remembered), out);
+        conn.session.in_exec = false;
         if let Some(subscriber) = &conn.session.subscriber
             && conn.session.tracking.is_some()
         {
