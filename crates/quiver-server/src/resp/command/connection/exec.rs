@@ -40,7 +40,7 @@ pub(in crate::resp) fn execute(
         | ConnectionCommand::Echo { message } => {
             write::write_bulk(out, &message);
         }
-        ConnectionCommand::Hello(hello) => hello_command(conn, hello, out),
+        ConnectionCommand::Hello(hello) => hello_command(conn, *hello, out),
         ConnectionCommand::Auth {
             username,
             password,

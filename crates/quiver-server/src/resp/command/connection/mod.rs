@@ -29,7 +29,7 @@ pub enum ConnectionCommand {
     /// `ECHO message`.
     Echo { message: Bytes },
     /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
-    Hello(Hello),
+    Hello(Box<Hello>),
     /// `AUTH [username] password`; `command` is the name as sent (ACL LOG shows it).
     Auth {
         username: Option<Bytes>,
@@ -269,7 +269,7 @@ fn parse_hello(args: &mut Args<'_>) -> Result<Command, CommandError> {
             });
         }
     }
-    wrap(ConnectionCommand::Hello(hello))
+    wrap(ConnectionCommand::Hello(Box::new(hello)))
 }
 
 fn parse_client_list(args: &mut Args<'_>) -> Result<Command, CommandError> {
@@ -411,12 +411,12 @@ mod tests {
     fn hello_options() {
         assert_eq!(
             parse("HELLO 3 AUTH default secret SETNAME app").unwrap(),
-            Command::Connection(ConnectionCommand::Hello(Hello {
+            Command::Connection(ConnectionCommand::Hello(Box::new(Hello {
                 protover: Some(3),
                 auth: Some((b("default"), b("secret"))),
                 setname: Some(b("app")),
                 command: b("HELLO"),
-            }))
+            })))
         );
         assert_eq!(error("HELLO 4"), "NOPROTO unsupported protocol version");
         assert_eq!(
