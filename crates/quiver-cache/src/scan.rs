@@ -52,6 +52,19 @@ pub(crate) fn scan_elements<T: Keyed, R>(
     (next, items)
 }
 
+/// A whole small value at once, as Redis answers HSCAN, SSCAN and ZSCAN of a listpack or
+/// an intset whatever the cursor: every element `pattern` matches, in the order given,
+/// and cursor 0.
+pub(crate) fn scan_whole<'v, T: 'v, R>(
+    elements: impl Iterator<Item = &'v T>,
+    pattern: Option<&[u8]>,
+    key: impl Fn(&T) -> &[u8],
+    item: impl Fn(&T) -> R,
+) -> (u64, Vec<R>) {
+    let matching = elements.filter(|e| pattern.is_none_or(|p| glob_match(p, key(e))));
+    (0, matching.map(item).collect())
+}
+
 impl Db<'_> {
     /// SCAN: the next cursor (0 when done) and a batch of live keys, filtered by the glob
     /// `pattern` and value type when given. `count` is a hint, as in Redis.

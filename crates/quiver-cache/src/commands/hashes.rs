@@ -6,8 +6,8 @@ use bytes::Bytes;
 use super::{out, random_indices};
 use crate::error::OpError;
 use crate::keyspace::{Db, Event, EventClasses};
-use crate::scan::scan_elements;
-use crate::value::hash::HashValue;
+use crate::scan::{scan_elements, scan_whole};
+use crate::value::hash::{Field, HashValue};
 use crate::value::string::{
     add_f64, add_i64, format_f64, format_i64, int_buf, parse_f64, parse_i64,
 };
@@ -224,6 +224,10 @@ impl Db<'_> {
             let Some(h) = k.view::<HashValue>()? else {
                 return Ok((0, Vec::new()));
             };
+            if h.encoding() == "listpack" {
+                let pair = |f: &Field| (out(&f.name), out(&f.value));
+                return Ok(scan_whole(h.fields(), pattern, |f| &f.name, pair));
+            }
             Ok(scan_elements(
                 cursor,
                 count,

@@ -6,9 +6,10 @@ use bytes::Bytes;
 use super::{KeyCtx, Kind, distinct_indices, entry_at, locate_all, out, random_indices};
 use crate::error::OpError;
 use crate::keyspace::{Db, Event, EventClasses};
-use crate::scan::scan_elements;
+use crate::scan::{scan_elements, scan_whole};
 use crate::value::Value;
 use crate::value::set::SetValue;
+use crate::value::string::parse_i64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SetOp {
@@ -256,6 +257,16 @@ impl Db<'_> {
             let Some(s) = k.view::<SetValue>()? else {
                 return Ok((0, Vec::new()));
             };
+            if s.encoding() == "intset" {
+                // An intset is in numeric order.
+                let mut members: Vec<(i64, &Box<[u8]>)> = s
+                    .members()
+                    .map(|m| (parse_i64(m).unwrap_or_default(), m))
+                    .collect();
+                members.sort_unstable_by_key(|(value, _)| *value);
+                let ordered = members.iter().map(|(_, m)| *m);
+                return Ok(scan_whole(ordered, pattern, |m| &m[..], |m| out(m)));
+            }
             Ok(scan_elements(
                 cursor,
                 count,

@@ -11,9 +11,9 @@ use super::zrange::{Aggregate, ZRangeBy, ZRangeSpec, pairs, select};
 use super::{KeyCtx, entry_at, locate_all, out};
 use crate::error::OpError;
 use crate::keyspace::{Db, Event, EventClasses};
-use crate::scan::scan_elements;
+use crate::scan::{scan_elements, scan_whole};
 use crate::value::Value;
-use crate::value::zset::{LexBound, ScoreBound, ZSetValue};
+use crate::value::zset::{LexBound, ScoreBound, ZItem, ZSetValue};
 
 /// ZADD's NX/XX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -419,6 +419,11 @@ impl Db<'_> {
             let Some(z) = k.view::<ZSetValue>()? else {
                 return Ok((0, Vec::new()));
             };
+            if z.encoding() == "listpack" {
+                // A listpack is in score order.
+                let item = |i: &ZItem| (out(&i.member), i.score);
+                return Ok(scan_whole(z.iter_from(0), pattern, |i| &i.member, item));
+            }
             Ok(scan_elements(
                 cursor,
                 count,
