@@ -9,7 +9,6 @@ use crate::keyspace::{Db, Event, EventClasses};
 use crate::scan::{scan_elements, scan_whole};
 use crate::value::Value;
 use crate::value::set::SetValue;
-use crate::value::string::parse_i64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SetOp {
@@ -258,14 +257,7 @@ impl Db<'_> {
                 return Ok((0, Vec::new()));
             };
             if s.encoding() == "intset" {
-                // An intset is in numeric order.
-                let mut members: Vec<(i64, &Box<[u8]>)> = s
-                    .members()
-                    .map(|m| (parse_i64(m).unwrap_or_default(), m))
-                    .collect();
-                members.sort_unstable_by_key(|(value, _)| *value);
-                let ordered = members.iter().map(|(_, m)| *m);
-                return Ok(scan_whole(ordered, pattern, |m| &m[..], |m| out(m)));
+                return Ok(scan_whole(s.members(), pattern, |m| &m[..], |m| out(m)));
             }
             Ok(scan_elements(
                 cursor,
