@@ -107,16 +107,35 @@ impl Db<'_> {
             let Some(len) = k.view::<SetValue>()?.map(SetValue::len) else {
                 return Ok(Vec::new());
             };
-            let mut picks = distinct_indices(&mut k.s.rng, len, count.unwrap_or(1));
-            // Remove from the highest position down: removal moves the last member into
-            // the hole, which never disturbs a lower position still to be removed.
-            picks.sort_unstable_by(|a, b| b.cmp(a));
+            let picks = distinct_indices(&mut k.s.rng, len, count.unwrap_or(1));
+            let remaining = len - picks.len();
+            // Popping most of a set leaves what remains as a set made anew, as Redis does
+            // (SPOP_MOVE_STRATEGY_MUL): an intset again when it can be one.
+            let made_anew = count.is_some() && remaining * 5 <= picks.len();
             k.on_change(set_event("spop"));
             Ok(k.modify_if::<SetValue, _>(false, |s| {
-                let popped = picks
-                    .iter()
-                    .map(|&i| Bytes::from(Vec::from(s.remove_at(i))))
-                    .collect();
+                let popped = if remaining == 0 {
+                    // The whole set, in its order (an intset's is numeric), as in Redis.
+                    let all = s.members().map(|m| out(m)).collect();
+                    for at in (0..len).rev() {
+                        s.remove_at(at);
+                    }
+                    all
+                } else {
+                    // Removed from the highest position down (a removal moves the last
+                    // member into the hole, which never disturbs a lower position still
+                    // to be removed), answered in the random order they were picked.
+                    let mut order: Vec<usize> = (0..picks.len()).collect();
+                    order.sort_unstable_by(|&a, &b| picks[b].cmp(&picks[a]));
+                    let mut popped = vec![Bytes::new(); picks.len()];
+                    for at in order {
+                        popped[at] = Bytes::from(Vec::from(s.remove_at(picks[at])));
+                    }
+                    popped
+                };
+                if made_anew {
+                    s.encode_anew();
+                }
                 (popped, !picks.is_empty())
             })?
             .unwrap_or_default())

@@ -58,6 +58,13 @@ impl SetValue {
         true
     }
 
+    /// Takes the encoding a set of these members made anew would have (an intset when it
+    /// can be one), as Redis's SPOP does for what it leaves of a set.
+    pub(crate) fn encode_anew(&mut self) {
+        self.hashtable = self.len() > SET_MAX_INTSET_ENTRIES.get()
+            || self.table.items().any(|m| parse_i64(m).is_none());
+    }
+
     /// Removes `member`; returns whether it was there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         match self.table.remove(member) {
