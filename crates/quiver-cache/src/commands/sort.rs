@@ -236,7 +236,11 @@ fn parse_score(text: &[u8]) -> Option<f64> {
     if text.is_empty() {
         return Some(0.0);
     }
-    let blanks = text.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    // C's isspace: the vertical tab too.
+    let blanks = text
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace() || **b == 0x0b)
+        .count();
     quiver_resp::num::parse_f64(&text[blanks..])
 }
 

@@ -378,6 +378,8 @@ impl Keyspace {
                     sampled[d].0 += u128::from(v.expire_at_ms);
                     sampled[d].1 += 1;
                 }
+                // (Keys already due but not yet removed are in the sample too: INFO's
+                // average is an estimate, and they are few.)
             }
         }
         for (db, (sum, count)) in dbs.iter_mut().zip(sampled) {

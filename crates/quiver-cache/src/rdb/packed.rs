@@ -258,8 +258,10 @@ pub(crate) fn intset_values(data: &[u8]) -> Result<Vec<i64>> {
 /// one-byte pair count (254: "count them"), then per pair the field's length, the field,
 /// the value's length, a byte counting free bytes after the value, the value and those
 /// free bytes, and a final 0xff. A length below 254 is that byte; a larger byte is
-/// followed by the length (254 or more) as four bytes, little-endian. Checked as Redis checks one it loads: nothing
-/// outside the blob, at least one pair, a count that matches.
+/// followed by the length (254 or more) as four bytes, little-endian. Checked as Redis
+/// checks one it loads (nothing outside the blob, at least one pair, a count of 254 or
+/// the number of pairs), and a short length written long, which Redis would misread, is
+/// refused.
 pub(crate) fn zipmap_pairs(zm: &[u8]) -> Result<Vec<(&[u8], &[u8])>> {
     const BIG: u8 = 254;
     const END: u8 = 0xff;
@@ -296,7 +298,7 @@ pub(crate) fn zipmap_pairs(zm: &[u8]) -> Result<Vec<(&[u8], &[u8])>> {
         at += 1 + value_len + free;
         pairs.push((field, value));
     }
-    if pairs.is_empty() || (zm[0] < BIG && usize::from(zm[0]) != pairs.len()) {
+    if pairs.is_empty() || (zm[0] != BIG && usize::from(zm[0]) != pairs.len()) {
         return Err(bad(format!(
             "a zipmap whose count ({}) does not match its {} pairs",
             zm[0],
@@ -384,6 +386,7 @@ mod tests {
             b"\x01\x01a\x01\x00x\x00\xff",  // a length past the end
             b"\x01\xfe\x03\x00\x00\x00big\x00\x00\xff", // a short length written long
             b"\x01\xfe\xff\xff\xff\xff\xff", // a length past the end
+            b"\xff\x01a\x01\x00x\xff",      // a count of 255
         ] {
             assert!(zipmap_pairs(bad).is_err(), "{bad:?}");
         }

@@ -6,14 +6,12 @@
 //! ack_wait_ms u64 | max_deliveries u32 | max_in_flight u32 | dead_letter (u8 len, bytes; 0 = default)
 //! next u64 | acked u64 | redelivered u64 | dead_lettered u64 | lost_to_retention u64
 //! pending count u32 | count x (offset u64, deliveries u32)
+//! crc32c u32 over everything before it
 //! ```
 //!
 //! Version 1, written before the lost-to-retention counter, has no `lost_to_retention`
-//! and is still read (the counter starts at 0).
-//!
-//! ```text
-//! crc32c u32 over everything before it
-//! ```
+//! and is still read (the counter starts at 0). A build that knows only version 1 refuses
+//! version 2 files as unknown.
 
 use std::time::Duration;
 

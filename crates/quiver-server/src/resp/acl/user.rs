@@ -287,8 +287,8 @@ impl Selector {
             })
     }
 
-    /// The command rules, as ACL LIST and GETUSER show them: first arguments last, as
-    /// Redis lists them.
+    /// The command rules, as ACL LIST and GETUSER show them: first arguments after the
+    /// other rules (Redis lists them with their command in its own walk of the commands).
     pub fn commands(&self) -> String {
         let mut text = String::from(if self.all_commands { "+@all" } else { "-@all" });
         let first_arg = |rule: &&String| {

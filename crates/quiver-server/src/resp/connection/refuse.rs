@@ -1,6 +1,6 @@
-//! What refuses a request before it runs (the user's permissions, `maxmemory` inside
-//! MULTI, a failed persistence), how a refusal is answered (a refused EXEC discards the
-//! transaction), and MULTI's queue.
+//! What refuses a request before it runs (the user's permissions, `maxmemory`, a failed
+//! persistence), how a refusal is answered (a refused EXEC discards the transaction), and
+//! MULTI's queue.
 
 use std::sync::atomic::Ordering;
 

@@ -94,6 +94,8 @@ fn authenticate(
     }
     let name = username.unwrap_or(b"default");
     let Some(user) = acl.authenticate(name, password) else {
+        // The client as it is now (its command is this one).
+        conn.handle.update(&conn.session);
         let refusal = crate::resp::acl::log::Refusal {
             reason: "auth",
             context: if conn.session.in_exec {

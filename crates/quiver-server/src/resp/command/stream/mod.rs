@@ -258,8 +258,12 @@ fn parse_add_id(text: &[u8]) -> Result<StreamAddId, CommandError> {
     if text == b"*" {
         return Ok(StreamAddId::Auto);
     }
-    if let Some(ms) = text.strip_suffix(b"-*") {
-        return parse_u64(ms)
+    // As Redis, the ID is cut at its first `-`: `ms-*` only when `*` follows that one.
+    let first_dash = text.iter().position(|&b| b == b'-');
+    if let Some(dash) = first_dash
+        && &text[dash + 1..] == b"*"
+    {
+        return parse_u64(&text[..dash])
             .filter(|_| text.len() <= MAX_ID_BYTES)
             .map(StreamAddId::Seq)
             .ok_or_else(invalid_id);
