@@ -60,10 +60,27 @@ fn writes_removals_and_flushes_in_order() {
         [
             change(1, "c", Written),
             change(1, "d", Written),
-            change(1, "", Flushed),
-            change(1, "", Flushed)
+            change(1, "", Flushed { first: true }),
+            change(1, "", Flushed { first: true })
         ],
         "one Flushed per flush of a database, also of an empty one"
+    );
+    // FLUSHALL: one per emptied database, the first marked; none emptied, one still.
+    let mut two = ks.db(2).unwrap();
+    two.set(b"e", b"1", SetOptions::default(), T0).unwrap();
+    one.set(b"c", b"1", SetOptions::default(), T0).unwrap();
+    ks.take_changes();
+    drop(one.flushall());
+    drop(one.flushall());
+    assert_eq!(
+        kinds(&ks.take_changes()),
+        [
+            change(0, "", Flushed { first: true }),
+            change(1, "", Flushed { first: false }),
+            change(2, "", Flushed { first: false }),
+            change(0, "", Flushed { first: true })
+        ],
+        "one Flushed per emptied database, one for a flush of nothing"
     );
     // A TTL change is a write; GETEX PERSIST of a key without one is not.
     db.set(b"t", b"v", SetOptions::default(), T0).unwrap();

@@ -421,18 +421,27 @@ impl Db<'_> {
     }
 
     /// Removes every key of `dbs` with every shard locked, so nothing is written in
-    /// between, as in Redis; the change feed hears one `Flushed` per database, also an
-    /// empty one (Redis tells tracking clients of every flush).
+    /// between, as in Redis; the change feed hears one `Flushed` per emptied database, and
+    /// one for the first of `dbs` when none had keys (Redis tells tracking clients of
+    /// every flush).
     fn flush(&mut self, dbs: &[usize]) -> Garbage {
         let all: Vec<usize> = (0..self.ks.shard_count()).collect();
         self.with_shards(&all, |set| {
             let mut garbage = Garbage::default();
+            let mut emptied = Vec::new();
             for &db in dbs {
-                for &i in &all {
-                    set.get(i).flush(db, &mut garbage);
+                let removed: usize = all
+                    .iter()
+                    .map(|&i| set.get(i).flush(db, &mut garbage))
+                    .sum();
+                if removed > 0 {
+                    emptied.push(db);
                 }
             }
-            set.get(0).note_flushed(dbs);
+            if emptied.is_empty() {
+                emptied.extend(dbs.first());
+            }
+            set.get(0).note_flushed(&emptied);
             garbage
         })
     }

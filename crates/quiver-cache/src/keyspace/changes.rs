@@ -54,8 +54,10 @@ pub enum ChangeKind {
     Expired,
     /// Removed to make room under `max_memory`.
     Evicted,
-    /// Every key of the database was removed (FLUSHDB, FLUSHALL); the key is empty.
-    Flushed,
+    /// Every key of the database was removed (FLUSHDB, FLUSHALL, SWAPDB's two); the key
+    /// is empty. `first` marks the first database of one command's flush: client-side
+    /// caching tells each flush once.
+    Flushed { first: bool },
     /// A keyspace event of a selected class (see [`super::events`]), recorded beside the
     /// changes above, in the order the operation performs them.
     Event(Event),
@@ -114,10 +116,10 @@ impl ChangeLog {
     /// takes all of them or none (client-side caching tells one flush once).
     pub(crate) fn record_flushed(&self, dbs: &[usize]) {
         let origin = ORIGIN.get();
-        let flushed = dbs.iter().map(|&db| Change {
+        let flushed = dbs.iter().enumerate().map(|(i, &db)| Change {
             db,
             key: Box::default(),
-            kind: ChangeKind::Flushed,
+            kind: ChangeKind::Flushed { first: i == 0 },
             origin,
         });
         self.lock().extend(flushed);

@@ -331,8 +331,8 @@ impl Shard {
         self.mem = self.mem + vec_size::<Volatile>(t.volatile.capacity()) - before;
     }
 
-    /// Removes every key of `db` into `garbage`.
-    pub(crate) fn flush(&mut self, db: usize, garbage: &mut Garbage) {
+    /// Removes every key of `db` into `garbage`; returns how many there were.
+    pub(crate) fn flush(&mut self, db: usize, garbage: &mut Garbage) -> usize {
         for c in captures_of(&mut self.captures, db) {
             c.flushing(&self.dbs[db]);
         }
@@ -361,6 +361,7 @@ impl Shard {
         for (db, key) in waiting {
             self.signal_ready(usize::from(db), &key);
         }
+        n
     }
 
     /// Swaps databases `a` and `b` (SWAPDB), as Redis does: a watched key of either that

@@ -55,7 +55,7 @@ impl Keyspace {
             let done = out.len();
             let journaled = match change.kind {
                 ChangeKind::Event(_) => Ok(()),
-                ChangeKind::Flushed => {
+                ChangeKind::Flushed { .. } => {
                     last = None;
                     self.journal_database(change.db, now_ms, out)
                 }

@@ -221,15 +221,13 @@ impl Tracking {
             // Per client and prefix, the keys changed, in order and once each, as Redis
             // sends them (prefixes in byte order too).
             let mut broadcast: BTreeMap<(u64, Bytes), BTreeSet<Bytes>> = BTreeMap::new();
-            let mut previous = None;
             for change in changes {
-                let after_flush = previous == Some(ChangeKind::Flushed);
-                previous = Some(change.kind);
                 match change.kind {
                     // One flush of several databases (FLUSHALL, SWAPDB) is told once.
-                    ChangeKind::Flushed if after_flush => continue,
-                    ChangeKind::Flushed => {
-                        flushed(&mut state, &mut outgoing);
+                    ChangeKind::Flushed { first } => {
+                        if first {
+                            flushed(&mut state, &mut outgoing);
+                        }
                         continue;
                     }
                     // Keyspace events name changes recorded beside them.
