@@ -221,13 +221,20 @@ impl Connection {
     /// without holding this thread: until it lets the keyspace go or its script is busy
     /// (then most commands are answered BUSY), and, for what is allowed while busy but
     /// takes shard locks ([`classify::needs_shards`]), until it lets it go.
-    async fn wait_for_script(&self, request: &Request) {
+    async fn wait_for_script(&self, request: &Request, shutdown: &Shutdown) -> Result<(), End> {
         let scripts = &self.shared.scripts;
-        if scripts.holding() && !is_script_call(request) {
-            scripts.settled().await;
-        }
-        if scripts.holding() && classify::needs_shards(request) {
-            self.shared.cache.hold().released().await;
+        let waited = async {
+            if scripts.holding() && !is_script_call(request) {
+                scripts.settled().await;
+            }
+            if scripts.holding() && classify::needs_shards(request) {
+                self.shared.cache.hold().released().await;
+            }
+        };
+        // A script that never ends does not hold the client past a shutdown.
+        tokio::select! {
+            () = waited => Ok(()),
+            () = abandoned(&self.shared, shutdown) => Err(End::Closed),
         }
     }
 
@@ -278,7 +285,7 @@ impl Connection {
                     if !scripts.is_empty() && (!script_call || self.shared.scripts.busy()) {
                         drain_scripts(&mut scripts, &mut output, &self.shared, shutdown).await?;
                     }
-                    self.wait_for_script(&request).await;
+                    self.wait_for_script(&request, shutdown).await?;
                 }
                 let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
@@ -296,7 +303,7 @@ impl Connection {
                     // Its time starts now, and a script may have taken the keyspace.
                     self.now_ms = unix_ms();
                     self.clock = Instant::now();
-                    self.wait_for_script(&request).await;
+                    self.wait_for_script(&request, shutdown).await?;
                     flow = self.handle_request(&request, command, &mut output);
                 }
                 match flow {
@@ -847,12 +854,19 @@ async fn drain_scripts(
 /// changes are taken when it returns.
 async fn abandoned(shared: &RespShared, shutdown: &Shutdown) {
     shutdown.wait().await;
-    shared.scripts.settled().await;
-    if !shared.scripts.busy() {
-        // The script let the keyspace go: its reply is on its way.
-        std::future::pending::<()>().await;
+    loop {
+        shared.scripts.settled().await;
+        if shared.scripts.busy() {
+            return;
+        }
+        // No script is busy now (the one awaited may end, or start later): look again.
+        tokio::time::sleep(ABANDON_POLL).await;
     }
 }
+
+/// How often a client waiting for a script looks again, once a shutdown has begun,
+/// whether a script has become busy.
+const ABANDON_POLL: Duration = Duration::from_millis(50);
 
 /// Writes `output` out. A subscriber that an output limit disconnects meanwhile ends
 /// the write (its client may never read again).
