@@ -1047,3 +1047,22 @@ fn debug_protocol_answers_each_type_as_redis() {
     let expected = b"-ERR bad now\r\n";
     assert_eq!(raw_exchange(server.resp, request, expected.len()), expected);
 }
+
+/// `CLIENT KILL addr:port` naming the caller's own connection answers OK and closes it:
+/// what the client pipelined after it is not run.
+#[test]
+fn client_kill_by_address_closes_the_callers_own_connection() {
+    let (_dir, server) = start(&[]);
+    let mut stream = connect(server.resp);
+    let own = stream.local_addr().expect("local address").to_string();
+    let request = format!(
+        "*3\r\n$6\r\nCLIENT\r\n$4\r\nKILL\r\n${}\r\n{own}\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n",
+        own.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let reply = read_up_to(&mut stream, 1024);
+    assert_eq!(reply, b"+OK\r\n", "{}", String::from_utf8_lossy(&reply));
+    let mut con = redis_connection(&server);
+    let after: Option<String> = redis::cmd("GET").arg("after").query(&mut con).unwrap();
+    assert_eq!(after, None, "the SET after the kill ran");
+}

@@ -72,6 +72,12 @@ pub(in crate::resp) fn execute(
             set_limits(conn);
             write::write_simple(out, b"RESET");
         }
+        // A client that killed itself reads nothing more; its reply goes out first.
+        ConnectionCommand::Client(ClientCommand::Kill(filter)) => {
+            if kill(conn, &filter, out) {
+                return Flow::Close;
+            }
+        }
         ConnectionCommand::Client(command) => client(conn, command, out, protocol),
     }
     Flow::Continue
@@ -198,7 +204,8 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             }
             .encode(protocol, out);
         }
-        ClientCommand::Kill(filter) => kill(conn, &filter, out),
+        // Run above, where killing itself closes the connection.
+        ClientCommand::Kill(_) => {}
         ClientCommand::Pause { timeout_ms, all } => {
             // Redis's end of the pause is the time in milliseconds plus the timeout: one
             // that passes the largest time it can hold has already passed (no pause),
@@ -411,14 +418,16 @@ fn of_type(client: &ClientHandle, wanted: Option<ClientType>) -> bool {
     }
 }
 
-fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
+/// CLIENT KILL; true when it closed the caller's own connection.
+fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) -> bool {
     if let Some(user) = &filter.user
         && conn.shared.acl.user(user).is_none()
     {
         let message = format!("ERR No such user '{}'", String::from_utf8_lossy(user));
-        return write::write_error(out, message.as_bytes());
+        write::write_error(out, message.as_bytes());
+        return false;
     }
-    let mut killed = 0;
+    let (mut killed, mut me) = (0, false);
     for client in conn.shared.clients.all() {
         let is_me = client.id == conn.session.id;
         let matches = filter.id.is_none_or(|id| id == client.id)
@@ -439,6 +448,7 @@ fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
         if matches {
             client.kill();
             killed += 1;
+            me |= is_me;
         }
     }
     if filter.legacy {
@@ -450,4 +460,5 @@ fn kill(conn: &mut Connection, filter: &ClientKill, out: &mut BytesMut) {
     } else {
         write::write_integer(out, killed);
     }
+    me
 }
