@@ -155,6 +155,10 @@ impl Db<'_> {
             };
             let picks = random_indices(&mut k.s.rng, len, count.unwrap_or(1))?;
             let s = k.view::<SetValue>()?.expect("present above");
+            // At least the whole set, distinct: in its order, as Redis answers it.
+            if count.is_some_and(|c| usize::try_from(c).is_ok_and(|c| c >= len)) {
+                return Ok(s.members().map(|m| out(m)).collect());
+            }
             Ok(picks.into_iter().map(|i| out(s.at(i))).collect())
         })
     }
@@ -370,11 +374,14 @@ fn combine(op: SetOp, sets: &[Option<&SetValue>], limit: usize) -> Vec<Box<[u8]>
             let Some(Some(first)) = sets.first() else {
                 return Vec::new();
             };
-            first
-                .members()
-                .filter(|m| !sets[1..].iter().flatten().any(|s| s.contains(m)))
-                .cloned()
-                .collect()
+            // A set made of what is left, as Redis makes one (an intset's order).
+            let mut acc = SetValue::default();
+            for m in first.members() {
+                if !sets[1..].iter().flatten().any(|s| s.contains(m)) {
+                    acc.insert(m);
+                }
+            }
+            acc.members().cloned().collect()
         }
     }
 }

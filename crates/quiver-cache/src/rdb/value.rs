@@ -114,11 +114,11 @@ fn quicklist_nodes(list: &ListValue) -> Vec<Vec<u8>> {
 
 fn write_set(out: &mut Vec<u8>, set: &SetValue, packed: bool) {
     if packed {
-        let mut values: Vec<i64> = set
+        // An intset's members come in numeric order.
+        let values: Vec<i64> = set
             .members()
             .map(|m| crate::value::string::parse_i64(m).expect("an intset member"))
             .collect();
-        values.sort_unstable();
         write_string(out, &intset(&values));
         return;
     }

@@ -85,21 +85,17 @@ impl SetValue {
 
     /// All members: an intset's in numeric order, as Redis keeps one (SMEMBERS, SSCAN,
     /// SINTER, SORT BY nosort list them so), others in storage order.
-    pub fn members(&self) -> impl Iterator<Item = &Box<[u8]>> {
-        let sorted = (!self.hashtable).then(|| {
-            let mut members: Vec<(i64, &Box<[u8]>)> = self
-                .table
-                .items()
-                .map(|m| (parse_i64(m).unwrap_or_default(), m))
-                .collect();
-            members.sort_unstable_by_key(|(value, _)| *value);
-            members.into_iter().map(|(_, m)| m)
-        });
-        let stored = self.hashtable.then(|| self.table.items());
-        sorted
-            .into_iter()
-            .flatten()
-            .chain(stored.into_iter().flatten())
+    pub fn members(&self) -> Box<dyn Iterator<Item = &Box<[u8]>> + '_> {
+        if self.hashtable {
+            return Box::new(self.table.items());
+        }
+        let mut members: Vec<(i64, &Box<[u8]>)> = self
+            .table
+            .items()
+            .map(|m| (parse_i64(m).unwrap_or_default(), m))
+            .collect();
+        members.sort_unstable_by_key(|(value, _)| *value);
+        Box::new(members.into_iter().map(|(_, m)| m))
     }
 
     /// The member at storage position `idx`.
