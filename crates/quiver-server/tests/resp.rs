@@ -753,6 +753,20 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
         .arg("return 2")
         .query(&mut other)
         .unwrap();
+    // Also while another script that declares `no-writes` runs (for a second).
+    let slow = "#!lua flags=no-writes\n\
+        local s = tonumber(redis.call('time')[1]) \
+        while tonumber(redis.call('time')[1]) - s < 1 do end return 1";
+    let mut third = redis_connection(&server);
+    let running =
+        std::thread::spawn(move || redis::cmd("EVAL").arg(slow).arg(0).query::<i64>(&mut third));
+    std::thread::sleep(Duration::from_millis(200));
+    let during = redis::cmd("EVALSHA")
+        .arg(&sha)
+        .arg(0)
+        .query::<i64>(&mut other);
+    assert_eq!(during.unwrap(), 1);
+    assert_eq!(running.join().unwrap().unwrap(), 1);
     let written = std::thread::spawn(move || {
         redis::cmd("SET")
             .arg("k")

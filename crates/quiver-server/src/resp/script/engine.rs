@@ -83,6 +83,9 @@ impl Engine {
                 .map_err(|error| format!("ERR Error compiling script (new function): {error}"))?;
             self.scripts
                 .insert(sha.clone(), (function, flags, declared));
+            if declared && flags.has(functions::Flags::NO_WRITES) {
+                state.read_only().scripts.insert(sha.clone());
+            }
             self.note(state);
         }
         Ok(sha)
@@ -123,6 +126,7 @@ impl Engine {
     /// SCRIPT FLUSH.
     pub(super) fn flush_scripts(&mut self, state: &RunState) {
         self.scripts.clear();
+        state.read_only().scripts.clear();
         // Redis makes a new VM: lua-cjson's settings are its defaults again.
         self.vm.cjson.reset();
         self.note(state);
@@ -214,10 +218,13 @@ impl Engine {
         }
     }
 
+    /// Notes what the libraries hold now (after FUNCTION LOAD, DELETE, FLUSH, RESTORE):
+    /// their counts for INFO, the functions that declare `no-writes`.
     fn count(&self, state: &RunState) {
         let (libraries, count) = self.functions.counts();
         state.libraries.store(libraries, Ordering::Relaxed);
         state.functions.store(count, Ordering::Relaxed);
+        state.read_only().functions = self.functions.read_only();
     }
 }
 

@@ -312,6 +312,15 @@ impl Registry {
         (self.libraries.len(), self.index.len())
     }
 
+    /// The functions that declare `no-writes`, by name in lower case.
+    pub(super) fn read_only(&self) -> std::collections::HashSet<String> {
+        let functions = self.libraries.values().flat_map(|l| &l.functions);
+        functions
+            .filter(|f| f.flags.has(Flags::NO_WRITES))
+            .map(|f| f.name.to_ascii_lowercase())
+            .collect()
+    }
+
     /// Runs a library's code so it registers its functions, without adding it yet;
     /// `exists` refuses a name before the code runs (FUNCTION LOAD without REPLACE).
     fn compile(

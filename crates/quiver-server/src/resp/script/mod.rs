@@ -17,6 +17,7 @@ mod functions;
 mod libs;
 mod vm;
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::Instant;
@@ -101,9 +102,25 @@ pub(in crate::resp) struct RunState {
     /// Scripts in the EVAL cache, and the VM's memory, for INFO.
     cached_scripts: AtomicUsize,
     vm_bytes: AtomicUsize,
+    /// The scripts and functions that declare `no-writes`, readable without the engine
+    /// (CLIENT PAUSE WRITE lets their calls through).
+    read_only: Mutex<ReadOnlyCalls>,
+}
+
+/// What declares `no-writes`: scripts by SHA1 and functions by name, in lower case.
+#[derive(Default)]
+struct ReadOnlyCalls {
+    scripts: HashSet<String>,
+    functions: HashSet<String>,
 }
 
 impl RunState {
+    fn read_only(&self) -> MutexGuard<'_, ReadOnlyCalls> {
+        self.read_only
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Called by the VM every few thousand instructions.
     fn tick(&self) -> mlua::Result<VmState> {
         let deadline = self.load_deadline_ns.load(Ordering::Relaxed);
@@ -219,6 +236,7 @@ impl Scripts {
             functions: AtomicUsize::new(0),
             cached_scripts: AtomicUsize::new(0),
             vm_bytes: AtomicUsize::new(0),
+            read_only: Mutex::default(),
         });
         let vm = Vm::new(Arc::clone(&state)).expect("the Lua VM starts with its sandbox");
         let engine = Arc::new(Mutex::new(Engine::new(vm)));
@@ -280,29 +298,23 @@ impl Scripts {
     }
 
     /// Whether the script or function `request` (an EVAL, EVALSHA or FCALL) calls
-    /// declares `no-writes`, so that `CLIENT PAUSE WRITE` lets it run, as Redis does. A
-    /// script the engine is running meanwhile keeps the engine's lock: then the call is
-    /// taken to write (it waits for the pause) rather than wait here.
+    /// declares `no-writes`, so that `CLIENT PAUSE WRITE` lets it run, as Redis does.
     pub(in crate::resp) fn declared_read_only(&self, request: &Request) -> bool {
         let (Some(name), Some(target)) = (request.name(), request.arg(1)) else {
             return false;
         };
-        let no_writes = |(flags, declared): (functions::Flags, bool)| {
-            declared && flags.has(functions::Flags::NO_WRITES)
-        };
         if name.eq_ignore_ascii_case(b"eval") {
-            return functions::script_shebang(target)
-                .is_ok_and(|(flags, declared, _)| no_writes((flags, declared)));
+            return functions::script_shebang(target).is_ok_and(|(flags, declared, _)| {
+                declared && flags.has(functions::Flags::NO_WRITES)
+            });
         }
-        let Ok(engine) = self.engine.try_lock() else {
-            return false;
-        };
-        let found = if name.eq_ignore_ascii_case(b"evalsha") {
-            engine.by_sha(target)
+        let target = String::from_utf8_lossy(target).to_ascii_lowercase();
+        let known = self.state.read_only();
+        if name.eq_ignore_ascii_case(b"evalsha") {
+            known.scripts.contains(&target)
         } else {
-            engine.function(target)
-        };
-        found.is_some_and(|target| no_writes((target.flags, target.declared)))
+            known.functions.contains(&target)
+        }
     }
 
     fn engine(&self) -> MutexGuard<'_, Engine> {
