@@ -57,7 +57,9 @@ impl Connection {
             return false;
         }
         let cache = &self.shared.cache;
-        if cache.max_memory_bytes() == 0 {
+        let max = cache.max_memory_bytes();
+        // Under the limit (the common case) nothing is evicted and nothing is to tell.
+        if max == 0 || cache.used_memory() as u64 <= max {
             return false;
         }
         let refused = cache.make_room(self.now_ms).is_err();
