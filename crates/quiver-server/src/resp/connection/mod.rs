@@ -631,8 +631,24 @@ impl Connection {
             multi.writes |= writes;
             multi.deny_oom |= spec.has(flag::DENYOOM);
         }
-        let command = match Command::parse_resolved(spec, request) {
-            Ok(command) => command,
+        let before = out.len();
+        let flow = match Command::parse_resolved(spec, request) {
+            Ok(command) if queues => {
+                if spec.has(flag::READONLY)
+                    && self.session.tracking.is_some()
+                    && let Some(multi) = &mut self.session.multi
+                {
+                    let at = multi.queued.len();
+                    let keys = spec
+                        .key_positions(request)
+                        .filter_map(|pos| request.arg(pos));
+                    multi
+                        .reads
+                        .extend(keys.map(|key| (at, bytes::Bytes::copy_from_slice(key))));
+                }
+                return self.queue(Queued::Command(spec, command), out);
+            }
+            Ok(command) => self.execute(spec, command, out),
             // Inside MULTI, Redis checks only the name and the arity when it queues; the
             // options are refused in EXEC's reply.
             Err(error) if self.session.multi.is_some() => {
@@ -641,42 +657,12 @@ impl Connection {
             // Otherwise wrong options are the command's own failure, as in Redis (where
             // the command reads them): a failed call, in the slow log like any other.
             Err(error) => {
-                let before = out.len();
                 write::write_error(out, error.to_string().as_bytes());
-                return self.finish(spec, request, show_after, before, Flow::Continue, out);
+                Flow::Continue
             }
         };
-        if queues {
-            if spec.has(flag::READONLY)
-                && self.session.tracking.is_some()
-                && let Some(multi) = &mut self.session.multi
-            {
-                let at = multi.queued.len();
-                let keys = spec
-                    .key_positions(request)
-                    .filter_map(|pos| request.arg(pos));
-                multi
-                    .reads
-                    .extend(keys.map(|key| (at, bytes::Bytes::copy_from_slice(key))));
-            }
-            return self.queue(Queued::Command(spec, command), out);
-        }
-        let before = out.len();
-        let flow = self.execute(spec, command, out);
-        self.finish(spec, request, show_after, before, flow, out)
-    }
-
-    /// What follows a command that ran (its reply from `before` in `out`): MONITOR,
-    /// client-side caching, the slow log, latency and the command's statistics.
-    fn finish(
-        &mut self,
-        spec: &'static CommandSpec,
-        request: &Request,
-        show_after: bool,
-        before: usize,
-        flow: Flow,
-        out: &BytesMut,
-    ) -> Flow {
+        // What follows a command that ran: MONITOR, client-side caching, the slow log,
+        // latency and the command's statistics.
         if show_after {
             self.show(spec, request);
         }
