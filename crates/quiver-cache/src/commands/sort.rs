@@ -231,7 +231,8 @@ fn by_pattern(
 }
 
 /// What Redis's `strtod` accepts as a whole: leading blanks, then a number (an empty
-/// string is 0); NaN and what overflows or underflows a double are refused.
+/// string is 0); NaN and what overflows or underflows a double (to zero or below the
+/// normal range) are refused.
 fn parse_score(text: &[u8]) -> Option<f64> {
     if text.is_empty() {
         return Some(0.0);
@@ -241,7 +242,10 @@ fn parse_score(text: &[u8]) -> Option<f64> {
         .iter()
         .take_while(|b| b.is_ascii_whitespace() || **b == 0x0b)
         .count();
+    // strtod also flags a result too small to be a normal double (ERANGE), which SORT,
+    // unlike other commands, refuses.
     quiver_resp::num::parse_f64(&text[blanks..])
+        .filter(|score| *score == 0.0 || score.abs() >= f64::MIN_POSITIVE)
 }
 
 /// Text order: bytes with STORE (Redis's binary comparison); otherwise `strcoll` in the
