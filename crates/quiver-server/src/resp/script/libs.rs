@@ -569,11 +569,15 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
                         if !little {
                             bytes.reverse();
                         }
-                        let raw = bytes.iter().take(8).rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-                        let value = if signed && size < 8 && size > 0 {
-                            let shift = 64 - 8 * size as u32;
-                            (((raw << shift) as i64) >> shift) as f64
-                        } else if signed {
+                        // The 8 lowest bytes, as Redis's library keeps them in a 64-bit
+                        // number; its sign bit is at `size * 8 - 1`, a shift that wraps
+                        // at 64 as the C shift does on this machine for sizes past 8.
+                        let mut raw = bytes.iter().take(8).rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+                        let value = if signed {
+                            let mask = u64::MAX.wrapping_shl((size as u32 * 8).wrapping_sub(1));
+                            if raw & mask != 0 {
+                                raw |= mask;
+                            }
                             raw as i64 as f64
                         } else {
                             raw as f64
@@ -760,9 +764,11 @@ impl Iterator for Format<'_> {
                 ),
                 b'i' | b'I' => {
                     let size = self.number(4);
-                    if size > 8 {
-                        return self
-                            .error(format!("integral size {size} is larger than limit of 8"));
+                    if size > MAX_INT_SIZE {
+                        // Raised as is, not as a bad argument, as Redis's library does.
+                        return Some(Err(mlua::Error::runtime(format!(
+                            "integral size {size} is larger than limit of {MAX_INT_SIZE}"
+                        ))));
                     }
                     (
                         Op::Int {
@@ -788,6 +794,9 @@ impl Iterator for Format<'_> {
         }
     }
 }
+
+/// The largest integer Redis's `struct` packs (`i32`): bytes past the eighth are zeros.
+const MAX_INT_SIZE: usize = 32;
 
 fn pad_to(out: &mut Vec<u8>, align: usize) {
     while align > 1 && !out.len().is_multiple_of(align) {
