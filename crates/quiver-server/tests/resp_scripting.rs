@@ -429,6 +429,12 @@ fn script_that_wrote(extra: &[&str]) {
     let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").exec(&mut admin);
     let status = server.wait_exit(Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    // The script never finished: what it wrote was not journaled, as Redis never
+    // propagates a script that did not end.
+    let server = Server::start(dir.path(), &args);
+    let mut con = redis_connection(&server);
+    let x: Option<String> = redis::cmd("GET").arg("x").query(&mut con).unwrap();
+    assert_eq!(x, None);
 }
 
 /// Runs `body` as a script on a connection of its own, returning once it has started
