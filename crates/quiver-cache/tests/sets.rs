@@ -91,3 +91,23 @@ fn algebra_and_store() {
     db.set(b"str", b"v", SetOptions::default(), T0).unwrap();
     assert_eq!(db.sunion(&[b"a", b"str"], T0), Err(OpError::WrongType));
 }
+
+/// SPOP of most of an intset answers in the set's (numeric) order, as Redis answers what
+/// it takes from a set it replaces, and what is left is an intset again.
+#[test]
+fn spop_of_most_of_an_intset() {
+    let ks = ks();
+    let mut db = ks.db(0).unwrap();
+    let members: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
+    let refs: Vec<&[u8]> = members.iter().map(|m| m.as_bytes()).collect();
+    db.sadd(b"s", &refs, T0).unwrap();
+    let popped: Vec<i64> = db
+        .spop(b"s", Some(18), T0)
+        .unwrap()
+        .iter()
+        .map(|m| std::str::from_utf8(m).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(popped.len(), 18);
+    assert!(popped.windows(2).all(|w| w[0] < w[1]), "{popped:?}");
+    assert_eq!(db.object_encoding(b"s", T0), Some("intset"));
+}

@@ -76,6 +76,7 @@ fn commandstats_count_commands_of_transactions_and_scripts() {
     run(&mut con, &["EVAL", "return redis.call('get')", "0"]);
     run(&mut con, &["SCRIPT", "LOAD", "retur"]);
     run(&mut con, &["SET", "a", "b", "c", "d"]); // failed: wrong options
+    run(&mut con, &["EVAL", "return 1", "-1"]); // failed: wrong options, not run
 
     // Directly, twice in EXEC and twice from scripts; one rejected directly and one
     // from a script.
@@ -85,14 +86,14 @@ fn commandstats_count_commands_of_transactions_and_scripts() {
     assert_eq!(calls(&mut con, "config|get"), (0, 1, 0));
     assert_eq!(calls(&mut con, "exec"), (1, 0, 0));
     // A script call fails when its reply is an error.
-    assert_eq!(calls(&mut con, "eval"), (3, 0, 2));
+    assert_eq!(calls(&mut con, "eval"), (4, 0, 3));
     assert_eq!(calls(&mut con, "script|load"), (1, 0, 1));
 
     let stats = fields(&info(&mut con, "stats"));
-    assert_eq!(stats["total_error_replies"], "8", "{stats:?}");
+    assert_eq!(stats["total_error_replies"], "9", "{stats:?}");
     let errors = info(&mut con, "errorstats");
     assert!(
-        errors.contains("errorstat_ERR:count=5\r\nerrorstat_WRONGTYPE:count=3\r\n"),
+        errors.contains("errorstat_ERR:count=6\r\nerrorstat_WRONGTYPE:count=3\r\n"),
         "{errors}"
     );
     let _: () = redis::cmd("CONFIG")

@@ -9,6 +9,7 @@ use crate::keyspace::{Db, Event, EventClasses};
 use crate::scan::{scan_elements, scan_whole};
 use crate::value::Value;
 use crate::value::set::SetValue;
+use crate::value::string::parse_i64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SetOp {
@@ -124,12 +125,18 @@ impl Db<'_> {
                 } else {
                     // Removed from the highest position down (a removal moves the last
                     // member into the hole, which never disturbs a lower position still
-                    // to be removed), answered in the random order they were picked.
+                    // to be removed), answered in the random order they were picked; when
+                    // most of the set goes, in the set's order, as Redis answers what is
+                    // left of the set it replaces (an intset's is numeric).
+                    let intset = s.encoding() == "intset";
                     let mut order: Vec<usize> = (0..picks.len()).collect();
                     order.sort_unstable_by(|&a, &b| picks[b].cmp(&picks[a]));
                     let mut popped = vec![Bytes::new(); picks.len()];
                     for at in order {
                         popped[at] = Bytes::from(Vec::from(s.remove_at(picks[at])));
+                    }
+                    if made_anew && intset {
+                        popped.sort_unstable_by_key(|m| parse_i64(m).unwrap_or_default());
                     }
                     popped
                 };

@@ -289,6 +289,15 @@ impl Connection {
                 }
                 let mut flow = self.handle_request(&request, command, &mut output);
                 while let Flow::Paused(until) = flow {
+                    // Replies of earlier script calls go out before the wait, and what
+                    // they did (a SCRIPT LOAD of a `no-writes` script) is taken into
+                    // account: the request is looked at again once they are in.
+                    if !scripts.is_empty() {
+                        drain_scripts(&mut scripts, &mut output, &self.shared, shutdown).await?;
+                        self.wait_for_script(&request, shutdown).await?;
+                        flow = self.handle_request(&request, command, &mut output);
+                        continue;
+                    }
                     flush(&mut writer, &mut output, &self.session, &self.shared).await?;
                     // CLIENT LIST shows the command that waits.
                     self.handle.update(&self.session);
@@ -603,10 +612,14 @@ impl Connection {
         }
         let writes = may_write(spec)
             || spec.name == "exec" && self.session.multi.as_ref().is_some_and(|m| m.writes);
-        // A script call that declares `no-writes` is not held by CLIENT PAUSE WRITE.
+        // A script call that declares `no-writes` does not write (asked only when it
+        // matters: under a pause, or queued in MULTI).
+        let read_only_script = || {
+            matches!(spec.name, "eval" | "evalsha" | "fcall")
+                && self.shared.scripts.declared_read_only(request)
+        };
         if let Some(until) = self.shared.pause.holds(writes)
-            && !(matches!(spec.name, "eval" | "evalsha" | "fcall")
-                && self.shared.scripts.declared_read_only(request))
+            && !read_only_script()
         {
             return Flow::Paused(until);
         }
@@ -627,6 +640,7 @@ impl Connection {
         }
         let show_after = monitored && !queues && !is_script_call(request);
         // What EXEC must check of a queued command (also of one whose options fail).
+        let writes = writes && !(queues && read_only_script());
         if queues && let Some(multi) = &mut self.session.multi {
             multi.writes |= writes;
             multi.deny_oom |= spec.has(flag::DENYOOM);
@@ -658,6 +672,11 @@ impl Connection {
             // the command reads them): a failed call, in the slow log like any other.
             Err(error) => {
                 write::write_error(out, error.to_string().as_bytes());
+                // A scripting command's errors are counted by the engine, which this
+                // one never reached.
+                if spec.group == Group::Scripting {
+                    self.shared.stats.error(&out[before..]);
+                }
                 Flow::Continue
             }
         };

@@ -477,7 +477,7 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
             let mut out = Vec::new();
             for item in Format::new(&format.as_bytes(), "pack") {
                 let (op, size, align) = item?;
-                pad_to(&mut out, align);
+                out.resize(out.len() + padding(out.len(), align), 0);
                 match op {
                     Op::Pad => out.push(0),
                     Op::Int { little, .. } => {
@@ -551,9 +551,7 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
             for item in Format::new(&format.as_bytes(), "unpack") {
                 let (op, size, align) = item?;
                 let previous = last_integer.take();
-                if align > 1 {
-                    pos = pos.div_ceil(align) * align;
-                }
+                pos += padding(pos, align);
                 let field = |pos: usize, size: usize| {
                     pos.checked_add(size)
                         .and_then(|end| data.get(pos..end))
@@ -632,9 +630,7 @@ fn structs(lua: &Lua) -> mlua::Result<Table> {
             let mut len = 0usize;
             for item in Format::new(&format.as_bytes(), "size") {
                 let (op, size, align) = item?;
-                if align > 1 {
-                    len = len.div_ceil(align) * align;
-                }
+                len += padding(len, align);
                 match op {
                     Op::ZeroTerminated => {
                         return Err(mlua::Error::runtime(
@@ -798,10 +794,12 @@ impl Iterator for Format<'_> {
 /// The largest integer Redis's `struct` packs (`i32`): bytes past the eighth are zeros.
 const MAX_INT_SIZE: usize = 32;
 
-fn pad_to(out: &mut Vec<u8>, align: usize) {
-    while align > 1 && !out.len().is_multiple_of(align) {
-        out.push(0);
-    }
+/// The zeros before an item of alignment `align` at offset `len`, computed as Redis's
+/// library computes them, also for an alignment that is not a power of two (an `i3`
+/// under `!4`): `(align - (len & (align - 1))) & (align - 1)`.
+fn padding(len: usize, align: usize) -> usize {
+    let mask = align.max(1) - 1;
+    (mask + 1 - (len & mask)) & mask
 }
 
 /// Appends little-endian `bytes` in the requested order.
