@@ -1,6 +1,7 @@
-//! Journal records against a model: random writes to one keyspace, the records of their
-//! changes replayed into another, and the two hold the same keys, values (byte for byte
-//! in DUMP form) and expiry times after every step.
+//! Journal records against a model: random writes to one keyspace (FLUSHDB, FLUSHALL and
+//! SWAPDB among them), the records of their changes replayed into another, and the two
+//! hold the same keys, values (byte for byte in DUMP form) and expiry times after every
+//! step.
 
 use proptest::prelude::*;
 use quiver_cache::rdb::{Replayed, journal_libraries};
@@ -18,6 +19,7 @@ enum Op {
     ZAdd(usize, u8, u8, i32),
     ExpireAt(usize, u8, u64),
     FlushDb(usize),
+    FlushAll,
     SwapDb,
 }
 
@@ -40,6 +42,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(d, k, m, s)| Op::ZAdd(d, k, m, s)),
         (db.clone(), key.clone(), 0..200u64).prop_map(|(d, k, ms)| Op::ExpireAt(d, k, ms)),
         db.prop_map(Op::FlushDb),
+        Just(Op::FlushAll),
         Just(Op::SwapDb),
     ]
 }
@@ -73,6 +76,7 @@ fn apply(ks: &Keyspace, op: &Op, now: u64) {
             now,
         )),
         Op::FlushDb(d) => drop(db(*d).flushdb()),
+        Op::FlushAll => drop(db(0).flushall()),
         Op::SwapDb => db(0).swapdb(0, 1).unwrap(),
     }
 }

@@ -1080,3 +1080,23 @@ fn client_kill_by_address_closes_the_callers_own_connection() {
     let after: Option<String> = redis::cmd("GET").arg("after").query(&mut con).unwrap();
     assert_eq!(after, None, "the SET after the kill ran");
 }
+
+/// Inside a transaction, a client that kills itself has the rest of EXEC run, its reply
+/// sent, and the connection closed after it, as in Redis.
+#[test]
+fn client_kill_of_itself_inside_exec_closes_after_the_reply() {
+    let (_dir, server) = start(&[]);
+    let mut stream = connect(server.resp);
+    let own = stream.local_addr().expect("local address").to_string();
+    let request = format!("MULTI\r\nCLIENT KILL {own}\r\nSET after 1\r\nEXEC\r\nSET later 1\r\n");
+    stream.write_all(request.as_bytes()).expect("send");
+    let reply = read_up_to(&mut stream, 1024);
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+OK\r\n"
+    );
+    let mut con = redis_connection(&server);
+    let after: Option<String> = redis::cmd("GET").arg("after").query(&mut con).unwrap();
+    let later: Option<String> = redis::cmd("GET").arg("later").query(&mut con).unwrap();
+    assert_eq!((after.as_deref(), later), (Some("1"), None));
+}
