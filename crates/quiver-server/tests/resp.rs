@@ -767,6 +767,20 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
         .query::<i64>(&mut other);
     assert_eq!(during.unwrap(), 1);
     assert_eq!(running.join().unwrap().unwrap(), 1);
+    // An EXEC that queued only such calls goes through too.
+    let mut pipe = redis::pipe();
+    pipe.atomic().cmd("EVALSHA").arg(&sha).arg(0);
+    let (exec,): (i64,) = pipe.query(&mut other).unwrap();
+    assert_eq!(exec, 1);
+    // A pipeline of such a call and a write: the call's reply comes at once, the write's
+    // after the pause.
+    let mut raw = connect(server.resp);
+    raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let pipelined = format!("EVALSHA {sha} 0\r\nSET raw 1\r\n");
+    raw.write_all(pipelined.as_bytes()).unwrap();
+    let mut first = [0u8; 4];
+    raw.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b":1\r\n");
     let written = std::thread::spawn(move || {
         redis::cmd("SET")
             .arg("k")
@@ -783,6 +797,9 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
         .query(&mut admin)
         .unwrap();
     written.join().unwrap();
+    let mut second = [0u8; 5];
+    raw.read_exact(&mut second).unwrap();
+    assert_eq!(&second, b"+OK\r\n");
 
     // ALL holds every command, CLIENT UNPAUSE too, until the time passes.
     let _: String = redis::cmd("CLIENT")
