@@ -402,6 +402,7 @@ fn script_that_wrote(extra: &[&str]) {
     args.extend_from_slice(extra);
     let mut server = Server::start(dir.path(), &args);
     let mut admin = redis_connection(&server);
+    let watcher = redis_connection(&server);
     let resp = server.resp;
     // The script never ends: its client is left behind; dropping the server ends it.
     std::thread::spawn(move || {
@@ -419,6 +420,13 @@ fn script_that_wrote(extra: &[&str]) {
         .query::<String>(&mut admin)
         .expect_err("unkillable");
     assert_eq!(function_kill.code(), Some("UNKILLABLE"));
+    // A client whose WATCH waits for the keys the script holds does not hold the stop
+    // up either.
+    let mut watcher = watcher;
+    let watching = std::thread::spawn(move || {
+        let _ = redis::cmd("WATCH").arg("x").query::<String>(&mut watcher);
+    });
+    std::thread::sleep(Duration::from_millis(200));
     for save in [None, Some("SAVE")] {
         let refused = redis::cmd("SHUTDOWN")
             .arg(save)
@@ -429,6 +437,7 @@ fn script_that_wrote(extra: &[&str]) {
     let _ = redis::cmd("SHUTDOWN").arg("NOSAVE").exec(&mut admin);
     let status = server.wait_exit(Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    watching.join().expect("the watching client");
     // The script never finished: what it wrote was not journaled, as Redis never
     // propagates a script that did not end.
     let server = Server::start(dir.path(), &args);
