@@ -639,6 +639,21 @@ fn client_list_shows_the_command_looked_up() {
             .query::<redis::Value>(&mut other);
         client_running(&mut admin, shown);
     }
+    // CLIENT LIST ID: a line per id given, repeats too, unknown ones left out.
+    let id: u64 = redis::cmd("CLIENT").arg("ID").query(&mut other).unwrap();
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(id)
+        .arg(999_999)
+        .arg(id)
+        .query(&mut admin)
+        .unwrap();
+    let ids: Vec<&str> = list
+        .lines()
+        .filter_map(|line| line.strip_prefix("id=")?.split(' ').next())
+        .collect();
+    assert_eq!(ids, [id.to_string(), id.to_string()]);
 }
 
 /// The id of the client whose `CLIENT LIST` line shows `cmd`, once one does.

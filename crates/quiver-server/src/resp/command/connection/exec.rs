@@ -177,17 +177,21 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
         },
         ClientCommand::List { client_type, ids } => {
             conn.handle.update(&conn.session);
+            // With ids, a line per id given, in their order (repeats too), as Redis.
+            let clients = if ids.is_empty() {
+                conn.shared.clients.all()
+            } else {
+                let known = |id: &i64| {
+                    u64::try_from(*id)
+                        .ok()
+                        .and_then(|id| conn.shared.clients.get(id))
+                };
+                ids.iter().filter_map(known).collect()
+            };
             let mut text = String::new();
-            for client in conn.shared.clients.all() {
-                if of_type(&client, client_type)
-                    && (ids.is_empty()
-                        || ids
-                            .iter()
-                            .any(|id| u64::try_from(*id).is_ok_and(|id| id == client.id)))
-                {
-                    text.push_str(&client.line());
-                    text.push('\n');
-                }
+            for client in clients.iter().filter(|client| of_type(client, client_type)) {
+                text.push_str(&client.line());
+                text.push('\n');
             }
             Reply::Verbatim {
                 format: *b"txt",
