@@ -748,8 +748,10 @@ fn command_table_matches_redis() {
     pair.finish("the command table");
 }
 
-/// A `COMMAND INFO` reply as compared: sets sorted (their order means nothing) and, for
-/// redis-server's reply, only the subcommands Quiver's `like` has.
+/// A `COMMAND INFO` reply as compared: sets sorted (their order means nothing), but for
+/// the ACL categories (field 6), which Redis lists in ACL CAT's order and RESP2 clients
+/// see as an ordered array; and, for redis-server's reply, only the subcommands Quiver's
+/// `like` has.
 fn comparable_info(reply: Reply, like: Option<&Reply>) -> Reply {
     let subcommand_names = |reply: &Reply| -> Vec<Reply> {
         command_entries(reply)
@@ -765,8 +767,9 @@ fn comparable_info(reply: Reply, like: Option<&Reply>) -> Reply {
     let command = |fields: Vec<Reply>| {
         let fields = fields
             .into_iter()
-            .map(|field| match field {
-                Reply::Set(items) => Reply::Set(sorted(items)),
+            .enumerate()
+            .map(|(at, field)| match field {
+                Reply::Set(items) if at != 6 => Reply::Set(sorted(items)),
                 other => other,
             })
             .collect();

@@ -190,7 +190,7 @@ pub fn docs_reply(spec: &CommandSpec) -> Reply {
 pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if !spec.subcommands.is_empty() {
         // Containers carry only `@slow` (and `COMMAND` its category).
-        return std::iter::once("@slow").chain(spec.acl_category).collect();
+        return in_redis_order(std::iter::once("@slow").chain(spec.acl_category).collect());
     }
     let mut categories = Vec::with_capacity(5);
     if spec.has(flag::WRITE) {
@@ -223,6 +223,18 @@ pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     } else {
         "@slow"
     });
+    in_redis_order(categories)
+}
+
+/// Categories in the order Redis lists them (that of ACL CAT).
+fn in_redis_order(mut categories: Vec<&'static str>) -> Vec<&'static str> {
+    let rank = |category: &&str| {
+        crate::resp::acl::user::CATEGORIES
+            .iter()
+            .position(|known| category.strip_prefix('@') == Some(*known))
+            .unwrap_or(usize::MAX)
+    };
+    categories.sort_by_key(rank);
     categories
 }
 
