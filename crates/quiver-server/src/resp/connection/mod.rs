@@ -7,6 +7,7 @@
 mod block;
 mod classify;
 mod refuse;
+mod scripts;
 
 pub(in crate::resp) use classify::is_script_call;
 use classify::{may_write, runs_inside_multi};
@@ -40,6 +41,7 @@ use crate::resp::threads::{self, Seat};
 use crate::serve::listener::ConnectionGuard;
 use crate::serve::shutdown::Shutdown;
 use block::{Blocked, Parked};
+use scripts::drain_scripts;
 
 /// Most requests decoded ahead of the one running, so that the keys of a
 /// pipeline's requests are looked up together (see `next_request`).
@@ -217,27 +219,6 @@ pub(super) struct Connection {
 }
 
 impl Connection {
-    /// While the script thread holds the keyspace, waits here rather than on a shard,
-    /// without holding this thread: until it lets the keyspace go or its script is busy
-    /// (then most commands are answered BUSY), and, for what is allowed while busy but
-    /// takes shard locks ([`classify::needs_shards`]), until it lets it go.
-    async fn wait_for_script(&self, request: &Request, shutdown: &Shutdown) -> Result<(), End> {
-        let scripts = &self.shared.scripts;
-        let waited = async {
-            if scripts.holding() && !is_script_call(request) {
-                scripts.settled().await;
-            }
-            if scripts.holding() && classify::needs_shards(request) {
-                self.shared.cache.hold().released().await;
-            }
-        };
-        // A script that never ends does not hold the client past a shutdown.
-        tokio::select! {
-            () = waited => Ok(()),
-            () = abandoned(&self.shared, shutdown) => Err(End::Closed),
-        }
-    }
-
     async fn run(
         &mut self,
         mut reader: ReadHalf<'_>,
@@ -811,67 +792,6 @@ fn found(request: Request) -> Found {
     let command = request.name().and_then(table::lookup);
     (request, command)
 }
-
-/// A script call's reply to come, whether it is left out (`CLIENT REPLY`), and its
-/// command.
-type ScriptReply = (
-    tokio::sync::oneshot::Receiver<Done>,
-    bool,
-    Option<&'static CommandSpec>,
-);
-
-/// Writes the replies of this client's script calls, in order, once they come, and
-/// counts the calls that failed (the engine counted their errors).
-async fn drain_scripts(
-    scripts: &mut VecDeque<ScriptReply>,
-    output: &mut BytesMut,
-    shared: &RespShared,
-    shutdown: &Shutdown,
-) -> Result<(), End> {
-    let stats = &shared.stats;
-    while let Some((reply, silent, spec)) = scripts.pop_front() {
-        let reply = tokio::select! {
-            biased;
-            reply = reply => reply,
-            () = abandoned(shared, shutdown) => return Err(End::Closed),
-        };
-        let Ok(done) = reply else {
-            let before = output.len();
-            write::write_error(output, b"ERR the script engine failed to run this call");
-            stats.error(&output[before..]);
-            continue;
-        };
-        if let Some(spec) = spec
-            && done.out.first() == Some(&b'-')
-        {
-            stats.failed(spec);
-        }
-        if !silent {
-            output.extend_from_slice(&done.out);
-        }
-    }
-    Ok(())
-}
-
-/// Resolves when the server shuts down (SHUTDOWN NOSAVE, a signal) while a script runs
-/// past `busy-reply-threshold`: its caller stops waiting for a script that may never end,
-/// as Redis exits without finishing it. What the script wrote is not journaled: its
-/// changes are taken when it returns.
-async fn abandoned(shared: &RespShared, shutdown: &Shutdown) {
-    shutdown.wait().await;
-    loop {
-        shared.scripts.settled().await;
-        if shared.scripts.busy() {
-            return;
-        }
-        // No script is busy now (the one awaited may end, or start later): look again.
-        tokio::time::sleep(ABANDON_POLL).await;
-    }
-}
-
-/// How often a client waiting for a script looks again, once a shutdown has begun,
-/// whether a script has become busy.
-const ABANDON_POLL: Duration = Duration::from_millis(50);
 
 /// Writes `output` out. A subscriber that an output limit disconnects meanwhile ends
 /// the write (its client may never read again).
