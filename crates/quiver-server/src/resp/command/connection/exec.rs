@@ -72,13 +72,7 @@ pub(in crate::resp) fn execute(
             set_limits(conn);
             write::write_simple(out, b"RESET");
         }
-        // A client that killed itself reads nothing more; its reply goes out first.
-        ConnectionCommand::Client(ClientCommand::Kill(filter)) => {
-            if kill(conn, &filter, out) {
-                return Flow::Close;
-            }
-        }
-        ConnectionCommand::Client(command) => client(conn, command, out, protocol),
+        ConnectionCommand::Client(command) => return client(conn, command, out, protocol),
     }
     Flow::Continue
 }
@@ -162,7 +156,12 @@ fn hello_command(conn: &mut Connection, hello: Hello, out: &mut BytesMut) {
     reply.encode(protocol, out);
 }
 
-fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, protocol: Protocol) {
+fn client(
+    conn: &mut Connection,
+    command: ClientCommand,
+    out: &mut BytesMut,
+    protocol: Protocol,
+) -> Flow {
     match command {
         ClientCommand::Id => {
             write::write_integer(out, i64::try_from(conn.session.id).unwrap_or(i64::MAX))
@@ -208,8 +207,12 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
             }
             .encode(protocol, out);
         }
-        // Run above, where killing itself closes the connection.
-        ClientCommand::Kill(_) => {}
+        // A client that killed itself reads nothing more; its reply goes out first.
+        ClientCommand::Kill(filter) => {
+            if kill(conn, &filter, out) {
+                return Flow::Close;
+            }
+        }
         ClientCommand::Pause { timeout_ms, all } => {
             // Redis's end of the pause is the time in milliseconds plus the timeout: one
             // that passes the largest time it can hold has already passed (no pause),
@@ -264,6 +267,7 @@ fn client(conn: &mut Connection, command: ClientCommand, out: &mut BytesMut, pro
         }
         ClientCommand::Help => container_help("client", protocol, out),
     }
+    Flow::Continue
 }
 
 /// `CLIENT TRACKING`, checked in Redis's order: the options left to right (a REDIRECT
