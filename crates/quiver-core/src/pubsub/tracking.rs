@@ -5,8 +5,9 @@
 //! sends each of them one invalidation and forgets them (they read it again to be told
 //! again). Broadcast mode (BCAST) remembers nothing: every change of a key under one of
 //! the client's prefixes (all keys without one) is sent, the keys of one change batch
-//! under one prefix together, in byte order and once each. A flush sends every tracking client a null invalidation
-//! ("everything"). NOLOOP skips what the client changed itself ([`Change::origin`]).
+//! under one prefix together, in byte order and once each. A flush sends every tracking
+//! client a null invalidation ("everything"), once per flush command. NOLOOP skips what
+//! the client changed itself ([`Change::origin`]).
 //! Invalidations go to the client's own mailbox, or to the client it redirects to; a
 //! redirect target that is gone is reported to the client instead (once per message).
 //!

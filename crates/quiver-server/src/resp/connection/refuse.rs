@@ -46,13 +46,13 @@ impl Connection {
     /// RESET is queued then, and EXEC is refused when a queued command may grow memory.
     /// (Each write of the keyspace checks memory again as it runs, for every transport.)
     pub(super) fn refused_for_memory(&self, spec: &CommandSpec) -> bool {
-        // A busy script holds the keyspace (Redis skips the check while one runs too).
         let checked = match (&self.session.multi, spec.name) {
             (Some(multi), "exec") => multi.deny_oom,
             (Some(_), "discard" | "quit" | "reset") => false,
             (Some(_), _) => true,
             (None, _) => spec.has(flag::DENYOOM),
         };
+        // A busy script holds the keyspace (Redis skips the check while one runs too).
         if !checked || self.shared.scripts.busy() {
             return false;
         }
